@@ -1,0 +1,232 @@
+"""What an agent declares it can do (`AgentCapabilities`), in the AG-UI 1.0 shape.
+
+AG-UI defines the shape but no route to fetch it: an application may serve it where it likes.
+Every field is optional and absent means undeclared; the event stream stays authoritative.
+"""
+
+from __future__ import annotations
+
+from pydantic import JsonValue
+
+from agui._model import Opt, WireModel
+from agui.messages import JsonObject
+from agui.types import Tool
+
+__all__ = [
+    "AgentCapabilities",
+    "ExecutionCapabilities",
+    "HumanInTheLoopCapabilities",
+    "IdentityCapabilities",
+    "MultiAgentCapabilities",
+    "MultimodalCapabilities",
+    "MultimodalInputCapabilities",
+    "MultimodalOutputCapabilities",
+    "OutputCapabilities",
+    "ReasoningCapabilities",
+    "StateCapabilities",
+    "SubagentInfo",
+    "ToolsCapabilities",
+    "TransportCapabilities",
+]
+
+
+class IdentityCapabilities(WireModel, frozen=True):
+    """Who the agent is.
+
+    Example:
+        >>> IdentityCapabilities(name="travel").model_dump_json()
+        '{"name":"travel"}'
+    """
+
+    name: Opt[str] = None
+    type: Opt[str] = None
+    description: Opt[str] = None
+    version: Opt[str] = None
+    provider: Opt[str] = None
+    documentation_url: Opt[str] = None
+    metadata: Opt[JsonObject] = None
+
+
+class TransportCapabilities(WireModel, frozen=True):
+    """How the agent can be reached.
+
+    Example:
+        >>> TransportCapabilities(streaming=True).streaming
+        True
+    """
+
+    streaming: Opt[bool] = None
+    websocket: Opt[bool] = None
+    http_binary: Opt[bool] = None
+    push_notifications: Opt[bool] = None
+    resumable: Opt[bool] = None
+
+
+class ToolsCapabilities(WireModel, frozen=True):
+    """The agent's own tools and how it calls tools.
+
+    Example:
+        >>> ToolsCapabilities(supported=True, client_provided=True).model_dump_json()
+        '{"supported":true,"clientProvided":true}'
+    """
+
+    supported: Opt[bool] = None
+    items: Opt[list[Tool]] = None
+    parallel_calls: Opt[bool] = None
+    client_provided: Opt[bool] = None
+
+
+class OutputCapabilities(WireModel, frozen=True):
+    """What the agent can produce.
+
+    Example:
+        >>> OutputCapabilities(supported_mime_types=["text/plain"]).supported_mime_types
+        ['text/plain']
+    """
+
+    structured_output: Opt[bool] = None
+    supported_mime_types: Opt[list[str]] = None
+
+
+class StateCapabilities(WireModel, frozen=True):
+    """How the agent shares state.
+
+    Example:
+        >>> StateCapabilities(snapshots=True, deltas=True).model_dump_json()
+        '{"snapshots":true,"deltas":true}'
+    """
+
+    snapshots: Opt[bool] = None
+    deltas: Opt[bool] = None
+    memory: Opt[bool] = None
+    persistent_state: Opt[bool] = None
+
+
+class SubagentInfo(WireModel, frozen=True):
+    """A subagent the agent may delegate to.
+
+    Example:
+        >>> SubagentInfo(name="researcher").name
+        'researcher'
+    """
+
+    name: str
+    description: Opt[str] = None
+
+
+class MultiAgentCapabilities(WireModel, frozen=True):
+    """Delegation, handoffs and subagents.
+
+    Example:
+        >>> MultiAgentCapabilities(subagents=[SubagentInfo(name="r")]).model_dump_json()
+        '{"subagents":[{"name":"r"}]}'
+    """
+
+    supported: Opt[bool] = None
+    delegation: Opt[bool] = None
+    handoffs: Opt[bool] = None
+    subagents: Opt[list[SubagentInfo]] = None
+
+
+class ReasoningCapabilities(WireModel, frozen=True):
+    """Whether the agent shows its reasoning.
+
+    Example:
+        >>> ReasoningCapabilities(streaming=True).streaming
+        True
+    """
+
+    supported: Opt[bool] = None
+    streaming: Opt[bool] = None
+    encrypted: Opt[bool] = None
+
+
+class MultimodalInputCapabilities(WireModel, frozen=True):
+    """Media the agent accepts.
+
+    Example:
+        >>> MultimodalInputCapabilities(image=True).image
+        True
+    """
+
+    image: Opt[bool] = None
+    audio: Opt[bool] = None
+    video: Opt[bool] = None
+    pdf: Opt[bool] = None
+    file: Opt[bool] = None
+
+
+class MultimodalOutputCapabilities(WireModel, frozen=True):
+    """Media the agent produces.
+
+    Example:
+        >>> MultimodalOutputCapabilities(audio=False).audio
+        False
+    """
+
+    image: Opt[bool] = None
+    audio: Opt[bool] = None
+
+
+class MultimodalCapabilities(WireModel, frozen=True):
+    """Media in and out.
+
+    Example:
+        >>> MultimodalCapabilities(input=MultimodalInputCapabilities(pdf=True)).model_dump_json()
+        '{"input":{"pdf":true}}'
+    """
+
+    input: Opt[MultimodalInputCapabilities] = None
+    output: Opt[MultimodalOutputCapabilities] = None
+
+
+class ExecutionCapabilities(WireModel, frozen=True):
+    """Limits and sandboxing of execution; `max_execution_time` is in milliseconds.
+
+    Example:
+        >>> ExecutionCapabilities(max_iterations=8).max_iterations
+        8
+    """
+
+    code_execution: Opt[bool] = None
+    sandboxed: Opt[bool] = None
+    max_iterations: Opt[int] = None
+    max_execution_time: Opt[int] = None
+
+
+class HumanInTheLoopCapabilities(WireModel, frozen=True):
+    """Approvals, interrupts and feedback.
+
+    Example:
+        >>> HumanInTheLoopCapabilities(approvals=True, interrupts=True).model_dump_json()
+        '{"approvals":true,"interrupts":true}'
+    """
+
+    supported: Opt[bool] = None
+    approvals: Opt[bool] = None
+    interventions: Opt[bool] = None
+    feedback: Opt[bool] = None
+    interrupts: Opt[bool] = None
+    approve_with_edits: Opt[bool] = None
+
+
+class AgentCapabilities(WireModel, frozen=True):
+    """Everything an agent may declare about itself; `custom` is open.
+
+    Example:
+        >>> caps = AgentCapabilities(state=StateCapabilities(deltas=True), custom={"x": None})
+        >>> caps.model_dump_json()
+        '{"state":{"deltas":true},"custom":{"x":null}}'
+    """
+
+    identity: Opt[IdentityCapabilities] = None
+    transport: Opt[TransportCapabilities] = None
+    tools: Opt[ToolsCapabilities] = None
+    output: Opt[OutputCapabilities] = None
+    state: Opt[StateCapabilities] = None
+    multi_agent: Opt[MultiAgentCapabilities] = None
+    reasoning: Opt[ReasoningCapabilities] = None
+    multimodal: Opt[MultimodalCapabilities] = None
+    execution: Opt[ExecutionCapabilities] = None
+    human_in_the_loop: Opt[HumanInTheLoopCapabilities] = None
+    custom: Opt[dict[str, JsonValue]] = None

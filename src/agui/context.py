@@ -1,0 +1,395 @@
+"""`RunContext`: everything about one run, owned in one place.
+
+The context holds the input, the typed state, the id counters, the cancellation token and the
+pipeline every event takes on its way out: transformers, then the verifier, then the sink. It
+hands out the handles (`message`, `reasoning`, `tool_call`, `step`) and tracks which are open, so
+that one exclusive block at a time is enforced and the run driver can close whatever is still
+open, innermost first, when agent code fails.
+
+Agents stay stateless: nothing about a run lives on the agent object, so one agent serves any
+number of concurrent runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Iterable, Sequence
+from typing import Generic, TypeVar, overload
+
+from pydantic import JsonValue
+
+from agui.cancellation import CancellationToken
+from agui.errors import AguiError, Cancelled, UsageError
+from agui.events import (
+    Event,
+    RunErrorEvent,
+    RunFinishedEvent,
+    StateDeltaEvent,
+    StateSnapshotEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
+from agui.handles import (
+    Handle,
+    MessageHandle,
+    ReasoningHandle,
+    StepHandle,
+    TextRole,
+    ToolCallHandle,
+)
+from agui.messages import AssistantMessage, Message, UserMessage
+from agui.sink import EventReceiver
+from agui.state import StateManager
+from agui.transform import Transformer, apply_transformers
+from agui.types import Context, ResumeEntry, RunAgentInput, TokenUsage, Tool, ToolResultContent
+from agui.verify import Verifier
+
+__all__ = ["RunContext"]
+
+S = TypeVar("S")
+T = TypeVar("T")
+_log = logging.getLogger("agui")
+
+
+class RunContext(Generic[S]):
+    """One run: its input, state, handles, and the verified pipeline to the client.
+
+    Build one for a unit test with `RunContext.new`; the run driver builds its own.
+
+    Example:
+        >>> from agui import RunAgentInput, RunContext
+        >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+        >>> with ctx.tool_call("get_weather") as call:
+        ...     call.args_json({"city": "Seoul"})
+        ...     call.result_json({"tempC": 21})
+        'r-msg-1'
+        >>> [event.type for event in events.drain()]
+        ['TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'TOOL_CALL_RESULT']
+    """
+
+    def __init__(
+        self,
+        input: RunAgentInput,  # noqa: A002 - the protocol's name for it
+        *,
+        state: type[S] | None = None,
+        transformers: Sequence[Transformer] = (),
+        token: CancellationToken | None = None,
+        started: bool = False,
+    ) -> None:
+        self.input = input
+        self.token = token if token is not None else CancellationToken()
+        self.result: JsonValue | None = None
+        self.usage: list[TokenUsage] = []
+        self._state_type = state
+        self._state: StateManager[S] | None = None
+        self._receiver = EventReceiver()
+        self._transformers = tuple(transformers)
+        known_calls = _tool_call_ids(input.messages)
+        self._verifier = Verifier(
+            started=(input.thread_id, input.run_id) if started else None,
+            known_tool_call_ids=known_calls,
+        )
+        self._next_message = 0
+        self._next_call = 0
+        self._exclusive: Handle[S] | None = None
+        self._open: list[Handle[S]] = []
+        self._calls: list[str] = []
+        self._answered: set[str] = set(known_calls)
+        self._published: Event | None = None
+        self._terminated = False
+
+    @overload
+    @classmethod
+    def new(
+        cls,
+        input: RunAgentInput,
+        *,
+        state: None = None,
+        transformers: Sequence[Transformer] = (),
+    ) -> tuple[RunContext[JsonValue], EventReceiver]: ...
+    @overload
+    @classmethod
+    def new(
+        cls,
+        input: RunAgentInput,
+        *,
+        state: type[T],
+        transformers: Sequence[Transformer] = (),
+    ) -> tuple[RunContext[T], EventReceiver]: ...
+    @classmethod
+    def new(
+        cls,
+        input: RunAgentInput,  # noqa: A002
+        *,
+        state: type[T] | None = None,
+        transformers: Sequence[Transformer] = (),
+    ) -> tuple[RunContext[T], EventReceiver] | tuple[RunContext[JsonValue], EventReceiver]:
+        """A context for unit tests: emits nothing by itself (no RUN_STARTED); verifier live.
+
+        `state` is the state type; its first value comes from `input.state`, or its defaults.
+        """
+        ctx: RunContext[T] = RunContext(input, state=state, transformers=transformers, started=True)
+        ctx.init_state()
+        return ctx, ctx.receiver
+
+    # -- input -----------------------------------------------------------------------------
+
+    @property
+    def receiver(self) -> EventReceiver:
+        """Where this run's events are queued."""
+        return self._receiver
+
+    @property
+    def thread_id(self) -> str:
+        """The conversation's id."""
+        return self.input.thread_id
+
+    @property
+    def run_id(self) -> str:
+        """This run's id; message and call ids are derived from it."""
+        return self.input.run_id
+
+    @property
+    def messages(self) -> list[Message]:
+        """The history the client sent."""
+        return self.input.messages
+
+    @property
+    def last_user_text(self) -> str | None:
+        """The text of the latest user message (text parts joined), or `None`."""
+        for message in reversed(self.input.messages):
+            if isinstance(message, UserMessage):
+                if isinstance(message.content, str):
+                    return message.content
+                return "".join(getattr(part, "text", "") for part in message.content)
+        return None
+
+    @property
+    def tools(self) -> list[Tool]:
+        """The tools the client offered (a capability list, never an allow-list)."""
+        return self.input.tools or []
+
+    def tool(self, name: str) -> Tool | None:
+        """The offered tool of that name, or `None`; nothing in agui refuses an unoffered name."""
+        return next((tool for tool in self.tools if tool.name == name), None)
+
+    @property
+    def context(self) -> list[Context]:
+        """The application context the client sent."""
+        return self.input.context or []
+
+    @property
+    def forwarded_props(self) -> JsonValue | None:
+        """The opaque application props the client forwarded."""
+        return self.input.forwarded_props
+
+    @property
+    def resume(self) -> list[ResumeEntry]:
+        """The client's answers to the previous run's interrupts."""
+        return self.input.resume or []
+
+    def resume_for(self, interrupt_id: str) -> ResumeEntry | None:
+        """The client's answer to the interrupt of that id, or `None`."""
+        return next((entry for entry in self.resume if entry.interrupt_id == interrupt_id), None)
+
+    # -- state -----------------------------------------------------------------------------
+
+    def init_state(self) -> None:
+        """Decode the initial state from the input (the driver calls this after RUN_STARTED)."""
+        if self._state is None:
+            self._state = StateManager(self._state_type, self.input.state)
+
+    @property
+    def state(self) -> S:
+        """The live state object; mutate it, then `publish_state()`."""
+        return self._manager().value
+
+    @state.setter
+    def state(self, value: S) -> None:
+        self._manager().value = value
+
+    def publish_state(self) -> None:
+        """Send the state if it changed: a snapshot first, then deltas when smaller."""
+        event = self._manager().publish()
+        if event is not None:
+            self._published = event
+            self._send(event)
+
+    def _manager(self) -> StateManager[S]:
+        if self._state is None:
+            message = "the run state is not ready yet: it is decoded once the run has started"
+            raise UsageError(message)
+        return self._state
+
+    # -- cancellation ----------------------------------------------------------------------
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the run was cancelled; every emit now raises `Cancelled`."""
+        return self.token.cancelled
+
+    def check_cancelled(self) -> None:
+        """Raise `Cancelled` if the run was cancelled."""
+        if self.token.cancelled:
+            raise Cancelled(self.token.reason)
+
+    async def until_cancelled(self, awaitable: Awaitable[T]) -> T:
+        """Await `awaitable`, but stop it and raise `Cancelled` as soon as the run is cancelled."""
+        self.check_cancelled()
+        work = asyncio.ensure_future(awaitable)
+        stop = asyncio.ensure_future(self.token.wait())
+        try:
+            await asyncio.wait({work, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (work, stop):
+                if not task.done():
+                    task.cancel()
+        if work.done() and not work.cancelled():
+            return work.result()
+        await asyncio.gather(work, return_exceptions=True)
+        raise Cancelled(self.token.reason)
+
+    # -- openers ---------------------------------------------------------------------------
+
+    def message(self, role: TextRole = "assistant", *, name: str | None = None) -> MessageHandle[S]:
+        """Open a text message; use it in a `with` block."""
+        return MessageHandle(self, role=role, name=name)
+
+    def say(self, text: str) -> str:
+        """Send a whole assistant text message; returns its id."""
+        with self.message() as message:
+            message.delta(text)
+        return message.id
+
+    def reasoning(self) -> ReasoningHandle[S]:
+        """Open a reasoning block; use it in a `with` block."""
+        return ReasoningHandle(self)
+
+    def think(self, text: str) -> str:
+        """Send a whole reasoning block; returns its message id."""
+        with self.reasoning() as reasoning:
+            reasoning.delta(text)
+        return reasoning.id
+
+    def tool_call(
+        self, name: str, *, call_id: str | None = None, parent_message_id: str | None = None
+    ) -> ToolCallHandle[S]:
+        """Open a tool call; use it in a `with` block."""
+        return ToolCallHandle(self, name, call_id=call_id, parent_message_id=parent_message_id)
+
+    def step(self, name: str) -> StepHandle[S]:
+        """Open a named step; steps nest."""
+        return StepHandle(self, name)
+
+    def tool_result(
+        self, tool_call_id: str, content: ToolResultContent, *, message_id: str | None = None
+    ) -> str:
+        """Send the result of a call that is not open here (say, one from a previous run)."""
+        message_id = message_id if message_id is not None else self._new_message_id()
+        event = ToolCallResultEvent(
+            message_id=message_id, tool_call_id=tool_call_id, content=content, role="tool"
+        )
+        self._send(event)
+        return message_id
+
+    def emit(self, event: Event) -> None:
+        """Emit any event: the escape hatch for chunks and interleaved calls; still verified."""
+        self._send(event)
+
+    # -- the pipeline ----------------------------------------------------------------------
+
+    def _send(self, event: Event, *, forced: bool = False) -> None:
+        if self._terminated:
+            message = f"cannot emit {event.type}: the run has already ended"
+            raise UsageError(message)
+        if not forced and self.token.cancelled:
+            raise Cancelled(self.token.reason)
+        outputs = apply_transformers(self._transformers, event) if self._transformers else (event,)
+        for output in outputs:
+            self._verifier.observe(output)
+            self._track(output)
+            self._receiver.push(output)
+
+    def _track(self, event: Event) -> None:
+        if isinstance(event, ToolCallStartEvent):
+            self._calls.append(event.tool_call_id)
+        elif isinstance(event, ToolCallResultEvent):
+            self._answered.add(event.tool_call_id)
+        elif isinstance(event, (StateSnapshotEvent, StateDeltaEvent)):
+            if event is not self._published and self._state is not None:
+                self._state.observe(event)
+            self._published = None
+        elif isinstance(event, (RunFinishedEvent, RunErrorEvent)):
+            self._terminated = True
+
+    @property
+    def terminated(self) -> bool:
+        """Whether a terminal event (RUN_FINISHED or RUN_ERROR) has gone out."""
+        return self._terminated
+
+    @property
+    def pending_tool_call_ids(self) -> list[str]:
+        """Calls started in this run and not answered, in call order."""
+        return [call for call in self._calls if call not in self._answered]
+
+    @property
+    def verifier(self) -> Verifier:
+        """The verifier that checks every event of this run."""
+        return self._verifier
+
+    def _new_message_id(self) -> str:
+        self._next_message += 1
+        return f"{self.input.run_id}-msg-{self._next_message}"
+
+    def _new_call_id(self) -> str:
+        self._next_call += 1
+        return f"{self.input.run_id}-call-{self._next_call}"
+
+    def _claim(self, handle: Handle[S]) -> None:
+        if self._exclusive is not None:
+            message = (
+                f"cannot open a {handle.kind}: {self._exclusive.describe()} is still open; "
+                "leave its `with` block (or call end()) first, or use ctx.emit() to interleave"
+            )
+            raise UsageError(message)
+        self.check_cancelled()
+        self._exclusive = handle
+        self._open.append(handle)
+
+    def _push_step(self, handle: Handle[S]) -> None:
+        self.check_cancelled()
+        self._open.append(handle)
+
+    def _check_innermost_step(self, handle: Handle[S]) -> None:
+        inner = [h for h in self._open[self._open.index(handle) + 1 :] if isinstance(h, StepHandle)]
+        if inner:
+            message = f"cannot end {handle.describe()}: {inner[-1].describe()} inside it is open"
+            raise UsageError(message)
+
+    def _release(self, handle: Handle[S]) -> None:
+        if handle is self._exclusive:
+            self._exclusive = None
+        if handle in self._open:
+            self._open.remove(handle)
+
+    def close_open_handles(self) -> None:
+        """Close every open handle, innermost first (the driver does this when a run ends)."""
+        while self._open:
+            self._open[-1].close()
+
+    def _close_quietly(self, handle: Handle[S]) -> None:
+        try:
+            handle.close()
+        except AguiError:
+            _log.exception("closing %s failed while an error propagated", handle.describe())
+            self._release(handle)
+
+
+def _tool_call_ids(messages: Iterable[Message]) -> set[str]:
+    return {
+        call.id
+        for message in messages
+        if isinstance(message, AssistantMessage)
+        for call in message.tool_calls or ()
+    }

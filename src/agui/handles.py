@@ -1,0 +1,396 @@
+"""Handles: each bracketed AG-UI construct as a context manager that cannot be left open.
+
+A handle emits its opening event when it is created and its closing event when its `with` block
+is left by any path, an exception included (which then propagates). A message, a reasoning block
+and a tool call are exclusive: opening one while another is open raises `UsageError` naming the
+open one, which is the Rust SDK's borrow-check error at runtime. Steps nest, and close innermost
+first. Unordered events (state, custom, raw, activity) go out through any open handle.
+
+A closed handle refuses every further call with `UsageError`, so a result can never follow a
+finished call by accident.
+"""
+
+# pyright: reportPrivateUsage=false
+# (handles and RunContext are one unit: handles drive the context's private pipeline)
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
+
+import pydantic_core
+from pydantic import JsonValue, TypeAdapter, ValidationError
+from typing_extensions import Self
+
+from agui.errors import InvalidArguments, UsageError
+from agui.events import (
+    Event,
+    ReasoningEncryptedValueEvent,
+    ReasoningEndEvent,
+    ReasoningMessageContentEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageStartEvent,
+    ReasoningStartEvent,
+    StepFinishedEvent,
+    StepStartedEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+from agui.types import ToolResultContent
+
+if TYPE_CHECKING:
+    from agui.context import RunContext
+
+__all__ = ["Handle", "MessageHandle", "ReasoningHandle", "StepHandle", "ToolCallHandle"]
+
+S = TypeVar("S")
+T = TypeVar("T")
+TextRole = Literal["assistant", "user", "system", "developer"]
+
+
+class Handle(Generic[S]):
+    """What every handle shares: the run's state, publishing it, raw emits, and `with`."""
+
+    kind: str = "block"
+
+    def __init__(self, ctx: RunContext[S]) -> None:
+        self._ctx = ctx
+        self._open = True
+
+    @property
+    def closed(self) -> bool:
+        """Whether the closing event has gone out."""
+        return not self._open
+
+    @property
+    def state(self) -> S:
+        """The run's live state (the same object as `ctx.state`)."""
+        return self._ctx.state
+
+    def publish_state(self) -> None:
+        """Publish the run's state now, while this block is open (as `RunContext.publish_state`)."""
+        self._check_open("publish_state")
+        self._ctx.publish_state()
+
+    def emit(self, event: Event) -> None:
+        """Emit any event through the run's transformers and verifier."""
+        self._check_open("emit")
+        self._ctx.emit(event)
+
+    def describe(self) -> str:
+        """A short name for messages, such as `tool call 'r-call-1' (get_weather)`."""
+        return self.kind
+
+    def close(self) -> None:
+        """Emit the closing event, unless it has gone out already."""
+        if self._open:
+            self._finish()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if not self._open:
+            return
+        if exc is None:
+            self._finish()
+            return
+        self._ctx._close_quietly(self)  # noqa: SLF001 - the context owns error-path closing
+
+    def _finish(self) -> None:
+        raise NotImplementedError
+
+    def _check_open(self, action: str) -> None:
+        if not self._open:
+            message = (
+                f"cannot call {action}() on {self.describe()}: it has ended; "
+                "open a new block for more output"
+            )
+            raise UsageError(message)
+
+    def _closed(self) -> None:
+        self._open = False
+        self._ctx._release(self)  # noqa: SLF001 - handles and their context are one unit
+
+
+class MessageHandle(Handle[S]):
+    """A text message: `TEXT_MESSAGE_START` now, `CONTENT` per delta, `END` when left.
+
+    Example:
+        >>> from agui import RunAgentInput, RunContext
+        >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+        >>> with ctx.message() as message:
+        ...     message.delta("Hello, ")
+        ...     message.delta("")
+        ...     message.delta("world")
+        >>> [(event.type, getattr(event, "delta", None)) for event in events.drain()]
+        [('TEXT_MESSAGE_START', None), ('TEXT_MESSAGE_CONTENT', 'Hello, '),
+         ('TEXT_MESSAGE_CONTENT', 'world'), ('TEXT_MESSAGE_END', None)]
+    """
+
+    kind = "text message"
+
+    def __init__(self, ctx: RunContext[S], *, role: TextRole, name: str | None = None) -> None:
+        super().__init__(ctx)
+        self.id = ctx._new_message_id()  # noqa: SLF001
+        self.role = role
+        ctx._claim(self)  # noqa: SLF001
+        ctx._send(TextMessageStartEvent(message_id=self.id, role=role, name=name))  # noqa: SLF001
+
+    def describe(self) -> str:  # noqa: D102 - documented on Handle
+        return f"text message '{self.id}'"
+
+    def delta(self, text: str) -> None:
+        """Append text; an empty delta sends nothing."""
+        self._check_open("delta")
+        if text:
+            self._ctx._send(TextMessageContentEvent(message_id=self.id, delta=text))  # noqa: SLF001
+
+    def end(self) -> None:
+        """Close the message now (leaving the `with` block does the same)."""
+        self._check_open("end")
+        self._finish()
+
+    def _finish(self) -> None:
+        self._ctx._send(TextMessageEndEvent(message_id=self.id), forced=True)  # noqa: SLF001
+        self._closed()
+
+
+class ReasoningHandle(Handle[S]):
+    """A reasoning block: span and message opened now, closed in the 1.0 order when left.
+
+    Example:
+        >>> from agui import RunAgentInput, RunContext
+        >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+        >>> with ctx.reasoning() as thinking:
+        ...     thinking.delta("Paris is in France.")
+        >>> [event.type for event in events.drain()]
+        ['REASONING_START', 'REASONING_MESSAGE_START', 'REASONING_MESSAGE_CONTENT',
+         'REASONING_MESSAGE_END', 'REASONING_END']
+    """
+
+    kind = "reasoning block"
+
+    def __init__(self, ctx: RunContext[S]) -> None:
+        super().__init__(ctx)
+        self.id = ctx._new_message_id()  # noqa: SLF001
+        ctx._claim(self)  # noqa: SLF001
+        ctx._send(ReasoningStartEvent(message_id=self.id))  # noqa: SLF001
+        ctx._send(ReasoningMessageStartEvent(message_id=self.id), forced=True)  # noqa: SLF001
+
+    def describe(self) -> str:  # noqa: D102 - documented on Handle
+        return f"reasoning block '{self.id}'"
+
+    def delta(self, text: str) -> None:
+        """Append reasoning text; an empty delta sends nothing."""
+        self._check_open("delta")
+        if text:
+            event = ReasoningMessageContentEvent(message_id=self.id, delta=text)
+            self._ctx._send(event)  # noqa: SLF001
+
+    def encrypted_value(self, value: str) -> None:
+        """Attach an opaque value the client stores on this reasoning message."""
+        self._check_open("encrypted_value")
+        event = ReasoningEncryptedValueEvent(
+            subtype="message", entity_id=self.id, encrypted_value=value
+        )
+        self._ctx._send(event)  # noqa: SLF001
+
+    def end(self) -> None:
+        """Close the reasoning message and its span now."""
+        self._check_open("end")
+        self._finish()
+
+    def _finish(self) -> None:
+        self._ctx._send(ReasoningMessageEndEvent(message_id=self.id), forced=True)  # noqa: SLF001
+        self._ctx._send(ReasoningEndEvent(message_id=self.id), forced=True)  # noqa: SLF001
+        self._closed()
+
+
+class StepHandle(Handle[S]):
+    """A named step: `STEP_STARTED` now, `STEP_FINISHED` when left; steps nest.
+
+    Example:
+        >>> from agui import RunAgentInput, RunContext
+        >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+        >>> with ctx.step("plan"), ctx.step("search"):
+        ...     pass
+        >>> [(event.type, event.step_name) for event in events.drain()]
+        [('STEP_STARTED', 'plan'), ('STEP_STARTED', 'search'),
+         ('STEP_FINISHED', 'search'), ('STEP_FINISHED', 'plan')]
+    """
+
+    kind = "step"
+
+    def __init__(self, ctx: RunContext[S], name: str) -> None:
+        super().__init__(ctx)
+        self.name = name
+        ctx._push_step(self)  # noqa: SLF001
+        ctx._send(StepStartedEvent(step_name=name))  # noqa: SLF001
+
+    def describe(self) -> str:  # noqa: D102 - documented on Handle
+        return f"step '{self.name}'"
+
+    def end(self) -> None:
+        """Finish the step now; inner steps must have finished first."""
+        self._check_open("end")
+        self._ctx._check_innermost_step(self)  # noqa: SLF001
+        self._finish()
+
+    def _finish(self) -> None:
+        self._ctx._send(StepFinishedEvent(step_name=self.name), forced=True)  # noqa: SLF001
+        self._closed()
+
+
+class ToolCallHandle(Handle[S]):
+    """A tool call: START now, ARGS as they stream, END (and RESULT) when answered or left.
+
+    `raw_args` buffers the argument text; `parse_args` reads it once it is complete.
+    `end()` leaves the call to the client (no result); `result()` sends END then RESULT.
+
+    Example:
+        >>> from agui import RunAgentInput, RunContext
+        >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+        >>> with ctx.tool_call("get_weather") as call:
+        ...     call.args('{"city":')
+        ...     call.args('"Seoul"}')
+        ...     city = call.parse_args()["city"]
+        ...     call.result_json({"tempC": 21})
+        'r-msg-1'
+        >>> city, [event.type for event in events.drain()]
+        ('Seoul', ['TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_ARGS', 'TOOL_CALL_END',
+                   'TOOL_CALL_RESULT'])
+    """
+
+    kind = "tool call"
+
+    def __init__(
+        self,
+        ctx: RunContext[S],
+        name: str,
+        *,
+        call_id: str | None = None,
+        parent_message_id: str | None = None,
+    ) -> None:
+        super().__init__(ctx)
+        self.name = name
+        self.id = call_id if call_id is not None else ctx._new_call_id()  # noqa: SLF001
+        self.result_message_id = ctx._new_message_id()  # noqa: SLF001
+        self._fragments: list[str] = []
+        self._ended = False
+        ctx._claim(self)  # noqa: SLF001
+        start = ToolCallStartEvent(
+            tool_call_id=self.id, tool_call_name=name, parent_message_id=parent_message_id
+        )
+        ctx._send(start)  # noqa: SLF001
+
+    def describe(self) -> str:  # noqa: D102 - documented on Handle
+        return f"tool call '{self.id}' ({self.name})"
+
+    @property
+    def raw_args(self) -> str:
+        """The argument text streamed so far."""
+        return "".join(self._fragments)
+
+    def args(self, delta: str) -> None:
+        """Stream a fragment of the argument text; an empty fragment sends nothing."""
+        self._check_open("args")
+        if delta:
+            self._fragments.append(delta)
+            self._ctx._send(ToolCallArgsEvent(tool_call_id=self.id, delta=delta))  # noqa: SLF001
+
+    def args_json(self, value: object) -> None:
+        """Send arguments given as a value (dict, pydantic model, dataclass) as one JSON text."""
+        self.args(_to_json_text(value, what=f"the arguments of {self.describe()}"))
+
+    @overload
+    def parse_args(self, type: None = None) -> JsonValue: ...
+    @overload
+    def parse_args(self, type: type[T]) -> T: ...
+    def parse_args(self, type: type[T] | None = None) -> T | JsonValue:  # noqa: A002 - pinned name
+        """Read the arguments as JSON, or as `type` (pydantic model, dataclass, TypedDict).
+
+        Raises `InvalidArguments` naming the call while the text is partial or invalid.
+        """
+        return _parse(self.raw_args, type, self.id, self.name)
+
+    def encrypted_value(self, value: str) -> None:
+        """Attach an opaque value the client stores on this tool call."""
+        self._check_open("encrypted_value")
+        event = ReasoningEncryptedValueEvent(
+            subtype="tool-call", entity_id=self.id, encrypted_value=value
+        )
+        self._ctx._send(event)  # noqa: SLF001
+
+    def end(self) -> None:
+        """End the call without a result: the client executes it and answers next run."""
+        self._check_open("end")
+        self._finish()
+
+    def result(self, content: ToolResultContent) -> str:
+        """End the call and send its result; returns the result's message id."""
+        self._check_open("result")
+        self._finish()
+        self._ctx.tool_result(self.id, content, message_id=self.result_message_id)
+        return self.result_message_id
+
+    def result_json(self, value: object) -> str:
+        """End the call and send a value (dict, model, dataclass) as JSON text."""
+        return self.result(_to_json_text(value, what=f"the result of {self.describe()}"))
+
+    def _finish(self) -> None:
+        self._ctx._send(ToolCallEndEvent(tool_call_id=self.id), forced=True)  # noqa: SLF001
+        self._closed()
+
+
+def _to_json_text(value: object, *, what: str) -> str:
+    try:
+        return pydantic_core.to_json(value).decode()
+    except pydantic_core.PydanticSerializationError as error:
+        message = f"{what} cannot be serialized to JSON: {error}"
+        raise UsageError(message) from None
+
+
+_ADAPTERS: dict[object, TypeAdapter[Any]] = {}
+
+
+def _adapter(target: type[T]) -> TypeAdapter[T]:
+    # Building a TypeAdapter costs far more than a validation; keep one per target type.
+    adapter = _ADAPTERS.get(target)
+    if adapter is None:
+        adapter = _ADAPTERS.setdefault(target, TypeAdapter(target))
+    return adapter
+
+
+def _parse(raw: str, target: type[T] | None, call_id: str, name: str) -> T | JsonValue:
+    where = f"tool call '{call_id}' ({name})"
+    if target is None:
+        try:
+            value: JsonValue = pydantic_core.from_json(raw, allow_inf_nan=False)
+        except ValueError as error:
+            message = f"{where}: the argument text is not complete JSON ({error}): {raw!r}"
+            raise InvalidArguments(message, tool_call_id=call_id, tool_name=name) from None
+        return value
+    try:
+        return _adapter(target).validate_json(raw)
+    except ValidationError as error:
+        problems = [
+            ("/" + "/".join(str(part) for part in item["loc"]), item["msg"])
+            for item in error.errors(include_url=False)
+        ]
+        listed = "; ".join(f"'{pointer}': {msg}" for pointer, msg in problems)
+        message = (
+            f"{where}: the arguments do not fit {getattr(target, '__name__', target)}: {listed}"
+        )
+        raise InvalidArguments(
+            message, tool_call_id=call_id, tool_name=name, errors=problems
+        ) from None

@@ -1,0 +1,242 @@
+"""The run driver: RUN_STARTED, the agent's events, and exactly one terminal event.
+
+Whatever agent code does, the stream ends with one `RUN_FINISHED` or one `RUN_ERROR`, never
+both, never two, never none:
+
+- The agent returns: open handles are closed, then `RUN_FINISHED` with its outcome (`None` is
+  success; calls started and not answered are listed in `pendingToolCallIds`).
+- The agent raises: open handles are closed innermost first, then `RUN_ERROR` with the error's
+  stable code. Only `AgentError` carries its own message to the client; anything else gets a
+  message per code, and the exception's text only with `debug=True` (the server log always has
+  the traceback).
+- The run is cancelled (`Cancelled`, a tripped token, or the task being cancelled): handles are
+  closed, then `RUN_FINISHED` with the `cancelled` outcome.
+- `RUN_FINISHED` is refused by the verifier (a raw-emitted block left open): `RUN_ERROR` with
+  code `PROTOCOL_VIOLATION` instead. A stream that ends badly beats a stream with no end.
+"""
+
+# pyright: reportPrivateUsage=false
+# (the driver owns the context's forced sends and error-path closing)
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Protocol, TypeVar, runtime_checkable
+
+from agui.cancellation import CancellationToken
+from agui.context import RunContext
+from agui.errors import AgentError, AguiError, Cancelled, ProtocolViolation
+from agui.events import Event, RunErrorEvent, RunFinishedEvent, RunStartedEvent
+from agui.transform import Transformer
+from agui.types import (
+    CancelledOutcome,
+    InterruptOutcome,
+    RunAgentInput,
+    RunFinishedOutcome,
+    RunOutcome,
+    SuccessOutcome,
+)
+
+__all__ = ["PROTOCOL_VERSION", "Agent", "AgentFunction", "AgentLike", "drive", "run"]
+
+S = TypeVar("S")
+
+PROTOCOL_VERSION = "1.0"
+"""The AG-UI version agui speaks, declared on every RUN_STARTED."""
+
+_log = logging.getLogger("agui")
+
+_MESSAGES = {
+    "PROTOCOL_VIOLATION": "the agent broke an AG-UI ordering rule",
+    "STATE_ERROR": "the run state could not be read or published",
+    "USAGE_ERROR": "the agent used the agui SDK in a way it does not allow",
+    "INVALID_ARGUMENTS": "a tool call's arguments could not be read",
+    "CANCELLED": "the run was cancelled",
+}
+
+
+@runtime_checkable
+class Agent(Protocol[S]):
+    """An object whose `run(ctx)` does one run; it may return a `RunOutcome` or `None`."""
+
+    async def run(self, ctx: RunContext[S], /) -> RunOutcome | None:
+        """Do one run, emitting through `ctx`."""
+        ...
+
+
+AgentFunction = Callable[[RunContext[S]], Awaitable[RunOutcome | None]]
+"""`async def agent(ctx) -> RunOutcome | None`."""
+
+AgentLike = Agent[S] | AgentFunction[S]
+"""An agent function, or an object with an agent `run` method."""
+
+
+async def run(
+    agent: AgentLike[S],
+    input: RunAgentInput,  # noqa: A002 - the protocol's name for it
+    *,
+    state: type[S] | None = None,
+    transformers: Sequence[Transformer] = (),
+    debug: bool = False,
+    token: CancellationToken | None = None,
+) -> AsyncIterator[Event]:
+    """Drive `agent` for one run and yield its events, ending with exactly one terminal event.
+
+    Closing the iterator early cancels the agent and waits for it to finish unwinding.
+
+    Example:
+        >>> import asyncio
+        >>> async def hello(ctx):
+        ...     ctx.say("Hello!")
+        >>> async def main():
+        ...     stream = run(hello, RunAgentInput(thread_id="t", run_id="r"))
+        ...     return [event.type async for event in stream]
+        >>> asyncio.run(main())
+        ['RUN_STARTED', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END',
+         'RUN_FINISHED']
+    """
+    ctx: RunContext[S] = RunContext(input, state=state, transformers=transformers, token=token)
+    task = asyncio.ensure_future(drive(agent, ctx, debug=debug))
+    try:
+        async for batch in ctx.receiver.batches():
+            for event in batch:
+                yield event
+        await task
+    finally:
+        if not task.done():
+            ctx.token.cancel("the event stream was closed by its reader")
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+async def drive(agent: AgentLike[S], ctx: RunContext[S], *, debug: bool = False) -> None:
+    """Run `agent` in `ctx` from RUN_STARTED to its terminal event, then close the receiver.
+
+    This is the engine under `run()` and the HTTP endpoint; it never raises for agent errors.
+    """
+    try:
+        ctx._send(_run_started(ctx.input), forced=True)  # noqa: SLF001
+        try:
+            ctx.init_state()
+            outcome = await _call(agent, ctx)
+        except asyncio.CancelledError:
+            _end_cancelled(ctx)
+            raise
+        except Cancelled:
+            _end_cancelled(ctx)
+        except Exception as error:  # noqa: BLE001 - every failure must become one RUN_ERROR
+            _end_with_error(ctx, error, debug=debug)
+        else:
+            if not ctx.terminated:
+                _end_with_outcome(ctx, outcome, debug=debug)
+    finally:
+        ctx.receiver.close()
+
+
+async def _call(agent: AgentLike[S], ctx: RunContext[S]) -> RunOutcome | None:
+    if isinstance(agent, Agent):
+        # isinstance against a generic Protocol loses S; the union's other arm keeps it.
+        return await agent.run(ctx)  # pyright: ignore[reportUnknownMemberType]
+    return await agent(ctx)
+
+
+def _run_started(input: RunAgentInput) -> RunStartedEvent:  # noqa: A002
+    return RunStartedEvent(
+        thread_id=input.thread_id,
+        run_id=input.run_id,
+        protocol_version=PROTOCOL_VERSION,
+        parent_run_id=input.parent_run_id,
+    )
+
+
+def _end_with_outcome(ctx: RunContext[S], outcome: RunOutcome | None, *, debug: bool) -> None:
+    try:
+        ctx.close_open_handles()
+        if isinstance(outcome, InterruptOutcome):
+            ctx.publish_state()
+        finished = RunFinishedEvent(
+            thread_id=ctx.thread_id,
+            run_id=ctx.run_id,
+            result=ctx.result if not isinstance(outcome, InterruptOutcome) else None,
+            outcome=_complete(outcome, ctx),
+            usage=ctx.usage or None,
+        )
+        ctx._send(finished, forced=True)  # noqa: SLF001
+    except Exception as error:  # noqa: BLE001 - a refused RUN_FINISHED still ends the run
+        _end_with_error(ctx, error, debug=debug)
+
+
+def _complete(outcome: RunOutcome | None, ctx: RunContext[S]) -> RunFinishedOutcome:
+    if outcome is None or (
+        isinstance(outcome, SuccessOutcome) and not outcome.pending_tool_call_ids
+    ):
+        pending = ctx.pending_tool_call_ids
+        return SuccessOutcome(pending_tool_call_ids=pending or None)
+    if not isinstance(outcome, (SuccessOutcome, InterruptOutcome, CancelledOutcome)):
+        message = (
+            "an agent must return RunOutcome.success(), .interrupt() or .cancelled(), or None; "
+            f"got {outcome!r}"
+        )
+        raise AgentError(message)
+    return outcome
+
+
+def _end_cancelled(ctx: RunContext[S]) -> None:
+    try:
+        ctx.close_open_handles()
+        finished = RunFinishedEvent(
+            thread_id=ctx.thread_id,
+            run_id=ctx.run_id,
+            outcome=CancelledOutcome(),
+            usage=ctx.usage or None,
+        )
+        ctx._send(finished, forced=True)  # noqa: SLF001
+    except AguiError as error:
+        _end_with_error(ctx, error, debug=False)
+
+
+def _end_with_error(ctx: RunContext[S], error: BaseException, *, debug: bool) -> None:
+    code = error.code if isinstance(error, AguiError) else "AGENT_ERROR"
+    if ctx.terminated:
+        _log.error("run %s failed after its terminal event", ctx.run_id, exc_info=error)
+        return
+    _log.error("run %s failed with %s", ctx.run_id, code, exc_info=error)
+    for handle_error in _close_all(ctx):
+        _log.error("closing a block of run %s failed", ctx.run_id, exc_info=handle_error)
+    event = RunErrorEvent(
+        message=_error_message(error, debug=debug), code=code, usage=ctx.usage or None
+    )
+    try:
+        ctx._send(event, forced=True)  # noqa: SLF001
+    except ProtocolViolation:
+        _log.exception("run %s: RUN_ERROR was refused; sending it anyway", ctx.run_id)
+        ctx.receiver.push(event)
+
+
+def _close_all(ctx: RunContext[S]) -> list[BaseException]:
+    failures: list[BaseException] = []
+    for _ in range(64):
+        try:
+            ctx.close_open_handles()
+        except AguiError as error:
+            failures.append(error)
+            ctx._release(ctx._open[-1])  # noqa: SLF001 - give up on the block that cannot close
+        else:
+            break
+    return failures
+
+
+def _error_message(error: BaseException, *, debug: bool) -> str:
+    if isinstance(error, AgentError):
+        return str(error)
+    if isinstance(error, AguiError):
+        base = _MESSAGES.get(error.code, "the run failed")
+    else:
+        base = "the agent failed with an unexpected error"
+    if debug:
+        return f"{base}: {type(error).__name__}: {error}"
+    return base

@@ -1,0 +1,157 @@
+"""Stream transformers: the one extension point on the way out, events in and events out.
+
+A transformer sees each event the run emits (the driver's RUN_STARTED and terminal events
+included) and returns the events to send instead: none to drop it, several to splice. They run
+in order, before the verifier, so the verifier checks what actually leaves, and a STATE event a
+transformer produces moves the state baseline like any other. A transformer that drops an
+opening event must drop its continuation and closing events too; the built-ins do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Protocol
+
+import pydantic_core
+from pydantic import JsonValue, ValidationError
+
+from agui.events import (
+    Event,
+    ReasoningEncryptedValueEvent,
+    StateDeltaEvent,
+    StateSnapshotEvent,
+    ToolCallArgsEvent,
+    ToolCallChunkEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
+
+__all__ = ["FilterToolCalls", "ToolResultToState", "Transformer", "apply_transformers"]
+
+
+class Transformer(Protocol):
+    """Anything with `transform(event) -> events`; it may keep state between events."""
+
+    def transform(self, event: Event) -> Sequence[Event]:
+        """The events to send in place of `event` (empty to drop it)."""
+        ...
+
+
+def apply_transformers(transformers: Iterable[Transformer], event: Event) -> list[Event]:
+    """Run `event` through each transformer in order; each sees the previous one's output.
+
+    Example:
+        >>> from agui.events import CustomEvent
+        >>> class Double:
+        ...     def transform(self, event):
+        ...         return [event, event]
+        >>> len(apply_transformers([Double(), Double()], CustomEvent(name="x", value=1)))
+        4
+    """
+    events = [event]
+    for transformer in transformers:
+        events = [out for item in events for out in transformer.transform(item)]
+        if not events:
+            break
+    return events
+
+
+class FilterToolCalls:
+    """Drop whole tool calls by name: START, ARGS, END, RESULT, chunks and encrypted values.
+
+    Example:
+        >>> from agui import RunAgentInput, RunContext
+        >>> ctx, events = RunContext.new(
+        ...     RunAgentInput(thread_id="t", run_id="r"), transformers=[FilterToolCalls({"secret"})]
+        ... )
+        >>> with ctx.tool_call("secret") as call:
+        ...     call.args("{}")
+        >>> ctx.say("done")
+        'r-msg-2'
+        >>> [event.type for event in events.drain()]
+        ['TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END']
+    """
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self._names = frozenset(names)
+        self._dropped: set[str] = set()
+
+    def transform(self, event: Event) -> Sequence[Event]:  # noqa: D102 - see Transformer
+        match event:
+            case ToolCallStartEvent():
+                return self._verdict(event.tool_call_id, event.tool_call_name, event)
+            case ToolCallChunkEvent(tool_call_id=str() as call, tool_call_name=str() as name):
+                return self._verdict(call, name, event)
+            case (
+                ToolCallArgsEvent()
+                | ToolCallEndEvent()
+                | ToolCallResultEvent()
+                | ToolCallChunkEvent()
+            ):
+                return () if event.tool_call_id in self._dropped else (event,)
+            case ReasoningEncryptedValueEvent(subtype="tool-call"):
+                return () if event.entity_id in self._dropped else (event,)
+            case _:
+                return (event,)
+
+    def _verdict(self, call_id: str, name: str, event: Event) -> Sequence[Event]:
+        if name in self._names:
+            self._dropped.add(call_id)
+            return ()
+        self._dropped.discard(call_id)
+        return (event,)
+
+
+class ToolResultToState:
+    """Turn a tool's JSON result into state: a snapshot, or a delta when it is a JSON Patch.
+
+    The result still goes out first, unless `replacing=True`. A result that is not JSON (or not
+    a valid patch, in delta mode) passes through untouched: a malformed result never kills a run.
+
+    Example:
+        >>> from agui import RunAgentInput, RunContext
+        >>> ctx, events = RunContext.new(
+        ...     RunAgentInput(thread_id="t", run_id="r"), transformers=[ToolResultToState("board")]
+        ... )
+        >>> with ctx.tool_call("board") as call:
+        ...     call.result_json({"tasks": ["ship it"]})
+        'r-msg-1'
+        >>> [event.type for event in events.drain()][-2:]
+        ['TOOL_CALL_RESULT', 'STATE_SNAPSHOT']
+    """
+
+    def __init__(self, tool: str, *, delta: bool = False, replacing: bool = False) -> None:
+        self._tool = tool
+        self._delta = delta
+        self._replacing = replacing
+        self._calls: set[str] = set()
+
+    def transform(self, event: Event) -> Sequence[Event]:  # noqa: D102 - see Transformer
+        match event:
+            case ToolCallStartEvent(tool_call_name=name) if name == self._tool:
+                self._calls.add(event.tool_call_id)
+            case ToolCallChunkEvent(tool_call_id=str() as call, tool_call_name=name) if (
+                name == self._tool
+            ):
+                self._calls.add(call)
+            case ToolCallResultEvent(content=str() as content) if event.tool_call_id in self._calls:
+                self._calls.discard(event.tool_call_id)
+                state = self._state_event(content)
+                if state is not None:
+                    return (state,) if self._replacing else (event, state)
+            case _:
+                pass
+        return (event,)
+
+    def _state_event(self, content: str) -> Event | None:
+        try:
+            value: JsonValue = pydantic_core.from_json(content, allow_inf_nan=False)
+        except ValueError:
+            return None
+        if not self._delta:
+            return StateSnapshotEvent(snapshot=value)
+        try:
+            return StateDeltaEvent.model_validate({"delta": value})
+        except ValidationError:
+            return None

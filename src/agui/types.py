@@ -1,0 +1,347 @@
+"""The shared AG-UI types: the run input, tools, context, interrupts, outcomes, usage, patches.
+
+`RunAgentInput` is read leniently, as the protocol asks of a producer: 1.0 and 0.x bodies,
+camelCase or snake_case keys, `tools`/`context`/`forwardedProps`/`state` present or absent, and
+the legacy optional nulls (`state`, `forwardedProps`, `tools[].parameters`, `resume[].payload`,
+`metadata` on media parts) read as absent. What agui writes is strict 1.0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Literal
+
+from pydantic import Field, JsonValue
+
+from agui._model import Opt, WireModel
+from agui.messages import ContentPart, JsonObject, Message
+
+__all__ = [
+    "AddOperation",
+    "CancelledOutcome",
+    "Context",
+    "CopyOperation",
+    "Interrupt",
+    "InterruptOutcome",
+    "JsonObject",
+    "JsonPatchOperation",
+    "MoveOperation",
+    "RemoveOperation",
+    "ReplaceOperation",
+    "ResumeEntry",
+    "RunAgentInput",
+    "RunFinishedOutcome",
+    "RunOutcome",
+    "SubagentFinishedOutcome",
+    "SubagentSuccessOutcome",
+    "SubagentSuspendedOutcome",
+    "SuccessOutcome",
+    "TestOperation",
+    "TokenUsage",
+    "Tool",
+    "ToolResultContent",
+]
+
+_POINTER = r"^(/([^/~]|~[01])*)*$"
+_COUNT = Annotated[int, Field(strict=True, ge=0, le=2**53 - 1)]
+
+ToolResultContent = str | list[ContentPart]
+"""What a tool result carries: text (serialized data is text), or content parts (1.0)."""
+
+
+class Tool(WireModel, frozen=True):
+    """A tool the client offers; `parameters` is its JSON Schema (absent: no arguments).
+
+    Example:
+        >>> Tool(name="confirm", description="Ask the user to confirm").model_dump_json()
+        '{"name":"confirm","description":"Ask the user to confirm"}'
+    """
+
+    name: str
+    description: str
+    parameters: Opt[JsonValue] = None
+    metadata: Opt[JsonObject] = None
+
+
+class Context(WireModel, frozen=True):
+    """A piece of application context the model should see.
+
+    Example:
+        >>> Context(description="user's timezone", value="Europe/Paris").value
+        'Europe/Paris'
+    """
+
+    description: str
+    value: str
+
+
+class Interrupt(WireModel, frozen=True):
+    """A question the run stops on; the next run answers it with a `ResumeEntry` of this `id`.
+
+    Example:
+        >>> Interrupt(id="i1", reason="tool_call", tool_call_id="c1").model_dump_json()
+        '{"id":"i1","reason":"tool_call","toolCallId":"c1"}'
+    """
+
+    id: str
+    reason: str
+    message: Opt[str] = None
+    tool_call_id: Opt[str] = None
+    response_schema: Opt[JsonObject] = None
+    expires_at: Opt[str] = None
+    metadata: Opt[JsonObject] = None
+    subagent_run_id: Opt[str] = None
+
+
+class ResumeEntry(WireModel, frozen=True):
+    """The client's answer to an interrupt: `resolved` with a `payload`, or `cancelled`.
+
+    Example:
+        >>> entry = ResumeEntry(interrupt_id="i1", status="resolved", payload={"approved": True})
+        >>> entry.model_dump_json()
+        '{"interruptId":"i1","status":"resolved","payload":{"approved":true}}'
+    """
+
+    interrupt_id: str
+    status: Literal["resolved", "cancelled"]
+    payload: Opt[JsonValue] = None
+    metadata: Opt[JsonObject] = None
+
+
+class RunOutcome(WireModel, frozen=True):
+    """How a run ended; build one with `success()`, `interrupt()` or `cancelled()`.
+
+    An agent returns one (or `None`, meaning success) and the driver puts it on `RUN_FINISHED`.
+
+    Example:
+        >>> RunOutcome.success(pending_tool_call_ids=["r-call-1"]).model_dump_json()
+        '{"type":"success","pendingToolCallIds":["r-call-1"]}'
+        >>> RunOutcome.interrupt([Interrupt(id="i1", reason="confirmation")]).type
+        'interrupt'
+        >>> RunOutcome.cancelled().model_dump_json()
+        '{"type":"cancelled"}'
+    """
+
+    @staticmethod
+    def success(*, pending_tool_call_ids: Opt[Sequence[str]] = None) -> SuccessOutcome:
+        """The run did its work; list calls left for the client to execute, in call order."""
+        ids = list(pending_tool_call_ids) if pending_tool_call_ids is not None else None
+        return SuccessOutcome(pending_tool_call_ids=ids)
+
+    @staticmethod
+    def interrupt(interrupts: Sequence[Interrupt]) -> InterruptOutcome:
+        """The run stops on questions the next run must answer (at least one)."""
+        return InterruptOutcome(interrupts=list(interrupts))
+
+    @staticmethod
+    def cancelled() -> CancelledOutcome:
+        """The run was stopped on purpose and did not fail."""
+        return CancelledOutcome()
+
+
+class SuccessOutcome(RunOutcome, frozen=True):
+    """A successful run; `pending_tool_call_ids` lists client-executed calls left open.
+
+    Example:
+        >>> SuccessOutcome().model_dump_json()
+        '{"type":"success"}'
+    """
+
+    type: Literal["success"] = "success"
+    pending_tool_call_ids: Opt[list[str]] = None
+
+
+class InterruptOutcome(RunOutcome, frozen=True):
+    """A run that stops on interrupts; the list holds at least one.
+
+    Example:
+        >>> len(InterruptOutcome(interrupts=[Interrupt(id="i1", reason="confirmation")]).interrupts)
+        1
+    """
+
+    type: Literal["interrupt"] = "interrupt"
+    interrupts: Annotated[list[Interrupt], Field(min_length=1)]
+
+
+class CancelledOutcome(RunOutcome, frozen=True):
+    """A run stopped on purpose, everything closed first (AG-UI 1.0).
+
+    Example:
+        >>> CancelledOutcome().type
+        'cancelled'
+    """
+
+    type: Literal["cancelled"] = "cancelled"
+
+
+RunFinishedOutcome = Annotated[
+    SuccessOutcome | InterruptOutcome | CancelledOutcome, Field(discriminator="type")
+]
+"""The `RUN_FINISHED.outcome` union, discriminated by `type`."""
+
+
+class SubagentSuccessOutcome(WireModel, frozen=True):
+    """A subagent invocation that completed.
+
+    Example:
+        >>> SubagentSuccessOutcome().model_dump_json()
+        '{"type":"success"}'
+    """
+
+    type: Literal["success"] = "success"
+
+
+class SubagentSuspendedOutcome(WireModel, frozen=True):
+    """A subagent invocation suspended on interrupts.
+
+    Example:
+        >>> SubagentSuspendedOutcome(interrupt_ids=["i1"]).model_dump_json()
+        '{"type":"suspended","interruptIds":["i1"]}'
+    """
+
+    type: Literal["suspended"] = "suspended"
+    interrupt_ids: Opt[list[str]] = None
+
+
+SubagentFinishedOutcome = Annotated[
+    SubagentSuccessOutcome | SubagentSuspendedOutcome, Field(discriminator="type")
+]
+"""The `SUBAGENT_FINISHED.outcome` union, discriminated by `type`."""
+
+
+class TokenUsage(WireModel, frozen=True):
+    """Token counts for one (provider, model); absent means not reported, never zero.
+
+    Example:
+        >>> TokenUsage(provider="openai", input_tokens=12, output_tokens=3).model_dump_json()
+        '{"provider":"openai","inputTokens":12,"outputTokens":3}'
+    """
+
+    provider: Opt[str] = None
+    model: Opt[str] = None
+    input_tokens: Opt[_COUNT] = None
+    output_tokens: Opt[_COUNT] = None
+    total_tokens: Opt[_COUNT] = None
+    reasoning_tokens: Opt[_COUNT] = None
+    cached_input_tokens: Opt[_COUNT] = None
+    cache_write_input_tokens: Opt[_COUNT] = None
+
+
+_Pointer = Annotated[str, Field(pattern=_POINTER)]
+
+
+class AddOperation(WireModel, frozen=True, extra="allow"):
+    """JSON Patch `add`: set a member or insert into an array (`-` appends).
+
+    Example:
+        >>> AddOperation(path="/tasks/-", value="ship it").model_dump_json()
+        '{"op":"add","path":"/tasks/-","value":"ship it"}'
+    """
+
+    op: Literal["add"] = "add"
+    path: _Pointer
+    value: JsonValue
+
+
+class RemoveOperation(WireModel, frozen=True, extra="allow"):
+    """JSON Patch `remove`.
+
+    Example:
+        >>> RemoveOperation(path="/tasks/0").op
+        'remove'
+    """
+
+    op: Literal["remove"] = "remove"
+    path: _Pointer
+
+
+class ReplaceOperation(WireModel, frozen=True, extra="allow"):
+    """JSON Patch `replace`; `value` may be `null`, which is data and is kept.
+
+    Example:
+        >>> ReplaceOperation(path="/owner", value=None).model_dump_json()
+        '{"op":"replace","path":"/owner","value":null}'
+    """
+
+    op: Literal["replace"] = "replace"
+    path: _Pointer
+    value: JsonValue
+
+
+class MoveOperation(WireModel, frozen=True, extra="allow"):
+    """JSON Patch `move` from `from_` (wire name `from`) to `path`.
+
+    Example:
+        >>> MoveOperation(from_="/a", path="/b").model_dump_json()
+        '{"op":"move","from":"/a","path":"/b"}'
+    """
+
+    op: Literal["move"] = "move"
+    from_: _Pointer = Field(validation_alias="from", serialization_alias="from")
+    path: _Pointer
+
+
+class CopyOperation(WireModel, frozen=True, extra="allow"):
+    """JSON Patch `copy` from `from_` (wire name `from`) to `path`.
+
+    Example:
+        >>> CopyOperation(from_="/a", path="/b").op
+        'copy'
+    """
+
+    op: Literal["copy"] = "copy"
+    from_: _Pointer = Field(validation_alias="from", serialization_alias="from")
+    path: _Pointer
+
+
+class TestOperation(WireModel, frozen=True, extra="allow"):
+    """JSON Patch `test`: the patch fails unless `path` holds `value`.
+
+    Example:
+        >>> TestOperation(path="/version", value=3).op
+        'test'
+    """
+
+    __test__ = False  # a patch operation, not a pytest test class
+    op: Literal["test"] = "test"
+    path: _Pointer
+    value: JsonValue
+
+
+JsonPatchOperation = Annotated[
+    AddOperation
+    | RemoveOperation
+    | ReplaceOperation
+    | MoveOperation
+    | CopyOperation
+    | TestOperation,
+    Field(discriminator="op"),
+]
+"""One RFC 6902 operation, discriminated by `op`; extra members are kept (ops are open)."""
+
+
+def _no_messages() -> list[Message]:
+    return []
+
+
+class RunAgentInput(WireModel, frozen=True):
+    """The body of the POST that starts a run: thread, run, history, tools, state, answers.
+
+    Both key styles are accepted, and everything but the ids and messages may be absent.
+
+    Example:
+        >>> body = {"thread_id": "t", "run_id": "r", "messages": [], "state": None}
+        >>> RunAgentInput.model_validate(body).model_dump_json()
+        '{"threadId":"t","runId":"r","messages":[]}'
+    """
+
+    thread_id: str
+    run_id: str
+    protocol_version: Opt[str] = None
+    parent_run_id: Opt[str] = None
+    state: Opt[JsonValue] = None
+    messages: list[Message] = Field(default_factory=_no_messages)
+    tools: Opt[list[Tool]] = None
+    context: Opt[list[Context]] = None
+    forwarded_props: Opt[JsonValue] = None
+    resume: Opt[list[ResumeEntry]] = None

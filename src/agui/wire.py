@@ -1,0 +1,317 @@
+"""Reading AG-UI values from JSON: leniently, but never silently.
+
+AG-UI 1.0 separates *unknown* material from *malformed* material. A member or union arm the
+protocol does not describe is stripped with a warning (`UnknownMemberWarning`) and processing
+goes on; a known field of the wrong shape is fatal, reported with a JSON Pointer to the field.
+An event type the protocol does not define raises `UnknownEventType`, which a consumer may
+catch to drop the event.
+
+Validation runs first on the data as given; only when it fails do we look at the errors, strip
+what is unknown and try again. The common case, a clean event, costs one pydantic-core pass.
+
+Nulls: the legacy optional nulls that 1.0 clients still tolerate (`rawEvent`, `result`,
+`outcome`, `parentMessageId` on an event) are read as absent, with a warning. Any other optional
+top-level field sent as `null` is malformed, as on the 1.0 client (`"metadata": null` is fatal
+there). Inside a `RunAgentInput` every optional `null` reads as absent, because the protocol
+asks producers to accept the legacy inputs. JSON nested deeper than 200 levels is refused.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from collections.abc import Mapping
+from typing import TypeVar, cast
+
+import pydantic_core
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from agui import events as ev
+from agui.errors import DecodeError, InvalidInput, MalformedEvent, UnknownEventType
+from agui.types import RunAgentInput
+
+__all__ = ["UnknownMemberWarning", "parse_event", "parse_input", "parse_json"]
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+_EVENT_CLASSES: dict[str, type[BaseModel]] = {
+    cls.model_fields["type"].default: cls
+    for cls in cast("tuple[type[BaseModel], ...]", ev.Event.__origin__.__args__)  # type: ignore[attr-defined]
+}
+_RETIRED = frozenset(
+    {
+        "THINKING_START",
+        "THINKING_END",
+        "THINKING_TEXT_MESSAGE_START",
+        "THINKING_TEXT_MESSAGE_CONTENT",
+        "THINKING_TEXT_MESSAGE_END",
+    }
+)
+_LEGACY_NULLS = {
+    "rawEvent": None,
+    "result": frozenset({"RUN_FINISHED", "SUBAGENT_FINISHED"}),
+    "outcome": frozenset({"RUN_FINISHED"}),
+    "parentMessageId": frozenset({"TOOL_CALL_START", "TOOL_CALL_CHUNK"}),
+}
+_MEDIA_KINDS = ("image", "audio", "video")
+_MAX_STRIP_PASSES = 8
+_JSON_OBJECT: TypeAdapter[dict[str, object]] = TypeAdapter(dict[str, object])
+
+
+class UnknownMemberWarning(UserWarning):
+    """Material the protocol does not describe was removed from a value being read.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     event = parse_event({"type": "RAW", "event": 1, "colour": "red"})
+        >>> print(caught[0].message)
+        Removed unrecognised material at '/colour' on RAW
+    """
+
+
+def parse_json(data: str | bytes | bytearray) -> object:
+    """Parse JSON text strictly: no `NaN`/`Infinity`, at most 200 levels of nesting.
+
+    Example:
+        >>> parse_json(b'{"a": [1, null]}')
+        {'a': [1, None]}
+        >>> parse_json("{")
+        Traceback (most recent call last):
+        ...
+        agui.errors.DecodeError: the body is not valid JSON: EOF while parsing an object ...
+    """
+    try:
+        return pydantic_core.from_json(data, allow_inf_nan=False)
+    except ValueError as error:
+        message = f"the body is not valid JSON: {error}"
+        raise DecodeError(message, path="") from None
+
+
+def parse_event(data: Mapping[str, object] | str | bytes | bytearray) -> ev.Event:
+    """Read one AG-UI event from a JSON object, its text, or its UTF-8 bytes.
+
+    Raises `UnknownEventType` for a type AG-UI 1.0 does not define (including the retired
+    `THINKING_*`), `MalformedEvent` naming the field for a known event of the wrong shape, and
+    warns `UnknownMemberWarning` for each unknown member it strips.
+
+    Example:
+        >>> event = parse_event('{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hi"}')
+        >>> type(event).__name__, event.delta
+        ('TextMessageContentEvent', 'Hi')
+        >>> parse_event({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": 5})
+        Traceback (most recent call last):
+        ...
+        agui.errors.MalformedEvent: TEXT_MESSAGE_CONTENT: field '/delta': Input should be ...
+    """
+    raw = parse_json(data) if isinstance(data, (str, bytes, bytearray)) else data
+    if not isinstance(raw, Mapping):
+        message = f"an event must be a JSON object, not {type(raw).__name__}"
+        raise MalformedEvent(message, path="")
+    obj = cast("Mapping[str, object]", raw)
+    kind = obj.get("type")
+    if not isinstance(kind, str) or not kind:
+        message = "the event carries no event type: 'type' must be a non-empty string"
+        raise MalformedEvent(message, path="/type")
+    cls = _EVENT_CLASSES.get(kind)
+    if cls is None:
+        raise UnknownEventType(_unknown_type_message(kind), path="/type")
+    cleaned = _drop_null_fields(kind, cls, obj)
+    model, problems = _validate(cls, cleaned, kind)
+    if model is None:
+        pointer, detail = problems[0]
+        message = f"{kind}: field '{pointer}': {detail}"
+        raise MalformedEvent(message, path=pointer)
+    return cast("ev.Event", model)
+
+
+def parse_input(data: Mapping[str, object] | str | bytes | bytearray) -> RunAgentInput:
+    """Read a `RunAgentInput` leniently: 0.x or 1.0, camelCase or snake_case, legacy nulls.
+
+    Raises `InvalidInput` listing every problem as `(json_pointer, message)`.
+
+    Example:
+        >>> parse_input(b'{"threadId": "t", "runId": "r", "messages": []}').run_id
+        'r'
+        >>> parse_input({"threadId": "t"}).run_id
+        Traceback (most recent call last):
+        ...
+        agui.errors.InvalidInput: the run input is invalid: '/runId': Field required
+    """
+    raw = parse_json(data) if isinstance(data, (str, bytes, bytearray)) else data
+    if not isinstance(raw, Mapping):
+        message = f"the run input must be a JSON object, not {type(raw).__name__}"
+        raise InvalidInput(message, errors=[("", message)])
+    model, problems = _validate(RunAgentInput, cast("Mapping[str, object]", raw), "RunAgentInput")
+    if model is None:
+        listed = "; ".join(f"'{pointer}': {detail}" for pointer, detail in problems)
+        message = f"the run input is invalid: {listed}"
+        raise InvalidInput(message, errors=problems)
+    return model
+
+
+def _unknown_type_message(kind: str) -> str:
+    if kind in _RETIRED:
+        return (
+            f"'{kind}' was retired in AG-UI 1.0: agui reads 1.0 streams only; "
+            "a 0.x producer should send REASONING_* events instead"
+        )
+    return f"unknown event type '{kind}': AG-UI 1.0 does not define it (a consumer drops it)"
+
+
+def _drop_null_fields(
+    kind: str, cls: type[BaseModel], obj: Mapping[str, object]
+) -> Mapping[str, object]:
+    nulls = [key for key, value in obj.items() if value is None]
+    if not nulls:
+        return obj
+    optional = {
+        name
+        for field_name, field in cls.model_fields.items()
+        if not field.is_required() and field.default is None
+        for name in (field_name, field.alias or field_name)
+    }
+    kept = dict(obj)
+    for key in nulls:
+        if key not in optional:
+            continue
+        scope = _LEGACY_NULLS.get(key, frozenset())
+        if scope is None or kind in scope:
+            del kept[key]
+            _warn(f"Removed legacy null at '/{key}' on {kind}")
+            continue
+        message = f"{kind}: field '/{key}': null is not allowed on an optional field; omit it"
+        raise MalformedEvent(message, path=f"/{key}")
+    return kept
+
+
+def _validate(
+    cls: type[ModelT], data: Mapping[str, object], label: str
+) -> tuple[ModelT | None, list[tuple[str, str]]]:
+    working: object = data
+    stripped: set[str] = set()
+    for _ in range(_MAX_STRIP_PASSES):
+        try:
+            return cls.model_validate(working), []
+        except ValidationError as error:
+            removals, problems = _classify(working, error, stripped)
+            if problems or not removals:
+                return None, problems or _describe(working, error)
+            working = _strip(working if stripped else copy.deepcopy(working), removals, label)
+            stripped.update(pointer for pointer, _ in removals)
+    return None, [("", "too many unrecognised members to strip")]
+
+
+_Removal = tuple[str, tuple[object, ...]]
+
+
+def _classify(
+    data: object, error: ValidationError, stripped: set[str]
+) -> tuple[list[_Removal], list[tuple[str, str]]]:
+    removals: list[_Removal] = []
+    problems: list[tuple[str, str]] = []
+    for item in error.errors(include_url=False):
+        path = _data_path(data, item["loc"])
+        pointer = _pointer(path)
+        if item["type"] in ("extra_forbidden", "union_tag_invalid"):
+            removals.append((pointer, path))
+        elif item["type"] == "missing" and pointer in stripped:
+            problems.append((pointer, "an unrecognised value was removed from a required field"))
+        else:
+            problems.append((pointer, item["msg"]))
+    return removals, problems
+
+
+def _describe(data: object, error: ValidationError) -> list[tuple[str, str]]:
+    return [
+        (_pointer(_data_path(data, item["loc"])), item["msg"])
+        for item in error.errors(include_url=False)
+    ]
+
+
+def _data_path(data: object, loc: tuple[int | str, ...]) -> tuple[object, ...]:
+    """Map a pydantic error location onto keys of the data, skipping union-tag components."""
+    path: list[object] = []
+    node = data
+    for part in loc:
+        if isinstance(node, Mapping):
+            mapping = cast("Mapping[object, object]", node)
+            if part in mapping:
+                path.append(part)
+                node = mapping[part]
+                continue
+            if isinstance(part, str) and not _is_tag_of(mapping, part):
+                path.append(part)
+                node = None
+        elif isinstance(node, list) and isinstance(part, int):
+            items = cast("list[object]", node)
+            path.append(part)
+            node = items[part] if 0 <= part < len(items) else None
+        else:
+            path.append(part)
+    return tuple(path)
+
+
+def _is_tag_of(mapping: Mapping[object, object], part: str) -> bool:
+    return any(mapping.get(key) == part for key in ("type", "role", "op"))
+
+
+def _pointer(path: tuple[object, ...]) -> str:
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
+
+
+def _strip(data: object, removals: list[_Removal], label: str) -> object:
+    # Deepest and last first, so a list deletion never shifts an index still to be used.
+    for pointer, path in sorted(removals, key=_sort_key, reverse=True):
+        parent = cast("dict[object, object] | list[object]", _resolve(data, path[:-1]))
+        key = cast("int", path[-1])
+        upgraded = _upgrade_binary_part(parent[key])
+        if upgraded is not None:
+            parent[key] = upgraded
+            _warn(f"Converted the deprecated binary content part at '{pointer}' on {label}")
+            continue
+        del parent[key]
+        _warn(f"Removed unrecognised material at '{pointer}' on {label}")
+    return data
+
+
+def _sort_key(removal: _Removal) -> tuple[tuple[int, int, str], ...]:
+    return tuple(
+        (len(removal[1]), p, "") if isinstance(p, int) else (0, 0, str(p)) for p in removal[1]
+    )
+
+
+def _upgrade_binary_part(value: object) -> dict[str, object] | None:
+    """The 0.x `binary` part becomes the 1.0 media part a 1.0 client would have sent."""
+    if not isinstance(value, dict):
+        return None
+    part = cast("dict[str, object]", value)
+    mime = part.get("mimeType")
+    if part.get("type") != "binary" or not isinstance(mime, str):
+        return None
+    if isinstance(part.get("data"), str):
+        source: dict[str, object] = {"type": "data", "value": part["data"], "mimeType": mime}
+    elif isinstance(part.get("url"), str):
+        source = {"type": "url", "value": part["url"], "mimeType": mime}
+    elif isinstance(part.get("id"), str):
+        source = {"type": "file", "value": part["id"], "mimeType": mime}
+    else:
+        return None
+    kind = mime.split("/", 1)[0]
+    return {"type": kind if kind in _MEDIA_KINDS else "document", "source": source}
+
+
+def _resolve(data: object, path: tuple[object, ...]) -> object:
+    node = data
+    for part in path:
+        node = (
+            cast("list[object]", node)[cast("int", part)]
+            if isinstance(node, list)
+            else cast("dict[object, object]", node)[part]
+        )
+    return node
+
+
+def _warn(message: str) -> None:
+    warnings.warn(UnknownMemberWarning(message), stacklevel=4)
