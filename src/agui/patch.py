@@ -1,0 +1,553 @@
+"""JSON Patch (RFC 6902): a type-strict `diff`, and an atomic `apply` that never mutates.
+
+`STATE_DELTA` events carry JSON Patch operations, so every state publish diffs the last
+snapshot against the new state. We write our own rather than depend on `jsonpatch` because:
+
+* JSON equality is type-strict and Python's `==` is not: `True == 1`, `1 == 1.0` and
+  `[1] == [True]`. A differ built on `==` sends no patch for such a change and the client
+  keeps a stale value; telling them apart by serializing each compared value is slow.
+* Speed: the diff runs on the hot path of every publish, on documents that mostly did not
+  change. Here an unchanged value costs one C-level `==` plus a walk that only checks types.
+* The core needs no dependency beyond pydantic.
+
+`diff` walks objects member by member, so each change is one `add`, `remove` or `replace`
+where it happened. Arrays drop their common prefix and suffix, then align the rest with
+Myers' greedy diff: O((N + M) * D) for D items inserted or removed, near-linear when D is
+small, so an append, a removal at the front or an edit in the middle of a long list is one
+operation. Past a work budget linear in the lengths, a patience diff takes over: items found
+once in each list anchor the alignment, O(N log N). An alignment that costs more operations
+than pairing items by position is dropped for that. Items paired up are diffed recursively,
+or replaced whole when that is shorter.
+
+`apply` copies on write: each container on the path of an operation is shallow-copied once
+per call, then changed in place. The cost follows the paths touched, not the document size;
+the input is never changed, so a failed patch leaves nothing behind. The result shares
+untouched subtrees with `doc` (and added values with `ops`): treat documents as immutable.
+
+Example:
+    >>> ops = diff({"tasks": ["a"]}, {"tasks": ["a", "b"]})
+    >>> ops
+    [{'op': 'add', 'path': '/tasks/1', 'value': 'b'}]
+    >>> apply({"tasks": ["a"]}, ops)
+    {'tasks': ['a', 'b']}
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Final, NamedTuple, TypeAlias, cast
+
+from agui.errors import PatchError
+
+if TYPE_CHECKING:
+    from pydantic import JsonValue
+
+__all__ = ["apply", "diff", "escape_pointer_token", "json_equal"]
+
+_Obj: TypeAlias = "dict[str, JsonValue]"
+_Arr: TypeAlias = "list[JsonValue]"
+_Ops: TypeAlias = "list[dict[str, JsonValue]]"
+_Op: TypeAlias = "Mapping[str, JsonValue]"
+_Hunk: TypeAlias = tuple[int, int, int, int]
+
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+# bool first: it is a subclass of int, and JSON's true is not the number 1
+_KINDS: Final[tuple[type, ...]] = (bool, int, float, str, dict, list)
+_WORK_PER_ITEM: Final = 4
+_WORK_MIN: Final = 4_096
+_INDEX: Final = re.compile(r"0|[1-9][0-9]*")
+_BAD_TILDE: Final = re.compile(r"~(?![01])")
+_SHOW_LIMIT: Final = 60
+_REPLACE_SIZE: Final = len('{"op":"replace","path":"","value":}')
+_NEEDS: Final = {
+    "op": "every operation names one: add, remove, replace, move, copy or test",
+    "path": "every operation needs one, a JSON Pointer such as '/tasks/0'",
+    "from": "move and copy need one, the JSON Pointer of the value to take",
+    "value": "add, replace and test need one; write null for a null value",
+}
+
+
+def escape_pointer_token(token: str) -> str:
+    """Escape an object key as one JSON Pointer token: `~` becomes `~0`, then `/` becomes `~1`.
+
+    Example:
+        >>> escape_pointer_token("a/b~c")
+        'a~1b~0c'
+    """
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def json_equal(a: JsonValue, b: JsonValue) -> bool:
+    """Whether `a` and `b` are the same JSON value: unlike `==`, `true` is not `1` or `1.0`.
+
+    Example:
+        >>> json_equal([1, {"a": None}], [1, {"a": None}]), json_equal([1], [True])
+        (True, False)
+    """
+    return a is b or (a == b and _same(a, b))
+
+
+def _same(a: JsonValue, b: JsonValue) -> bool:
+    # Only called once a == b, which settles keys, lengths and values; what is left is that
+    # no true stands where 1 is, or 1 where 1.0 is. The loops skip the call for plain scalars.
+    kind = type(a)
+    if kind is type(b) and kind in _SCALARS:
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key, value in a.items():
+            other, kind = b[key], type(value)
+            if value is not other and (kind is not type(other) or kind not in _SCALARS):  # noqa: SIM102
+                if not _same(value, other):
+                    return False
+        return True
+    if isinstance(a, list) and isinstance(b, list):
+        for value, other in zip(a, b, strict=True):
+            kind = type(value)
+            if value is not other and (kind is not type(other) or kind not in _SCALARS):  # noqa: SIM102
+                if not _same(value, other):
+                    return False
+        return True
+    return _kind(a) is _kind(b)
+
+
+def _kind(value: object) -> type:
+    kind: type = type(value)
+    return next((base for base in _KINDS if isinstance(value, base)), kind)
+
+
+def _copy(value: JsonValue) -> JsonValue:
+    if isinstance(value, dict):
+        return {key: _copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy(item) for item in value]
+    return value
+
+
+def diff(old: JsonValue, new: JsonValue) -> list[dict[str, JsonValue]]:
+    """The RFC 6902 operations that turn `old` into `new`, comparing JSON types strictly.
+
+    New members are added, missing ones removed, and changed scalars or types replaced where
+    they are. Values in the operations are copies: a later change to `new` cannot leak into
+    a patch that waits to be sent.
+
+    Args:
+        old: The document as the receiver has it.
+        new: The document it should become.
+
+    Returns:
+        The operations, as dicts with keys in the order `op`, `path`, `value`; empty when
+        the documents are the same JSON value.
+
+    Example:
+        >>> for op in diff({"a": 1, "b": [1, 2], "c": 0}, {"a": True, "b": [2], "d/e": None}):
+        ...     print(op)
+        {'op': 'replace', 'path': '/a', 'value': True}
+        {'op': 'remove', 'path': '/b/0'}
+        {'op': 'remove', 'path': '/c'}
+        {'op': 'add', 'path': '/d~1e', 'value': None}
+    """
+    ops: _Ops = []
+    _diff_value("", old, new, ops)
+    return ops
+
+
+def _diff_value(path: str, old: JsonValue, new: JsonValue, ops: _Ops) -> None:
+    if isinstance(old, dict) and isinstance(new, dict):
+        _diff_object(path, old, new, ops)
+    elif isinstance(old, list) and isinstance(new, list):
+        _diff_array(path, old, new, ops)
+    elif not json_equal(old, new):
+        ops.append({"op": "replace", "path": path, "value": _copy(new)})
+
+
+def _diff_object(path: str, old: _Obj, new: _Obj, ops: _Ops) -> None:
+    removed = 0
+    for key, value in old.items():
+        if key not in new:
+            removed += 1
+            ops.append({"op": "remove", "path": f"{path}/{escape_pointer_token(key)}"})
+            continue
+        other, kind = new[key], type(value)
+        # json_equal inlined, as this runs once per member of every object compared
+        if value is other or (
+            value == other and ((kind is type(other) and kind in _SCALARS) or _same(value, other))
+        ):
+            continue
+        _diff_value(f"{path}/{escape_pointer_token(key)}", value, other, ops)
+    if len(new) > len(old) - removed:
+        for key, value in new.items():
+            if key not in old:
+                added = f"{path}/{escape_pointer_token(key)}"
+                ops.append({"op": "add", "path": added, "value": _copy(value)})
+
+
+def _diff_array(path: str, old: _Arr, new: _Arr, ops: _Ops) -> None:
+    start = _snake(old, new, 0, 0, (len(old), len(new)))
+    old_end, new_end = len(old), len(new)
+    while old_end > start and new_end > start and json_equal(old[old_end - 1], new[new_end - 1]):
+        old_end -= 1
+        new_end -= 1
+    hunks = [(start, old_end, start, new_end)]
+    if start < old_end and start < new_end:
+        ends = (old_end, new_end)
+        aligned = _align(old, new, start, ends) or _patience(old, new, start, ends)
+        # An alignment can take more operations than pairing every item by position
+        if sum(max(i2 - i1, j2 - j1) for i1, i2, j1, j2 in aligned) <= max(ends) - start:
+            hunks = aligned
+    for hunk in hunks:
+        _emit(path, old, new, hunk, ops)
+
+
+def _snake(old: _Arr, new: _Arr, x: int, y: int, ends: tuple[int, int]) -> int:
+    x_end, y_end = ends
+    while x < x_end and y < y_end and ((a := old[x]) is (b := new[y]) or (a == b and _same(a, b))):
+        x += 1
+        y += 1
+    return x
+
+
+def _align(old: _Arr, new: _Arr, lo: int, ends: tuple[int, int]) -> list[_Hunk] | None:
+    # Myers' forward pass: furthest[k] is the furthest x reached on diagonal k = x - y with
+    # d edits so far; a copy per round lets _hunks walk the path back.
+    furthest, d = {1: lo}, 0
+    trace: list[dict[int, int]] = []
+    budget = _WORK_PER_ITEM * (ends[0] + ends[1] - 2 * lo) + _WORK_MIN
+    while budget >= 0:
+        trace.append(furthest.copy())
+        budget -= d + 1
+        for k in range(-d, d + 1, 2):
+            if k == -d or (k != d and furthest[k - 1] < furthest[k + 1]):
+                x = furthest[k + 1]
+            else:
+                x = furthest[k - 1] + 1
+            furthest[k] = end = _snake(old, new, x, x - k, ends)
+            budget -= end - x
+            if end >= ends[0] and end - k >= ends[1]:
+                return _hunks(trace, end, end - k, lo, ends)
+        d += 1
+    return None
+
+
+def _hunks(
+    trace: list[dict[int, int]], x: int, y: int, lo: int, ends: tuple[int, int]
+) -> list[_Hunk]:
+    runs: list[tuple[int, int, int]] = []  # (x, y, length) of each run of equal items, last first
+    for d in range(len(trace) - 1, 0, -1):
+        furthest, k = trace[d], x - y
+        down = k == -d or (k != d and furthest[k - 1] < furthest[k + 1])
+        prev_k = k + 1 if down else k - 1
+        prev_x = furthest[prev_k]
+        run_x = prev_x if down else prev_x + 1
+        runs.append((run_x, run_x - k, x - run_x))
+        x, y = prev_x, prev_x - prev_k
+    runs.append((lo, lo, x - lo))
+    # The hunks are the gaps between runs; an empty one, before a first run at lo, is harmless
+    hunks: list[_Hunk] = []
+    x = y = lo
+    for run_x, run_y, length in reversed(runs):
+        if length:
+            hunks.append((x, run_x, y, run_y))
+            x, y = run_x + length, run_y + length
+    hunks.append((x, ends[0], y, ends[1]))
+    return hunks
+
+
+def _patience(old: _Arr, new: _Arr, lo: int, ends: tuple[int, int]) -> list[_Hunk]:
+    # For many edits: items found once in each list (by repr, then confirmed strictly) anchor
+    # the alignment, and the longest chain of anchors in the same order in both splits the rest
+    # into hunks. O(N log N), where Myers' diff would be quadratic.
+    once_old, once_new = _once(old, lo, ends[0]), _once(new, lo, ends[1])
+    anchors = [
+        (i, j)
+        for key, j in once_new.items()
+        if j >= 0 and once_old.get(key, -1) >= 0 and json_equal(old[i := once_old[key]], new[j])
+    ]
+    hunks: list[_Hunk] = []
+    x = y = lo
+    for i, j in _increasing(anchors):
+        if i > x or j > y:
+            hunks.append((x, i, y, j))
+        x, y = i + 1, j + 1
+    hunks.append((x, ends[0], y, ends[1]))
+    return hunks
+
+
+def _once(items: _Arr, lo: int, hi: int) -> dict[str, int]:
+    """The index of each item by its repr, or -1 for an item found more than once."""
+    index: dict[str, int] = {}
+    for at in range(lo, hi):
+        key = repr(items[at])
+        index[key] = -1 if key in index else at
+    return index
+
+
+def _increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The longest chain of `pairs` (sorted by their second item) rising in their first."""
+    tails: list[int] = []  # tails[n]: the least first item that ends a chain of n + 1
+    last: list[int] = []  # last[n]: the position in pairs of that chain's last pair
+    before: list[int] = []  # before[p]: the position of the pair before pairs[p] in its chain
+    for position, (i, _) in enumerate(pairs):
+        n = bisect.bisect_left(tails, i)
+        tails[n : n + 1], last[n : n + 1] = [i], [position]
+        before.append(last[n - 1] if n else -1)
+    chain: list[tuple[int, int]] = []
+    at = last[-1] if last else -1
+    while at >= 0:
+        chain.append(pairs[at])
+        at = before[at]
+    return chain[::-1]
+
+
+def _emit(path: str, old: _Arr, new: _Arr, hunk: _Hunk, ops: _Ops) -> None:
+    # Earlier hunks are applied by now, so old[i1] sits at index j1 of the patched array.
+    i1, i2, j1, j2 = hunk
+    paired = min(i2 - i1, j2 - j1)
+    for offset in range(paired):
+        at, item = f"{path}/{j1 + offset}", new[j1 + offset]
+        inside: _Ops = []
+        _diff_value(at, old[i1 + offset], item, inside)
+        # Paired items may be unrelated: replace one whole when that is shorter than its diff
+        if len(inside) > 1 and len(_dumps(inside)) > len(_dumps(item)) + len(at) + _REPLACE_SIZE:
+            inside = [{"op": "replace", "path": at, "value": _copy(item)}]
+        ops.extend(inside)
+    # The highest index first, so each removal leaves the indices of the next ones valid
+    for index in range(j1 + i2 - i1 - 1, j1 + paired - 1, -1):
+        ops.append({"op": "remove", "path": f"{path}/{index}"})
+    for index in range(j1 + paired, j2):
+        ops.append({"op": "add", "path": f"{path}/{index}", "value": _copy(new[index])})
+
+
+def apply(doc: JsonValue, ops: Sequence[Mapping[str, JsonValue]]) -> JsonValue:
+    """Apply RFC 6902 operations to `doc` and return the result, all or nothing.
+
+    Neither `doc` nor `ops` is changed. `test` compares JSON types strictly: `1` is not `1.0`
+    and not `true`.
+
+    Args:
+        doc: The document to patch.
+        ops: The operations, each with `op`, `path` and, as its op needs, `value` or `from`.
+
+    Returns:
+        The patched document.
+
+    Raises:
+        PatchError: An operation is malformed or does not apply; `index` is its position.
+
+    Example:
+        >>> doc = {"tasks": [{"title": "a"}, {"title": "b"}]}
+        >>> apply(doc, [{"op": "remove", "path": "/tasks/0"},
+        ...             {"op": "add", "path": "/tasks/-", "value": {"title": "c"}}])
+        {'tasks': [{'title': 'b'}, {'title': 'c'}]}
+        >>> try:
+        ...     apply(doc, [{"op": "test", "path": "/tasks/0/title", "value": "a"},
+        ...                 {"op": "remove", "path": "/tasks/2"}])
+        ... except PatchError as error:
+        ...     print(error.index, error)
+        1 operation 1 (remove): path '/tasks/2' does not exist: the array has 2 items, ...
+    """
+    patcher = _Patcher(doc)
+    for index, op in enumerate(ops):
+        try:
+            patcher.run(op)
+        except _OpError as error:
+            name = op.get("op") if isinstance(cast("object", op), Mapping) else None
+            label = f" ({name})" if isinstance(name, str) else ""
+            msg = f"operation {index}{label}: {error}"
+            raise PatchError(msg, index=index) from None
+    return patcher.root
+
+
+class _OpError(Exception):
+    """Why one operation does not apply; `apply` adds which operation it was."""
+
+
+class _Pointer(NamedTuple):
+    member: str
+    text: str
+    tokens: tuple[str, ...]
+
+    def error(self, depth: int, node: JsonValue, reason: str = "") -> _OpError:
+        """That `tokens[depth]` names nothing in `node`, the value at that depth."""
+        at = "".join(f"/{escape_pointer_token(token)}" for token in self.tokens[:depth])
+        if isinstance(node, dict):
+            reason = f"the object at '{at}' has no member {self.tokens[depth]!r}"
+        elif not isinstance(node, list):
+            reason = f"the value at '{at}' is {_show(node)}, not an object or array"
+        return _OpError(f"{self.member} '{self.text}' does not exist: {reason}")
+
+
+def _require(op: _Op, member: str) -> JsonValue:
+    if member not in op:
+        msg = f"it has no '{member}' member: {_NEEDS[member]}"
+        raise _OpError(msg)
+    return op[member]
+
+
+def _pointer(op: _Op, member: str) -> _Pointer:
+    text = _require(op, member)
+    if not isinstance(text, str):
+        msg = f"'{member}' is {_show(text)}, not a string: {_NEEDS[member]}"
+        raise _OpError(msg)
+    if text and (text[0] != "/" or _BAD_TILDE.search(text)):
+        msg = (
+            f"{member} {text!r} is not a JSON Pointer: it must be '' or start with '/', "
+            "and a '~' in a key is written '~0' (and a '/' '~1')"
+        )
+        raise _OpError(msg)
+    # RFC 6901 order: "~1" first, so "~01" is the key "~1", not "/"
+    tokens = (token.replace("~1", "/").replace("~0", "~") for token in text.split("/")[1:])
+    return _Pointer(member, text, tuple(tokens))
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, default=repr, separators=(",", ":"))
+
+
+def _show(value: JsonValue) -> str:
+    text = _dumps(value)
+    return text if len(text) <= _SHOW_LIMIT else f"{text[: _SHOW_LIMIT - 3]}..."
+
+
+def _child(node: JsonValue, ptr: _Pointer, depth: int) -> JsonValue:
+    if isinstance(node, list):
+        return node[_index(node, ptr, depth)]
+    if not isinstance(node, dict) or ptr.tokens[depth] not in node:
+        raise ptr.error(depth, node)
+    return node[ptr.tokens[depth]]
+
+
+def _index(node: _Arr, ptr: _Pointer, depth: int, *, append: bool = False) -> int:
+    token, size = ptr.tokens[depth], len(node)
+    if append and token == "-":  # noqa: S105 - RFC 6901's name for the end of an array
+        return size
+    hint = f", so indices run from 0 to {size - 1}" if size else ""
+    if append:
+        hint = f", so 'add' takes an index from 0 to {size}, or '-' to append"
+    if token == "-":  # noqa: S105
+        reason = f"'-' is the slot after the last item, which only 'add' can use{hint}"
+    elif _INDEX.fullmatch(token) is None:
+        reason = f"{token!r} is not an array index{hint}"
+        if token.isascii() and token.isdigit():
+            reason = f"array indices have no leading zeros, so write '{int(token)}'"
+    elif int(token) >= (size + 1 if append else size):
+        reason = f"the array has {size} items{hint}"
+    else:
+        return int(token)
+    raise ptr.error(depth, node, reason)
+
+
+class _Patcher:
+    """A document under patching, copied on write."""
+
+    def __init__(self, doc: JsonValue) -> None:
+        self.root = doc
+        # The containers this call copied, the only ones it may change in place. Holding them,
+        # not just their ids, keeps a freed copy's id from being reused by another object.
+        self.owned: dict[int, _Obj | _Arr] = {}
+
+    def run(self, op: _Op) -> None:
+        if not isinstance(cast("object", op), Mapping):
+            msg = f"it is {_show(cast('JsonValue', op))}, not an object with 'op' and 'path'"
+            raise _OpError(msg)
+        match _require(op, "op"):
+            case "add":
+                self.put(_pointer(op, "path"), _require(op, "value"), insert=True)
+            case "remove":
+                self.pop(_pointer(op, "path"))
+            case "replace":
+                self.put(_pointer(op, "path"), _require(op, "value"), insert=False)
+            case "move":
+                self.move(_pointer(op, "from"), _pointer(op, "path"))
+            case "copy":
+                self.copy(_pointer(op, "from"), _pointer(op, "path"))
+            case "test":
+                self.test(_pointer(op, "path"), _require(op, "value"))
+            case name:
+                msg = f"unknown op {_show(name)}: {_NEEDS['op']}"
+                raise _OpError(msg)
+
+    def own(self, node: JsonValue, ptr: _Pointer, depth: int) -> _Obj | _Arr:
+        owned = self.owned.get(id(node))
+        if owned is None:
+            if isinstance(node, dict):
+                owned = dict(node)
+            elif isinstance(node, list):
+                owned = list(node)
+            else:
+                raise ptr.error(depth, node)
+            self.owned[id(owned)] = owned
+        return owned
+
+    def parent(self, ptr: _Pointer) -> _Obj | _Arr:
+        """The container of the target of `ptr`, owned, as is every container above it."""
+        node = self.root = self.own(self.root, ptr, 0)
+        for depth, token in enumerate(ptr.tokens[:-1]):
+            child = self.own(_child(node, ptr, depth), ptr, depth + 1)
+            if isinstance(node, dict):
+                node[token] = child
+            else:
+                node[int(token)] = child
+            node = child
+        return node
+
+    def get(self, ptr: _Pointer) -> JsonValue:
+        node = self.root
+        for depth in range(len(ptr.tokens)):
+            node = _child(node, ptr, depth)
+        return node
+
+    def put(self, ptr: _Pointer, value: JsonValue, *, insert: bool) -> None:
+        if not ptr.tokens:
+            self.root = value
+            return
+        node, depth = self.parent(ptr), len(ptr.tokens) - 1
+        if isinstance(node, dict):
+            if not insert:
+                _child(node, ptr, depth)
+            node[ptr.tokens[depth]] = value
+        elif insert:
+            node.insert(_index(node, ptr, depth, append=True), value)
+        else:
+            node[_index(node, ptr, depth)] = value
+
+    def pop(self, ptr: _Pointer) -> JsonValue:
+        if not ptr.tokens:
+            msg = f"{ptr.member} '' is the whole document, which cannot be removed; replace it"
+            raise _OpError(msg)
+        node, token = self.parent(ptr), ptr.tokens[-1]
+        value = _child(node, ptr, len(ptr.tokens) - 1)
+        if isinstance(node, dict):
+            del node[token]
+        else:
+            del node[int(token)]
+        return value
+
+    def move(self, source: _Pointer, target: _Pointer) -> None:
+        if source.tokens == target.tokens:
+            self.get(source)
+        elif target.tokens[: len(source.tokens)] == source.tokens:
+            msg = (
+                f"from '{source.text}' contains path '{target.text}', and a value cannot be "
+                "moved into itself; move it elsewhere, or copy it"
+            )
+            raise _OpError(msg)
+        else:
+            self.put(target, self.pop(source), insert=True)
+
+    def copy(self, source: _Pointer, target: _Pointer) -> None:
+        value = self.get(source)
+        # An owned container may still change in place in this patch, and the copy must not
+        # change with it. Others never change in place, and nothing inside them is owned.
+        self.put(target, _copy(value) if id(value) in self.owned else value, insert=True)
+
+    def test(self, ptr: _Pointer, expected: JsonValue) -> None:
+        actual = self.get(ptr)
+        if not json_equal(actual, expected):
+            msg = (
+                f"test failed: path '{ptr.text}' holds {_show(actual)}, not {_show(expected)} "
+                "(JSON types count: 1 is not 1.0 or true)"
+            )
+            raise _OpError(msg)
