@@ -41,6 +41,7 @@ class WireModel(
     validate_by_alias=True,
     serialize_by_alias=True,
     extra="forbid",
+    allow_inf_nan=False,
 ):
     """A frozen pydantic model with camelCase aliases and forbidden unknown fields.
 

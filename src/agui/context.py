@@ -13,6 +13,7 @@ number of concurrent runs.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections.abc import Awaitable, Iterable, Sequence
 from typing import Generic, TypeVar, overload
@@ -20,7 +21,7 @@ from typing import Generic, TypeVar, overload
 from pydantic import JsonValue
 
 from agui.cancellation import CancellationToken
-from agui.errors import AguiError, Cancelled, UsageError
+from agui.errors import Cancelled, UsageError
 from agui.events import (
     Event,
     RunErrorEvent,
@@ -211,10 +212,18 @@ class RunContext(Generic[S]):
 
     def publish_state(self) -> None:
         """Send the state if it changed: a snapshot first, then deltas when smaller."""
-        event = self._manager().publish()
-        if event is not None:
-            self._published = event
+        manager = self._manager()
+        event = manager.publish()
+        if event is None:
+            return
+        self._published = event
+        try:
             self._send(event)
+        finally:
+            if self._published is event:
+                # A transformer dropped it (or the send failed): the client's copy is unknown.
+                self._published = None
+                manager.reset()
 
     def _manager(self) -> StateManager[S]:
         if self._state is None:
@@ -236,7 +245,10 @@ class RunContext(Generic[S]):
 
     async def until_cancelled(self, awaitable: Awaitable[T]) -> T:
         """Await `awaitable`, but stop it and raise `Cancelled` as soon as the run is cancelled."""
-        self.check_cancelled()
+        if self.token.cancelled:
+            if inspect.iscoroutine(awaitable):
+                awaitable.close()
+            raise Cancelled(self.token.reason)
         work = asyncio.ensure_future(awaitable)
         stop = asyncio.ensure_future(self.token.wait())
         try:
@@ -381,7 +393,7 @@ class RunContext(Generic[S]):
     def _close_quietly(self, handle: Handle[S]) -> None:
         try:
             handle.close()
-        except AguiError:
+        except Exception:  # noqa: BLE001 - the error already propagating must win
             _log.exception("closing %s failed while an error propagated", handle.describe())
             self._release(handle)
 

@@ -104,10 +104,25 @@ class Handle(Generic[S]):
         if exc is None:
             self._finish()
             return
-        self._ctx._close_quietly(self)  # noqa: SLF001 - the context owns error-path closing
+        self._ctx._close_quietly(self)
 
     def _finish(self) -> None:
         raise NotImplementedError
+
+    def _start(self, *events: Event, exclusive: bool = True) -> None:
+        """Claim this block and send its opening events; a refused opening leaves nothing open."""
+        ctx = self._ctx
+        if exclusive:
+            ctx._claim(self)
+        else:
+            ctx._push_step(self)
+        try:
+            for index, event in enumerate(events):
+                ctx._send(event, forced=index > 0)
+        except BaseException:
+            self._open = False
+            ctx._release(self)
+            raise
 
     def _check_open(self, action: str) -> None:
         if not self._open:
@@ -119,7 +134,7 @@ class Handle(Generic[S]):
 
     def _closed(self) -> None:
         self._open = False
-        self._ctx._release(self)  # noqa: SLF001 - handles and their context are one unit
+        self._ctx._release(self)
 
 
 class MessageHandle(Handle[S]):
@@ -141,10 +156,9 @@ class MessageHandle(Handle[S]):
 
     def __init__(self, ctx: RunContext[S], *, role: TextRole, name: str | None = None) -> None:
         super().__init__(ctx)
-        self.id = ctx._new_message_id()  # noqa: SLF001
+        self.id = ctx._new_message_id()
         self.role = role
-        ctx._claim(self)  # noqa: SLF001
-        ctx._send(TextMessageStartEvent(message_id=self.id, role=role, name=name))  # noqa: SLF001
+        self._start(TextMessageStartEvent(message_id=self.id, role=role, name=name))
 
     def describe(self) -> str:  # noqa: D102 - documented on Handle
         return f"text message '{self.id}'"
@@ -153,7 +167,7 @@ class MessageHandle(Handle[S]):
         """Append text; an empty delta sends nothing."""
         self._check_open("delta")
         if text:
-            self._ctx._send(TextMessageContentEvent(message_id=self.id, delta=text))  # noqa: SLF001
+            self._ctx._send(TextMessageContentEvent(message_id=self.id, delta=text))
 
     def end(self) -> None:
         """Close the message now (leaving the `with` block does the same)."""
@@ -161,7 +175,7 @@ class MessageHandle(Handle[S]):
         self._finish()
 
     def _finish(self) -> None:
-        self._ctx._send(TextMessageEndEvent(message_id=self.id), forced=True)  # noqa: SLF001
+        self._ctx._send(TextMessageEndEvent(message_id=self.id), forced=True)
         self._closed()
 
 
@@ -182,10 +196,10 @@ class ReasoningHandle(Handle[S]):
 
     def __init__(self, ctx: RunContext[S]) -> None:
         super().__init__(ctx)
-        self.id = ctx._new_message_id()  # noqa: SLF001
-        ctx._claim(self)  # noqa: SLF001
-        ctx._send(ReasoningStartEvent(message_id=self.id))  # noqa: SLF001
-        ctx._send(ReasoningMessageStartEvent(message_id=self.id), forced=True)  # noqa: SLF001
+        self.id = ctx._new_message_id()
+        self._start(
+            ReasoningStartEvent(message_id=self.id), ReasoningMessageStartEvent(message_id=self.id)
+        )
 
     def describe(self) -> str:  # noqa: D102 - documented on Handle
         return f"reasoning block '{self.id}'"
@@ -195,7 +209,7 @@ class ReasoningHandle(Handle[S]):
         self._check_open("delta")
         if text:
             event = ReasoningMessageContentEvent(message_id=self.id, delta=text)
-            self._ctx._send(event)  # noqa: SLF001
+            self._ctx._send(event)
 
     def encrypted_value(self, value: str) -> None:
         """Attach an opaque value the client stores on this reasoning message."""
@@ -203,7 +217,7 @@ class ReasoningHandle(Handle[S]):
         event = ReasoningEncryptedValueEvent(
             subtype="message", entity_id=self.id, encrypted_value=value
         )
-        self._ctx._send(event)  # noqa: SLF001
+        self._ctx._send(event)
 
     def end(self) -> None:
         """Close the reasoning message and its span now."""
@@ -211,8 +225,8 @@ class ReasoningHandle(Handle[S]):
         self._finish()
 
     def _finish(self) -> None:
-        self._ctx._send(ReasoningMessageEndEvent(message_id=self.id), forced=True)  # noqa: SLF001
-        self._ctx._send(ReasoningEndEvent(message_id=self.id), forced=True)  # noqa: SLF001
+        self._ctx._send(ReasoningMessageEndEvent(message_id=self.id), forced=True)
+        self._ctx._send(ReasoningEndEvent(message_id=self.id), forced=True)
         self._closed()
 
 
@@ -234,8 +248,7 @@ class StepHandle(Handle[S]):
     def __init__(self, ctx: RunContext[S], name: str) -> None:
         super().__init__(ctx)
         self.name = name
-        ctx._push_step(self)  # noqa: SLF001
-        ctx._send(StepStartedEvent(step_name=name))  # noqa: SLF001
+        self._start(StepStartedEvent(step_name=name), exclusive=False)
 
     def describe(self) -> str:  # noqa: D102 - documented on Handle
         return f"step '{self.name}'"
@@ -243,11 +256,11 @@ class StepHandle(Handle[S]):
     def end(self) -> None:
         """Finish the step now; inner steps must have finished first."""
         self._check_open("end")
-        self._ctx._check_innermost_step(self)  # noqa: SLF001
+        self._ctx._check_innermost_step(self)
         self._finish()
 
     def _finish(self) -> None:
-        self._ctx._send(StepFinishedEvent(step_name=self.name), forced=True)  # noqa: SLF001
+        self._ctx._send(StepFinishedEvent(step_name=self.name), forced=True)
         self._closed()
 
 
@@ -283,15 +296,15 @@ class ToolCallHandle(Handle[S]):
     ) -> None:
         super().__init__(ctx)
         self.name = name
-        self.id = call_id if call_id is not None else ctx._new_call_id()  # noqa: SLF001
-        self.result_message_id = ctx._new_message_id()  # noqa: SLF001
+        self.id = call_id if call_id is not None else ctx._new_call_id()
+        self.result_message_id = ctx._new_message_id()
         self._fragments: list[str] = []
         self._ended = False
-        ctx._claim(self)  # noqa: SLF001
-        start = ToolCallStartEvent(
-            tool_call_id=self.id, tool_call_name=name, parent_message_id=parent_message_id
+        self._start(
+            ToolCallStartEvent(
+                tool_call_id=self.id, tool_call_name=name, parent_message_id=parent_message_id
+            )
         )
-        ctx._send(start)  # noqa: SLF001
 
     def describe(self) -> str:  # noqa: D102 - documented on Handle
         return f"tool call '{self.id}' ({self.name})"
@@ -306,7 +319,7 @@ class ToolCallHandle(Handle[S]):
         self._check_open("args")
         if delta:
             self._fragments.append(delta)
-            self._ctx._send(ToolCallArgsEvent(tool_call_id=self.id, delta=delta))  # noqa: SLF001
+            self._ctx._send(ToolCallArgsEvent(tool_call_id=self.id, delta=delta))
 
     def args_json(self, value: object) -> None:
         """Send arguments given as a value (dict, pydantic model, dataclass) as one JSON text."""
@@ -329,7 +342,7 @@ class ToolCallHandle(Handle[S]):
         event = ReasoningEncryptedValueEvent(
             subtype="tool-call", entity_id=self.id, encrypted_value=value
         )
-        self._ctx._send(event)  # noqa: SLF001
+        self._ctx._send(event)
 
     def end(self) -> None:
         """End the call without a result: the client executes it and answers next run."""
@@ -348,7 +361,7 @@ class ToolCallHandle(Handle[S]):
         return self.result(_to_json_text(value, what=f"the result of {self.describe()}"))
 
     def _finish(self) -> None:
-        self._ctx._send(ToolCallEndEvent(tool_call_id=self.id), forced=True)  # noqa: SLF001
+        self._ctx._send(ToolCallEndEvent(tool_call_id=self.id), forced=True)
         self._closed()
 
 

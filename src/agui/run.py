@@ -28,7 +28,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 
 from agui.cancellation import CancellationToken
 from agui.context import RunContext
-from agui.errors import AgentError, AguiError, Cancelled, ProtocolViolation
+from agui.errors import AgentError, AguiError, Cancelled
 from agui.events import Event, RunErrorEvent, RunFinishedEvent, RunStartedEvent
 from agui.transform import Transformer
 from agui.types import (
@@ -119,7 +119,7 @@ async def drive(agent: AgentLike[S], ctx: RunContext[S], *, debug: bool = False)
     This is the engine under `run()` and the HTTP endpoint; it never raises for agent errors.
     """
     try:
-        ctx._send(_run_started(ctx.input), forced=True)  # noqa: SLF001
+        ctx._send(_run_started(ctx.input), forced=True)
         try:
             ctx.init_state()
             outcome = await _call(agent, ctx)
@@ -131,7 +131,11 @@ async def drive(agent: AgentLike[S], ctx: RunContext[S], *, debug: bool = False)
         except Exception as error:  # noqa: BLE001 - every failure must become one RUN_ERROR
             _end_with_error(ctx, error, debug=debug)
         else:
-            if not ctx.terminated:
+            if ctx.terminated:
+                pass  # the agent emitted its own terminal event
+            elif ctx.cancelled:
+                _end_cancelled(ctx)
+            else:
                 _end_with_outcome(ctx, outcome, debug=debug)
     finally:
         ctx.receiver.close()
@@ -165,7 +169,7 @@ def _end_with_outcome(ctx: RunContext[S], outcome: RunOutcome | None, *, debug: 
             outcome=_complete(outcome, ctx),
             usage=ctx.usage or None,
         )
-        ctx._send(finished, forced=True)  # noqa: SLF001
+        ctx._send(finished, forced=True)
     except Exception as error:  # noqa: BLE001 - a refused RUN_FINISHED still ends the run
         _end_with_error(ctx, error, debug=debug)
 
@@ -194,8 +198,8 @@ def _end_cancelled(ctx: RunContext[S]) -> None:
             outcome=CancelledOutcome(),
             usage=ctx.usage or None,
         )
-        ctx._send(finished, forced=True)  # noqa: SLF001
-    except AguiError as error:
+        ctx._send(finished, forced=True)
+    except Exception as error:  # noqa: BLE001 - a run that cannot end cancelled ends in error
         _end_with_error(ctx, error, debug=False)
 
 
@@ -211,22 +215,20 @@ def _end_with_error(ctx: RunContext[S], error: BaseException, *, debug: bool) ->
         message=_error_message(error, debug=debug), code=code, usage=ctx.usage or None
     )
     try:
-        ctx._send(event, forced=True)  # noqa: SLF001
-    except ProtocolViolation:
-        _log.exception("run %s: RUN_ERROR was refused; sending it anyway", ctx.run_id)
-        ctx.receiver.push(event)
+        ctx._send(event, forced=True)
+    except Exception:  # noqa: BLE001 - refused only after a terminal event went out
+        _log.exception("run %s: RUN_ERROR was refused; the stream already ended", ctx.run_id)
 
 
 def _close_all(ctx: RunContext[S]) -> list[BaseException]:
     failures: list[BaseException] = []
-    for _ in range(64):
+    while ctx._open:
+        handle = ctx._open[-1]
         try:
-            ctx.close_open_handles()
-        except AguiError as error:
+            handle.close()
+        except Exception as error:  # noqa: BLE001 - keep closing what can be closed
             failures.append(error)
-            ctx._release(ctx._open[-1])  # noqa: SLF001 - give up on the block that cannot close
-        else:
-            break
+            ctx._release(handle)
     return failures
 
 

@@ -110,6 +110,9 @@ class StateManager(Generic[S]):
         if not known:
             return _snapshot(current)
         ops = patch.diff(previous, current)
+        if not ops:
+            # Same JSON, other bytes (key order, -0.0): nothing for the client to learn.
+            return None
         patch_bytes = pydantic_core.to_json(ops)
         if len(patch_bytes) < len(encoded):
             return _delta(ops)

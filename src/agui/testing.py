@@ -168,10 +168,11 @@ class _Reducer:
 
     def _open_text(self, wire: _Record, role: JsonValue) -> None:
         target = self._find(wire["messageId"])
+        if target is not None and target.get("role") == "activity":
+            return  # the client drops a text event aimed at an activity message
         if target is None:
             target = {"id": wire["messageId"], "role": role, "content": ""}
-            if wire.get("name") is not None:
-                target["name"] = wire["name"]
+            _copy_optional(wire, target, "name", "subagentRunId")
             self.messages.append(target)
         self._merge(target, wire)
 
@@ -267,6 +268,7 @@ class _Reducer:
             "toolCallId": wire["toolCallId"],
             "content": wire["content"],
         }
+        _copy_optional(wire, message, "subagentRunId")
         self._merge(message, wire)
         position = len(self.messages)
         for index, held in enumerate(self.messages):
@@ -337,3 +339,9 @@ class _Reducer:
                 target = None
         if target is not None:
             target["encryptedValue"] = wire["encryptedValue"]
+
+
+def _copy_optional(source: _Record, target: _Record, *keys: str) -> None:
+    for key in keys:
+        if source.get(key) is not None:
+            target[key] = source[key]

@@ -25,6 +25,7 @@ from typing import TypeVar, cast
 
 import pydantic_core
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
 
 from agui import events as ev
 from agui.errors import DecodeError, InvalidInput, MalformedEvent, UnknownEventType
@@ -196,7 +197,9 @@ def _validate(
             return cls.model_validate(working), []
         except ValidationError as error:
             removals, problems = _classify(working, error, stripped)
-            if problems or not removals:
+            # Strip first: errors from the other arms of a union holding unknown material
+            # vanish once it is gone, and real problems are reported on the next pass.
+            if not removals:
                 return None, problems or _describe(working, error)
             working = _strip(working if stripped else copy.deepcopy(working), removals, label)
             stripped.update(pointer for pointer, _ in removals)
@@ -209,48 +212,92 @@ _Removal = tuple[str, tuple[object, ...]]
 def _classify(
     data: object, error: ValidationError, stripped: set[str]
 ) -> tuple[list[_Removal], list[tuple[str, str]]]:
-    removals: list[_Removal] = []
-    problems: list[tuple[str, str]] = []
-    for item in error.errors(include_url=False):
-        path = _data_path(data, item["loc"])
+    removals: dict[str, tuple[object, ...]] = {}
+    problems: dict[str, str] = {}
+    for item in _relevant(data, error):
+        path, _ = _data_path(data, item["loc"])
         pointer = _pointer(path)
         if item["type"] in ("extra_forbidden", "union_tag_invalid"):
-            removals.append((pointer, path))
+            removals.setdefault(pointer, path)
         elif item["type"] == "missing" and pointer in stripped:
-            problems.append((pointer, "an unrecognised value was removed from a required field"))
+            problems.setdefault(pointer, "an unrecognised value was removed from a required field")
         else:
-            problems.append((pointer, item["msg"]))
-    return removals, problems
+            problems.setdefault(pointer, item["msg"])
+    return list(removals.items()), list(problems.items())
 
 
 def _describe(data: object, error: ValidationError) -> list[tuple[str, str]]:
-    return [
-        (_pointer(_data_path(data, item["loc"])), item["msg"])
-        for item in error.errors(include_url=False)
-    ]
+    # Each arm of a union reports its own error at the same place: keep the first.
+    problems: dict[str, str] = {}
+    for item in _relevant(data, error):
+        problems.setdefault(_pointer(_data_path(data, item["loc"])[0]), item["msg"])
+    return list(problems.items())
 
 
-def _data_path(data: object, loc: tuple[int | str, ...]) -> tuple[object, ...]:
-    """Map a pydantic error location onto keys of the data, skipping union-tag components."""
+def _relevant(data: object, error: ValidationError) -> list[ErrorDetails]:
+    """The errors from union arms that fit the data, or all of them when none fits."""
+    errors = error.errors(include_url=False)
+    fitting = [item for item in errors if _data_path(data, item["loc"])[1]]
+    return fitting or errors
+
+
+def _data_path(data: object, loc: tuple[int | str, ...]) -> tuple[tuple[object, ...], bool]:
+    """Map a pydantic error location onto keys of the data.
+
+    Union-tag and union-arm components are not keys and are skipped. The flag says whether
+    every arm on the way fits the data's JSON type: an error from a `str` arm about a value
+    that is a list says nothing useful about that list.
+    """
     path: list[object] = []
+    fits = True
     node = data
-    for part in loc:
-        if isinstance(node, Mapping):
+    last = len(loc) - 1
+    for position, part in enumerate(loc):
+        if node is _MISSING:
+            path.append(part)
+        elif isinstance(node, Mapping):
             mapping = cast("Mapping[object, object]", node)
+            # A tag is never the last component (the error is inside its arm). A tag value may
+            # also be a key ("text" on TextPart): it is the tag when the next component
+            # addresses this same object.
+            if (
+                isinstance(part, str)
+                and position < last
+                and _is_tag_of(mapping, part)
+                and (part not in mapping or loc[position + 1] in mapping)
+            ):
+                continue
             if part in mapping:
                 path.append(part)
                 node = mapping[part]
-                continue
-            if isinstance(part, str) and not _is_tag_of(mapping, part):
+            elif isinstance(part, str) and _is_arm_label(part):
+                fits = fits and _arm_fits(part, node)
+            else:
                 path.append(part)
-                node = None
+                node = _MISSING
         elif isinstance(node, list) and isinstance(part, int):
             items = cast("list[object]", node)
             path.append(part)
-            node = items[part] if 0 <= part < len(items) else None
+            node = items[part] if 0 <= part < len(items) else _MISSING
         else:
-            path.append(part)
-    return tuple(path)
+            fits = fits and _arm_fits(str(part), node)
+    return tuple(path), fits
+
+
+_MISSING = object()
+_SCALAR_ARMS = {"str": str, "int": int, "float": float, "bool": bool, "none": type(None)}
+
+
+def _is_arm_label(part: str) -> bool:
+    return part in _SCALAR_ARMS or "[" in part
+
+
+def _arm_fits(label: str, node: object) -> bool:
+    if label in _SCALAR_ARMS:
+        return type(node) is _SCALAR_ARMS[label]
+    if label.startswith(("list[", "tuple[")):
+        return isinstance(node, list)
+    return isinstance(node, Mapping)
 
 
 def _is_tag_of(mapping: Mapping[object, object], part: str) -> bool:

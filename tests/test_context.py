@@ -1,0 +1,414 @@
+"""RunContext: the unit-test harness, ids, input accessors, exclusivity and the emit pipeline."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+import pytest
+from pydantic import JsonValue
+
+from agui import (
+    AgentError,
+    EventType,
+    ProtocolViolation,
+    RunAgentInput,
+    RunContext,
+    UsageError,
+)
+from agui.events import (
+    CustomEvent,
+    Event,
+    RunFinishedEvent,
+    StateSnapshotEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    ToolCallResultEvent,
+)
+from agui.messages import (
+    AssistantMessage,
+    ContentPart,
+    FunctionCall,
+    ImagePart,
+    Message,
+    SystemMessage,
+    TextPart,
+    ToolCall,
+    UrlSource,
+    UserMessage,
+)
+from agui.sink import EventReceiver
+from agui.types import Context, ResumeEntry, Tool
+from agui.verify import Rule, Verifier
+
+E = TypeVar("E")
+
+ADD_TASK = Tool(name="add_task", description="Add a task to the board")
+
+
+def new(**fields: object) -> tuple[RunContext[JsonValue], EventReceiver]:
+    return RunContext.new(RunAgentInput.model_validate({"threadId": "t", "runId": "r", **fields}))
+
+
+def types_of(events: Sequence[Event]) -> list[str]:
+    return [event.type for event in events]
+
+
+def only(events: Sequence[Event], kind: type[E]) -> list[E]:
+    return [event for event in events if isinstance(event, kind)]
+
+
+# -- the harness ------------------------------------------------------------------------------
+
+
+def test_a_new_context_emits_nothing_by_itself() -> None:
+    ctx, events = new()
+    assert events.drain() == []
+    assert ctx.receiver is events
+    assert not ctx.terminated
+
+
+def test_drain_takes_everything_queued_and_leaves_the_queue_empty() -> None:
+    ctx, events = new()
+    ctx.say("one")
+    ctx.say("two")
+    assert len(events.drain()) == 6
+    assert events.drain() == []
+
+
+def test_the_harness_verifier_is_live_and_already_in_a_run() -> None:
+    ctx, _ = new()
+    assert isinstance(ctx.verifier, Verifier)
+    assert ctx.verifier.running
+    with pytest.raises(ProtocolViolation, match="No active text message found") as caught:
+        ctx.emit(TextMessageContentEvent(message_id="nowhere", delta="x"))
+    assert caught.value.rule == Rule.MESSAGE_NOT_OPEN
+
+
+# -- deterministic ids ------------------------------------------------------------------------
+
+
+def test_ids_are_numbered_per_run_for_messages_reasoning_results_and_calls() -> None:
+    ctx, _ = new()
+    assert ctx.say("hi") == "r-msg-1"
+    assert ctx.think("hmm") == "r-msg-2"
+    with ctx.tool_call("f") as first:
+        first.end()
+    with ctx.tool_call("g") as second:
+        second.end()
+    assert (first.id, first.result_message_id) == ("r-call-1", "r-msg-3")
+    assert (second.id, second.result_message_id) == ("r-call-2", "r-msg-4")
+    with ctx.message() as message:
+        pass
+    assert message.id == "r-msg-5"
+
+
+def test_ids_follow_the_run_id() -> None:
+    ctx, _ = RunContext.new(RunAgentInput(thread_id="t", run_id="run-42"))
+    assert ctx.say("hi") == "run-42-msg-1"
+
+
+# -- input accessors --------------------------------------------------------------------------
+
+
+def test_accessors_return_the_input_and_empty_lists_for_absent_fields() -> None:
+    ctx, _ = new()
+    assert (ctx.thread_id, ctx.run_id) == ("t", "r")
+    assert ctx.messages == []
+    assert ctx.tools == []
+    assert ctx.context == []
+    assert ctx.resume == []
+    assert ctx.forwarded_props is None
+    assert ctx.last_user_text is None
+
+
+def test_accessors_return_what_the_client_sent() -> None:
+    resume = {"interruptId": "i1", "status": "resolved", "payload": {"approved": True}}
+    ctx, _ = new(
+        tools=[ADD_TASK.model_dump()],
+        context=[{"description": "timezone", "value": "Europe/Paris"}],
+        forwardedProps={"theme": "dark"},
+        resume=[resume],
+    )
+    assert ctx.tools == [ADD_TASK]
+    assert ctx.context == [Context(description="timezone", value="Europe/Paris")]
+    assert ctx.forwarded_props == {"theme": "dark"}
+    assert ctx.resume_for("i1") == ResumeEntry.model_validate(resume)
+    assert ctx.resume_for("i2") is None
+
+
+def test_tool_returns_the_offered_tool_or_none() -> None:
+    ctx, _ = new(tools=[ADD_TASK.model_dump()])
+    assert ctx.tool("add_task") == ADD_TASK
+    assert ctx.tool("delete_everything") is None
+
+
+def offered(ctx: RunContext[JsonValue], name: str) -> Tool:
+    """An agent's own rule: only call tools the client offered."""
+    tool = ctx.tool(name)
+    if tool is None:
+        message = f"the tool {name!r} was not offered by the client"
+        raise AgentError(message)
+    return tool
+
+
+def test_an_agent_rule_on_offered_tools_accepts_add_task_and_refuses_delete_everything() -> None:
+    ctx, _ = new(tools=[ADD_TASK.model_dump()])
+    assert offered(ctx, "add_task").name == "add_task"
+    with pytest.raises(AgentError, match="'delete_everything' was not offered"):
+        offered(ctx, "delete_everything")
+
+
+def test_nothing_refuses_a_call_to_a_tool_the_client_did_not_offer() -> None:
+    ctx, events = new(tools=[ADD_TASK.model_dump()])
+    with ctx.tool_call("delete_everything") as call:
+        call.end()
+    assert types_of(events.drain()) == [EventType.TOOL_CALL_START, EventType.TOOL_CALL_END]
+
+
+def _history(*messages: Message) -> list[JsonValue]:
+    return [m.model_dump(mode="json") for m in messages]
+
+
+def test_last_user_text_is_the_latest_user_message() -> None:
+    history = _history(
+        UserMessage(id="u1", content="first"),
+        AssistantMessage(id="a1", content="ok"),
+        UserMessage(id="u2", content="second"),
+        AssistantMessage(id="a2", content="ok"),
+    )
+    ctx, _ = new(messages=history)
+    assert ctx.last_user_text == "second"
+    assert [m.id for m in ctx.messages] == ["u1", "a1", "u2", "a2"]
+
+
+def test_last_user_text_joins_the_text_parts_and_skips_media() -> None:
+    parts: list[ContentPart] = [
+        TextPart(text="look at "),
+        ImagePart(source=UrlSource(value="https://example.com/a.png")),
+        TextPart(text="this"),
+    ]
+    ctx, _ = new(messages=_history(UserMessage(id="u1", content=parts)))
+    assert ctx.last_user_text == "look at this"
+
+
+def test_last_user_text_is_none_without_a_user_message() -> None:
+    ctx, _ = new(messages=_history(SystemMessage(id="s1", content="be brief")))
+    assert ctx.last_user_text is None
+
+
+# -- exclusive blocks -------------------------------------------------------------------------
+
+
+Opener = Callable[[RunContext[JsonValue]], object]
+OPENERS: dict[str, Opener] = {
+    "message": lambda ctx: ctx.message(),
+    "reasoning": lambda ctx: ctx.reasoning(),
+    "tool_call": lambda ctx: ctx.tool_call("f"),
+}
+OPEN_NAMES = {
+    "message": r"text message 'r-msg-1'",
+    "reasoning": r"reasoning block 'r-msg-1'",
+    "tool_call": r"tool call 'r-call-1' \(f\)",
+}
+KINDS = {"message": "text message", "reasoning": "reasoning block", "tool_call": "tool call"}
+OPENING_EVENTS = {"message": 1, "reasoning": 2, "tool_call": 1}
+
+
+@pytest.mark.parametrize("first", list(OPENERS), ids=list(OPENERS))
+@pytest.mark.parametrize("second", list(OPENERS), ids=list(OPENERS))
+def test_opening_a_block_while_another_is_open_raises_usage_error_naming_it(
+    first: str, second: str
+) -> None:
+    ctx, events = new()
+    OPENERS[first](ctx)
+    sent = len(events.drain())
+    with pytest.raises(
+        UsageError, match=rf"cannot open a {KINDS[second]}: {OPEN_NAMES[first]} is still open"
+    ):
+        OPENERS[second](ctx)
+    assert events.drain() == []
+    assert sent == OPENING_EVENTS[first]
+
+
+def test_a_block_may_open_once_the_previous_one_has_closed() -> None:
+    ctx, events = new()
+    with ctx.message():
+        pass
+    with ctx.tool_call("f"):
+        pass
+    with ctx.reasoning():
+        pass
+    assert types_of(events.drain())[-1] == EventType.REASONING_END
+
+
+def test_say_inside_an_open_message_is_refused() -> None:
+    ctx, _ = new()
+    with ctx.message(), pytest.raises(UsageError, match="text message 'r-msg-1' is still open"):
+        ctx.say("nested")
+
+
+# -- the emit pipeline ------------------------------------------------------------------------
+
+
+class DropCustom:
+    """A transformer that drops CUSTOM events and doubles nothing else."""
+
+    def transform(self, event: Event) -> Sequence[Event]:
+        return () if isinstance(event, CustomEvent) else (event,)
+
+
+class Tag:
+    """A transformer that adds an `X` custom event after every text END."""
+
+    def transform(self, event: Event) -> Sequence[Event]:
+        if isinstance(event, TextMessageEndEvent):
+            return (event, CustomEvent(name="X", value=event.message_id))
+        return (event,)
+
+
+def test_emit_goes_through_the_transformers_before_the_verifier() -> None:
+    ctx, events = RunContext.new(
+        RunAgentInput(thread_id="t", run_id="r"), transformers=[DropCustom(), Tag()]
+    )
+    ctx.emit(CustomEvent(name="dropped", value=None))
+    ctx.say("hi")
+    drained = events.drain()
+    assert types_of(drained) == [
+        EventType.TEXT_MESSAGE_START,
+        EventType.TEXT_MESSAGE_CONTENT,
+        EventType.TEXT_MESSAGE_END,
+        EventType.CUSTOM,
+    ]
+    assert only(drained, CustomEvent)[0].value == "r-msg-1"
+
+
+def test_emit_is_checked_by_the_verifier() -> None:
+    ctx, events = new()
+    with pytest.raises(ProtocolViolation, match="No active text message") as caught:
+        ctx.emit(TextMessageEndEvent(message_id="m9"))
+    assert caught.value.rule == Rule.MESSAGE_NOT_OPEN
+    assert events.drain() == []
+
+
+def test_emitting_after_a_terminal_event_raises_usage_error() -> None:
+    ctx, events = new()
+    ctx.emit(RunFinishedEvent(thread_id="t", run_id="r"))
+    assert ctx.terminated
+    with pytest.raises(UsageError, match="cannot emit TEXT_MESSAGE_START: the run has already"):
+        ctx.say("late")
+    assert types_of(events.drain()) == [EventType.RUN_FINISHED]
+
+
+# -- tool results and pending calls -----------------------------------------------------------
+
+
+def _earlier_call() -> list[JsonValue]:
+    call = ToolCall(id="old-call", function=FunctionCall(name="confirm", arguments="{}"))
+    return _history(
+        AssistantMessage(id="a0", tool_calls=[call]),
+        AssistantMessage(id="a1", content="no calls here"),
+    )
+
+
+def test_tool_result_answers_a_call_from_the_run_input() -> None:
+    ctx, events = new(messages=_earlier_call())
+    assert ctx.tool_result("old-call", "yes") == "r-msg-1"
+    assert ctx.tool_result("old-call", "again", message_id="mine") == "mine"
+    results = only(events.drain(), ToolCallResultEvent)
+    assert [(r.message_id, r.tool_call_id, r.role) for r in results] == [
+        ("r-msg-1", "old-call", "tool"),
+        ("mine", "old-call", "tool"),
+    ]
+
+
+def test_tool_result_for_an_unknown_call_is_a_protocol_violation() -> None:
+    ctx, _ = new()
+    with pytest.raises(ProtocolViolation, match="'never-started': no such call was started"):
+        ctx.tool_result("never-started", "x")
+    with pytest.raises(ProtocolViolation, match="A result answers a tool call") as caught:
+        ctx.tool_result("never-started", "x")
+    assert caught.value.rule == Rule.TOOL_RESULT_UNKNOWN_CALL
+
+
+def test_pending_tool_call_ids_lists_calls_without_a_result_in_call_order() -> None:
+    ctx, _ = new(messages=_earlier_call())
+    for name in ("a", "b", "c"):
+        with ctx.tool_call(name) as call:
+            if name == "b":
+                call.result("done")
+            else:
+                call.end()
+    assert ctx.pending_tool_call_ids == ["r-call-1", "r-call-3"]
+
+
+# -- closing what is open ---------------------------------------------------------------------
+
+
+def test_close_open_handles_closes_innermost_first() -> None:
+    ctx, events = new()
+    ctx.step("outer")
+    ctx.step("inner")
+    ctx.message().delta("partial")
+    events.drain()
+    ctx.close_open_handles()
+    assert types_of(events.drain()) == [
+        EventType.TEXT_MESSAGE_END,
+        EventType.STEP_FINISHED,
+        EventType.STEP_FINISHED,
+    ]
+    ctx.close_open_handles()
+    assert events.drain() == []
+
+
+def test_a_close_that_fails_while_an_error_propagates_is_logged_and_released(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    ctx, events = new()
+
+    def end_behind_its_back_then_fail() -> None:
+        with ctx.message() as message:
+            ctx.emit(TextMessageEndEvent(message_id=message.id))
+            reason = "the original error"
+            raise KeyError(reason)
+
+    with (
+        caplog.at_level(logging.ERROR, logger="agui"),
+        pytest.raises(KeyError, match="the original error"),
+    ):
+        end_behind_its_back_then_fail()
+    assert "closing text message 'r-msg-1' failed while an error propagated" in caplog.text
+    assert types_of(events.drain()) == [EventType.TEXT_MESSAGE_START, EventType.TEXT_MESSAGE_END]
+    with ctx.message():
+        pass
+
+
+# -- state before it is decoded ---------------------------------------------------------------
+
+
+def test_the_state_is_not_available_before_the_run_decodes_it() -> None:
+    ctx: RunContext[JsonValue] = RunContext(RunAgentInput(thread_id="t", run_id="r"), started=True)
+    with pytest.raises(UsageError, match="the run state is not ready yet"):
+        _ = ctx.state
+    with pytest.raises(UsageError, match="the run state is not ready yet"):
+        ctx.publish_state()
+    with pytest.raises(UsageError, match="the run state is not ready yet"):
+        ctx.state = {}
+    ctx.emit(StateSnapshotEvent(snapshot={"a": 1}))
+    ctx.init_state()
+    assert ctx.state == {}
+
+
+def test_decoding_the_state_again_keeps_the_live_value() -> None:
+    ctx, _ = new(state={"n": 1})
+    ctx.state = {"n": 2}
+    ctx.init_state()
+    assert ctx.state == {"n": 2}
+
+
+def test_the_state_can_be_replaced_whole() -> None:
+    ctx, events = new(state={"a": 1})
+    ctx.state = {"b": 2}
+    ctx.publish_state()
+    assert only(events.drain(), StateSnapshotEvent)[0].snapshot == {"b": 2}

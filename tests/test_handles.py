@@ -1,0 +1,668 @@
+"""Handles: each bracketed construct opens when created and closes when its block is left."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import TypeVar, get_args
+
+import pytest
+from pydantic import BaseModel, JsonValue
+from typing_extensions import TypedDict
+
+from agui import (
+    EventType,
+    InvalidArguments,
+    ProtocolViolation,
+    RunAgentInput,
+    RunContext,
+    ToolCallHandle,
+    UsageError,
+)
+from agui.events import (
+    CustomEvent,
+    Event,
+    ReasoningEncryptedValueEvent,
+    StateSnapshotEvent,
+    StepFinishedEvent,
+    StepStartedEvent,
+    TextMessageContentEvent,
+    TextMessageStartEvent,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
+from agui.handles import Handle, TextRole
+from agui.messages import TextPart
+from agui.sink import EventReceiver
+
+E = TypeVar("E")
+
+
+class Query(BaseModel):
+    city: str
+
+
+@dataclasses.dataclass
+class QueryData:
+    city: str
+    days: int = 1
+
+
+class QueryDict(TypedDict):
+    city: str
+
+
+class Board(BaseModel):
+    tasks: list[str] = []
+
+
+class Boom(Exception):
+    """A failure in agent code, raised inside a block."""
+
+
+def new() -> tuple[RunContext[JsonValue], EventReceiver]:
+    return RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+
+
+def types_of(events: Sequence[Event]) -> list[str]:
+    return [event.type for event in events]
+
+
+def only(events: Sequence[Event], kind: type[E]) -> list[E]:
+    return [event for event in events if isinstance(event, kind)]
+
+
+def boom() -> None:
+    message = "the agent failed"
+    raise Boom(message)
+
+
+# -- the acceptance cases ---------------------------------------------------------------------
+
+
+def test_an_agent_answered_call_sends_start_args_end_result_and_returns_the_result_id() -> None:
+    ctx, events = new()
+    with ctx.tool_call("get_weather") as call:
+        call.args_json({"city": "Seoul"})
+        result_id = call.result_json({"tempC": 21})
+    assert result_id == "r-msg-1"
+    assert types_of(events.drain()) == [
+        EventType.TOOL_CALL_START,
+        EventType.TOOL_CALL_ARGS,
+        EventType.TOOL_CALL_END,
+        EventType.TOOL_CALL_RESULT,
+    ]
+
+
+def test_a_client_executed_call_closed_with_end_sends_start_args_end() -> None:
+    ctx, events = new()
+    with ctx.tool_call("confirm") as call:
+        call.args_json({"question": "Ship it?"})
+        call.end()
+    assert types_of(events.drain()) == [
+        EventType.TOOL_CALL_START,
+        EventType.TOOL_CALL_ARGS,
+        EventType.TOOL_CALL_END,
+    ]
+
+
+def test_streamed_args_concatenate_and_parse_only_once_complete() -> None:
+    ctx, events = new()
+    with ctx.tool_call("get_weather") as call:
+        call.args('{"city":')
+        with pytest.raises(InvalidArguments, match=r"tool call 'r-call-1' \(get_weather\)"):
+            call.parse_args(Query)
+        call.args('"Seoul"}')
+        assert call.raw_args == '{"city":"Seoul"}'
+        assert call.parse_args(Query).city == "Seoul"
+        call.end()
+    args = only(events.drain(), ToolCallArgsEvent)
+    assert [event.delta for event in args] == ['{"city":', '"Seoul"}']
+
+
+def test_state_published_inside_an_open_call_goes_between_args_and_end() -> None:
+    ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"), state=Board)
+    with ctx.tool_call("add_task") as call:
+        call.args_json({"task": "ship it"})
+        call.state.tasks.append("ship it")
+        call.publish_state()
+        call.result("added")
+    drained = events.drain()
+    assert types_of(drained) == [
+        EventType.TOOL_CALL_START,
+        EventType.TOOL_CALL_ARGS,
+        EventType.STATE_SNAPSHOT,
+        EventType.TOOL_CALL_END,
+        EventType.TOOL_CALL_RESULT,
+    ]
+    assert len(drained) == 5
+    assert ctx.state.tasks == ["ship it"]
+
+
+def test_interleaved_provider_calls_buffered_per_index_go_out_whole_one_after_another() -> None:
+    ctx, events = new()
+    provider_stream: list[tuple[int, str | None, str]] = [
+        (0, "get_weather", '{"city":'),
+        (1, "roll_dice", '{"sides":'),
+        (0, None, '"Seoul"}'),
+        (1, None, "6}"),
+    ]
+    names: dict[int, str] = {}
+    buffers: dict[int, list[str]] = {}
+    for index, name, fragment in provider_stream:
+        if name is not None:
+            names[index] = name
+        buffers.setdefault(index, []).append(fragment)
+    for index in sorted(buffers):
+        with ctx.tool_call(names[index]) as call:
+            call.args("".join(buffers[index]))
+            call.end()
+    drained = events.drain()
+    assert len(drained) == 6
+    assert drained[0].type == EventType.TOOL_CALL_START
+    assert (
+        types_of(drained)
+        == [
+            EventType.TOOL_CALL_START,
+            EventType.TOOL_CALL_ARGS,
+            EventType.TOOL_CALL_END,
+        ]
+        * 2
+    )
+    starts = only(drained, ToolCallStartEvent)
+    assert [(s.tool_call_id, s.tool_call_name) for s in starts] == [
+        ("r-call-1", "get_weather"),
+        ("r-call-2", "roll_dice"),
+    ]
+    assert [a.delta for a in only(drained, ToolCallArgsEvent)] == [
+        '{"city":"Seoul"}',
+        '{"sides":6}',
+    ]
+
+
+# -- text messages ----------------------------------------------------------------------------
+
+
+def test_a_message_block_sends_start_content_end_and_skips_empty_deltas() -> None:
+    ctx, events = new()
+    with ctx.message() as message:
+        message.delta("Hello, ")
+        message.delta("")
+        message.delta("world")
+    drained = events.drain()
+    assert types_of(drained) == [
+        EventType.TEXT_MESSAGE_START,
+        EventType.TEXT_MESSAGE_CONTENT,
+        EventType.TEXT_MESSAGE_CONTENT,
+        EventType.TEXT_MESSAGE_END,
+    ]
+    assert [c.delta for c in only(drained, TextMessageContentEvent)] == ["Hello, ", "world"]
+    assert message.closed
+
+
+@pytest.mark.parametrize("role", get_args(TextRole))
+def test_a_message_start_carries_its_role_and_name(role: TextRole) -> None:
+    ctx, events = new()
+    with ctx.message(role, name="bot") as message:
+        assert message.role == role
+    start = only(events.drain(), TextMessageStartEvent)[0]
+    assert (start.message_id, start.role, start.name) == ("r-msg-1", role, "bot")
+
+
+def test_say_sends_one_whole_assistant_message_and_returns_its_id() -> None:
+    ctx, events = new()
+    assert ctx.say("Hi") == "r-msg-1"
+    assert ctx.say("again") == "r-msg-2"
+    drained = events.drain()
+    assert len(drained) == 6
+    assert [c.delta for c in only(drained, TextMessageContentEvent)] == ["Hi", "again"]
+
+
+def test_ending_a_message_early_sends_end_once() -> None:
+    ctx, events = new()
+    with ctx.message() as message:
+        message.delta("Hi")
+        message.end()
+        assert message.closed
+    assert types_of(events.drain()).count(EventType.TEXT_MESSAGE_END) == 1
+
+
+def test_leaving_a_message_block_by_exception_still_emits_end() -> None:
+    ctx, events = new()
+
+    def fail_while_streaming() -> None:
+        with ctx.message() as message:
+            message.delta("partial")
+            boom()
+
+    with pytest.raises(Boom, match="the agent failed"):
+        fail_while_streaming()
+    assert types_of(events.drain()) == [
+        EventType.TEXT_MESSAGE_START,
+        EventType.TEXT_MESSAGE_CONTENT,
+        EventType.TEXT_MESSAGE_END,
+    ]
+
+
+def test_a_message_refuses_deltas_after_it_ended() -> None:
+    ctx, _ = new()
+    with ctx.message() as message:
+        message.end()
+        with pytest.raises(UsageError, match=r"cannot call delta\(\) on text message 'r-msg-1'"):
+            message.delta("late")
+        with pytest.raises(UsageError, match=r"cannot call end\(\) on text message 'r-msg-1'"):
+            message.end()
+
+
+# -- reasoning --------------------------------------------------------------------------------
+
+
+def test_a_reasoning_block_uses_the_1_0_order() -> None:
+    ctx, events = new()
+    with ctx.reasoning() as thinking:
+        thinking.delta("Paris is ")
+        thinking.delta("")
+        thinking.delta("in France.")
+    assert types_of(events.drain()) == [
+        EventType.REASONING_START,
+        EventType.REASONING_MESSAGE_START,
+        EventType.REASONING_MESSAGE_CONTENT,
+        EventType.REASONING_MESSAGE_CONTENT,
+        EventType.REASONING_MESSAGE_END,
+        EventType.REASONING_END,
+    ]
+
+
+def test_think_sends_a_whole_reasoning_block_and_returns_its_id() -> None:
+    ctx, events = new()
+    assert ctx.think("Hmm.") == "r-msg-1"
+    assert len(events.drain()) == 5
+
+
+def test_a_reasoning_encrypted_value_is_attached_to_the_reasoning_message() -> None:
+    ctx, events = new()
+    with ctx.reasoning() as thinking:
+        thinking.encrypted_value("opaque")
+        thinking.end()
+        with pytest.raises(UsageError, match=r"encrypted_value\(\) on reasoning block 'r-msg-1'"):
+            thinking.encrypted_value("late")
+        with pytest.raises(UsageError, match=r"cannot call delta\(\) on reasoning block"):
+            thinking.delta("late")
+        with pytest.raises(UsageError, match=r"cannot call end\(\) on reasoning block"):
+            thinking.end()
+    value = only(events.drain(), ReasoningEncryptedValueEvent)[0]
+    assert (value.subtype, value.entity_id, value.encrypted_value) == (
+        "message",
+        "r-msg-1",
+        "opaque",
+    )
+
+
+def test_leaving_a_reasoning_block_by_exception_closes_message_then_span() -> None:
+    ctx, events = new()
+    with pytest.raises(Boom, match="the agent failed"), ctx.reasoning():
+        boom()
+    assert types_of(events.drain())[-2:] == [
+        EventType.REASONING_MESSAGE_END,
+        EventType.REASONING_END,
+    ]
+
+
+# -- steps ------------------------------------------------------------------------------------
+
+
+def test_steps_nest_and_close_innermost_first() -> None:
+    ctx, events = new()
+    with ctx.step("plan"), ctx.step("search"):
+        ctx.say("found it")
+    drained = events.drain()
+    steps = [
+        (event.type, event.step_name)
+        for event in drained
+        if isinstance(event, (StepStartedEvent, StepFinishedEvent))
+    ]
+    assert steps == [
+        ("STEP_STARTED", "plan"),
+        ("STEP_STARTED", "search"),
+        ("STEP_FINISHED", "search"),
+        ("STEP_FINISHED", "plan"),
+    ]
+
+
+def test_leaving_nested_steps_by_exception_closes_them_innermost_first() -> None:
+    ctx, events = new()
+    with pytest.raises(Boom, match="the agent failed"), ctx.step("outer"), ctx.step("inner"):
+        boom()
+    finished = [e.step_name for e in only(events.drain(), StepFinishedEvent)]
+    assert finished == ["inner", "outer"]
+
+
+def test_ending_an_outer_step_while_an_inner_one_is_open_is_refused() -> None:
+    ctx, events = new()
+    with ctx.step("outer") as outer, ctx.step("inner"):
+        with pytest.raises(UsageError, match=r"cannot end step 'outer': step 'inner' inside it"):
+            outer.end()
+        assert not outer.closed
+    assert [e.step_name for e in only(events.drain(), StepFinishedEvent)] == ["inner", "outer"]
+
+
+def test_a_step_ended_early_refuses_a_second_end() -> None:
+    ctx, events = new()
+    with ctx.step("plan") as step:
+        step.end()
+        with pytest.raises(UsageError, match=r"cannot call end\(\) on step 'plan': it has ended"):
+            step.end()
+    assert types_of(events.drain()) == [EventType.STEP_STARTED, EventType.STEP_FINISHED]
+
+
+def test_a_message_may_open_inside_a_step() -> None:
+    ctx, events = new()
+    with ctx.step("answer"), ctx.message() as message:
+        message.delta("ok")
+    assert types_of(events.drain()) == [
+        EventType.STEP_STARTED,
+        EventType.TEXT_MESSAGE_START,
+        EventType.TEXT_MESSAGE_CONTENT,
+        EventType.TEXT_MESSAGE_END,
+        EventType.STEP_FINISHED,
+    ]
+
+
+# -- tool calls -------------------------------------------------------------------------------
+
+
+def test_a_tool_call_allocates_its_result_message_id_when_it_opens() -> None:
+    ctx, _ = new()
+    with ctx.tool_call("get_weather") as call:
+        assert (call.id, call.result_message_id, call.name) == (
+            "r-call-1",
+            "r-msg-1",
+            "get_weather",
+        )
+        call.end()
+    assert ctx.say("after") == "r-msg-2"
+
+
+def test_a_tool_call_takes_a_given_id_and_parent_message() -> None:
+    ctx, events = new()
+    message_id = ctx.say("Let me check.")
+    with ctx.tool_call("get_weather", call_id="call-x", parent_message_id=message_id) as call:
+        assert call.id == "call-x"
+        call.end()
+    start = only(events.drain(), ToolCallStartEvent)[0]
+    assert (start.tool_call_id, start.parent_message_id) == ("call-x", "r-msg-1")
+
+
+def test_leaving_a_tool_call_block_without_end_still_emits_end() -> None:
+    ctx, events = new()
+    with ctx.tool_call("confirm") as call:
+        call.args("{}")
+    assert types_of(events.drain())[-1] == EventType.TOOL_CALL_END
+    assert call.closed
+
+
+def test_leaving_a_tool_call_block_by_exception_emits_end_and_no_result() -> None:
+    ctx, events = new()
+
+    def fail_inside_the_call() -> None:
+        with ctx.tool_call("get_weather") as call:
+            call.args('{"city":"Seoul"}')
+            boom()
+
+    with pytest.raises(Boom, match="the agent failed"):
+        fail_inside_the_call()
+    assert types_of(events.drain()) == [
+        EventType.TOOL_CALL_START,
+        EventType.TOOL_CALL_ARGS,
+        EventType.TOOL_CALL_END,
+    ]
+
+
+def test_an_empty_args_fragment_sends_nothing() -> None:
+    ctx, events = new()
+    with ctx.tool_call("f") as call:
+        call.args("")
+        assert call.raw_args == ""
+    assert types_of(events.drain()) == [EventType.TOOL_CALL_START, EventType.TOOL_CALL_END]
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        ({"city": "Seoul"}, '{"city":"Seoul"}'),
+        (Query(city="Seoul"), '{"city":"Seoul"}'),
+        (QueryData(city="Seoul", days=2), '{"city":"Seoul","days":2}'),
+        ([1, None, "é"], '[1,null,"é"]'),
+    ],
+    ids=["dict", "pydantic", "dataclass", "list-with-null"],
+)
+def test_args_json_sends_a_value_as_one_compact_json_text(value: object, text: str) -> None:
+    ctx, events = new()
+    with ctx.tool_call("f") as call:
+        call.args_json(value)
+    assert [a.delta for a in only(events.drain(), ToolCallArgsEvent)] == [text]
+
+
+def test_args_json_refuses_a_value_that_is_not_json() -> None:
+    ctx, _ = new()
+    with ctx.tool_call("f") as call:
+        with pytest.raises(
+            UsageError, match=r"the arguments of tool call 'r-call-1' \(f\) cannot be serialized"
+        ):
+            call.args_json({"when": object()})
+        call.end()
+
+
+def test_result_json_refuses_a_value_that_is_not_json() -> None:
+    ctx, _ = new()
+    with ctx.tool_call("f") as call:
+        with pytest.raises(UsageError, match=r"the result of tool call 'r-call-1' \(f\) cannot"):
+            call.result_json(object())
+        assert not call.closed
+
+
+def test_parse_args_without_a_type_returns_plain_json() -> None:
+    ctx, _ = new()
+    with ctx.tool_call("f") as call:
+        call.args('{"city": "Seoul", "days": [1, 2], "hint": null}')
+        assert call.parse_args() == {"city": "Seoul", "days": [1, 2], "hint": None}
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        (Query, Query(city="Seoul")),
+        (QueryData, QueryData(city="Seoul")),
+        (QueryDict, {"city": "Seoul"}),
+    ],
+    ids=["pydantic", "dataclass", "typeddict"],
+)
+def test_parse_args_reads_into_a_model_a_dataclass_or_a_typeddict(
+    target: type[object], expected: object
+) -> None:
+    ctx, _ = new()
+    with ctx.tool_call("get_weather") as call:
+        call.args('{"city":"Seoul"}')
+        assert call.parse_args(target) == expected
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ['{"city":', "not json", '{"city": NaN}', ""],
+    ids=["partial", "garbage", "nan", "empty"],
+)
+def test_parse_args_names_the_call_while_the_json_is_partial_or_invalid(raw: str) -> None:
+    ctx, _ = new()
+    with ctx.tool_call("get_weather") as call:
+        call.args(raw)
+        with pytest.raises(
+            InvalidArguments,
+            match=r"tool call 'r-call-1' \(get_weather\): the argument text is not complete JSON",
+        ) as caught:
+            call.parse_args()
+    assert (caught.value.tool_call_id, caught.value.tool_name) == ("r-call-1", "get_weather")
+    assert caught.value.code == "INVALID_ARGUMENTS"
+
+
+def test_parse_args_lists_each_field_that_does_not_fit_the_type() -> None:
+    ctx, _ = new()
+    with ctx.tool_call("get_weather") as call:
+        call.args('{"city": 7, "days": "x"}')
+        with pytest.raises(
+            InvalidArguments, match=r"do not fit QueryData: '/city': Input should be a valid string"
+        ) as caught:
+            call.parse_args(QueryData)
+    assert [pointer for pointer, _ in caught.value.errors] == ["/city", "/days"]
+
+
+def test_parse_args_still_reads_the_arguments_after_the_call_ended() -> None:
+    ctx, _ = new()
+    with ctx.tool_call("get_weather") as call:
+        call.args('{"city":"Seoul"}')
+        call.end()
+    assert call.parse_args(Query) == Query(city="Seoul")
+
+
+def test_a_result_goes_out_with_role_tool_after_end() -> None:
+    ctx, events = new()
+    with ctx.tool_call("get_weather") as call:
+        assert call.result("21C") == "r-msg-1"
+    drained = events.drain()
+    result = only(drained, ToolCallResultEvent)[0]
+    assert (result.message_id, result.tool_call_id, result.content, result.role) == (
+        "r-msg-1",
+        "r-call-1",
+        "21C",
+        "tool",
+    )
+    assert types_of(drained)[-2:] == [EventType.TOOL_CALL_END, EventType.TOOL_CALL_RESULT]
+
+
+def test_a_result_may_be_a_list_of_content_parts() -> None:
+    ctx, events = new()
+    with ctx.tool_call("describe") as call:
+        call.result([TextPart(text="a cat")])
+    result = only(events.drain(), ToolCallResultEvent)[0]
+    assert result.content == [TextPart(text="a cat")]
+
+
+def test_a_tool_call_encrypted_value_is_attached_to_the_call() -> None:
+    ctx, events = new()
+    with ctx.tool_call("f") as call:
+        call.encrypted_value("opaque")
+    value = only(events.drain(), ReasoningEncryptedValueEvent)[0]
+    assert (value.subtype, value.entity_id) == ("tool-call", "r-call-1")
+
+
+def test_unordered_events_go_out_through_an_open_call() -> None:
+    ctx, events = new()
+    with ctx.tool_call("f") as call:
+        call.emit(CustomEvent(name="progress", value={"pct": 50}))
+    assert types_of(events.drain()) == [
+        EventType.TOOL_CALL_START,
+        EventType.CUSTOM,
+        EventType.TOOL_CALL_END,
+    ]
+
+
+def _ended_call_actions() -> list[tuple[str, Callable[[ToolCallHandle[JsonValue]], object]]]:
+    return [
+        ("args", lambda call: call.args("{}")),
+        ("args", lambda call: call.args_json({})),
+        ("end", lambda call: call.end()),
+        ("result", lambda call: call.result("late")),
+        ("result", lambda call: call.result_json({"late": True})),
+        ("encrypted_value", lambda call: call.encrypted_value("x")),
+        ("emit", lambda call: call.emit(CustomEvent(name="late", value=None))),
+        ("publish_state", lambda call: call.publish_state()),
+    ]
+
+
+@pytest.mark.parametrize("ending", ["end", "result"])
+@pytest.mark.parametrize(
+    ("action", "act"),
+    _ended_call_actions(),
+    ids=[
+        "args",
+        "args_json",
+        "end",
+        "result",
+        "result_json",
+        "encrypted_value",
+        "emit",
+        "publish_state",
+    ],
+)
+def test_every_call_on_an_ended_tool_call_raises_usage_error(
+    ending: str, action: str, act: Callable[[ToolCallHandle[JsonValue]], object]
+) -> None:
+    ctx, events = new()
+    with ctx.tool_call("get_weather") as call:
+        if ending == "end":
+            call.end()
+        else:
+            call.result("21C")
+        sent = len(events.drain())
+        with pytest.raises(
+            UsageError,
+            match=rf"cannot call {action}\(\) on tool call 'r-call-1' \(get_weather\): it has",
+        ):
+            act(call)
+    assert events.drain() == []
+    assert sent == (2 if ending == "end" else 3)
+
+
+# -- state and raw emits through handles -----------------------------------------------------
+
+
+def test_a_handle_exposes_the_same_state_object_as_the_context() -> None:
+    ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"), state=Board)
+    with ctx.message() as message:
+        assert message.state is ctx.state
+        message.state.tasks.append("x")
+        message.publish_state()
+        message.delta("done")
+    snapshot = only(events.drain(), StateSnapshotEvent)[0]
+    assert snapshot.snapshot == {"tasks": ["x"]}
+
+
+def test_a_closed_message_refuses_emit_and_publish_state() -> None:
+    ctx, _ = new()
+    with ctx.message() as message:
+        message.end()
+        with pytest.raises(UsageError, match=r"cannot call emit\(\) on text message 'r-msg-1'"):
+            message.emit(CustomEvent(name="x", value=1))
+        with pytest.raises(UsageError, match=r"cannot call publish_state\(\) on text message"):
+            message.publish_state()
+
+
+def test_closing_a_closed_handle_again_sends_nothing() -> None:
+    ctx, events = new()
+    message = ctx.message()
+    message.close()
+    message.close()
+    assert types_of(events.drain()) == [EventType.TEXT_MESSAGE_START, EventType.TEXT_MESSAGE_END]
+
+
+def test_the_base_handle_describes_itself_by_kind_and_releases_nothing_it_never_claimed() -> None:
+    ctx, _ = new()
+    handle: Handle[JsonValue] = Handle(ctx)
+    assert handle.describe() == "block"
+    before = handle.closed
+    handle._closed()  # pyright: ignore[reportPrivateUsage]
+    assert (before, handle.closed) == (False, True)
+    ctx.say("nothing was claimed")
+
+
+def test_a_tool_call_refused_by_the_verifier_does_not_stay_claimed() -> None:
+    ctx, events = new()
+    ctx.emit(ToolCallStartEvent(tool_call_id="c1", tool_call_name="raw"))
+    with pytest.raises(ProtocolViolation, match="'c1' is already in progress"):
+        ctx.tool_call("f", call_id="c1")
+    ctx.emit(ToolCallEndEvent(tool_call_id="c1"))
+    events.drain()
+    with ctx.tool_call("g") as call:
+        call.end()
+    assert types_of(events.drain()) == [EventType.TOOL_CALL_START, EventType.TOOL_CALL_END]

@@ -1,0 +1,611 @@
+"""The run driver: RUN_STARTED, the agent's events, and exactly one terminal event, always."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar, cast
+
+import pytest
+from ag_ui_validate.pytest_plugin import assert_valid_agui
+from pydantic import BaseModel, JsonValue
+
+from agui import (
+    PROTOCOL_VERSION,
+    Agent,
+    AgentError,
+    EventType,
+    PatchError,
+    RunAgentInput,
+    RunContext,
+    RunOutcome,
+    TokenUsage,
+    run,
+)
+from agui.events import (
+    CustomEvent,
+    Event,
+    RunErrorEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+    StateSnapshotEvent,
+    StepFinishedEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+)
+from agui.testing import assert_valid, collect
+from agui.transform import Transformer
+from agui.types import (
+    CancelledOutcome,
+    Interrupt,
+    InterruptOutcome,
+    SuccessOutcome,
+)
+
+E = TypeVar("E")
+S = TypeVar("S")
+HIDDEN = "hunter2-do-not-leak"
+TERMINALS = (EventType.RUN_FINISHED, EventType.RUN_ERROR)
+Ctx = RunContext[JsonValue]
+AgentFn = Callable[[Ctx], Awaitable[RunOutcome | None]]
+
+
+class Board(BaseModel):
+    tasks: list[str] = []
+
+
+class Unserializable:
+    """A value no JSON serializer knows."""
+
+
+def request(**fields: object) -> RunAgentInput:
+    return RunAgentInput.model_validate({"threadId": "t", "runId": "r", **fields})
+
+
+def drive(
+    agent: AgentFn,
+    *,
+    debug: bool = False,
+    transformers: Sequence[Transformer] = (),
+    **fields: object,
+) -> list[Event]:
+    """Run `agent` to the end and check the stream it produced."""
+    events = asyncio.run(collect(agent, request(**fields), transformers=transformers, debug=debug))
+    assert_valid(events)
+    assert types_of(events).count(EventType.RUN_STARTED) == 1
+    assert sum(e.type in TERMINALS for e in events) == 1
+    assert events[-1].type in TERMINALS
+    return events
+
+
+def types_of(events: Sequence[Event]) -> list[str]:
+    return [event.type for event in events]
+
+
+def only(events: Sequence[Event], kind: type[E]) -> list[E]:
+    return [event for event in events if isinstance(event, kind)]
+
+
+def error_of(events: Sequence[Event]) -> RunErrorEvent:
+    last = events[-1]
+    assert isinstance(last, RunErrorEvent)
+    return last
+
+
+def finished(events: Sequence[Event]) -> RunFinishedEvent:
+    last = events[-1]
+    assert isinstance(last, RunFinishedEvent)
+    return last
+
+
+def fail() -> None:
+    raise ValueError(HIDDEN)
+
+
+# -- the lifecycle ----------------------------------------------------------------------------
+
+
+def test_a_run_opens_with_run_started_declaring_protocol_1_0() -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.say("Hello!")
+
+    events = drive(agent, parentRunId="p")
+    started = events[0]
+    assert isinstance(started, RunStartedEvent)
+    assert (started.thread_id, started.run_id, started.parent_run_id) == ("t", "r", "p")
+    assert started.protocol_version == PROTOCOL_VERSION == "1.0"
+    assert started.model_dump_json().startswith('{"type":"RUN_STARTED","threadId":"t"')
+    assert types_of(events) == [
+        EventType.RUN_STARTED,
+        EventType.TEXT_MESSAGE_START,
+        EventType.TEXT_MESSAGE_CONTENT,
+        EventType.TEXT_MESSAGE_END,
+        EventType.RUN_FINISHED,
+    ]
+    done = finished(events)
+    assert (done.thread_id, done.run_id) == ("t", "r")
+    assert done.outcome == SuccessOutcome()
+
+
+def test_an_agent_object_with_a_run_method_is_driven_like_a_function() -> None:
+    class Greeter:
+        async def run(self, ctx: Ctx, /) -> RunOutcome | None:
+            ctx.say("hi")
+            return RunOutcome.success()
+
+    greeter = Greeter()
+    assert isinstance(greeter, Agent)
+    events = asyncio.run(collect(greeter, request()))
+    assert_valid(events)
+    assert types_of(events)[-1] == EventType.RUN_FINISHED
+
+
+def test_calls_ended_without_result_are_listed_as_pending_on_success() -> None:
+    async def agent(ctx: Ctx) -> None:
+        with ctx.tool_call("confirm") as call:
+            call.end()
+        with ctx.tool_call("lookup") as call:
+            call.result("ok")
+        with ctx.tool_call("approve"):
+            pass
+
+    done = finished(drive(agent))
+    assert done.outcome == SuccessOutcome(pending_tool_call_ids=["r-call-1", "r-call-3"])
+
+
+def test_a_success_with_an_empty_pending_list_is_filled_in() -> None:
+    async def agent(ctx: Ctx) -> RunOutcome:
+        with ctx.tool_call("confirm") as call:
+            call.end()
+        return RunOutcome.success(pending_tool_call_ids=[])
+
+    assert finished(drive(agent)).outcome == SuccessOutcome(pending_tool_call_ids=["r-call-1"])
+
+
+def test_a_success_naming_its_own_pending_calls_is_kept() -> None:
+    async def agent(ctx: Ctx) -> RunOutcome:
+        with ctx.tool_call("a") as call:
+            call.end()
+        with ctx.tool_call("b") as call:
+            call.end()
+        return RunOutcome.success(pending_tool_call_ids=["r-call-2"])
+
+    assert finished(drive(agent)).outcome == SuccessOutcome(pending_tool_call_ids=["r-call-2"])
+
+
+def test_the_result_and_usage_go_on_run_finished() -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.result = {"answer": 42}
+        ctx.usage.append(TokenUsage(provider="openai", input_tokens=3))
+
+    done = finished(drive(agent))
+    assert done.result == {"answer": 42}
+    assert done.usage == [TokenUsage(provider="openai", input_tokens=3)]
+
+
+def test_an_interrupt_publishes_the_state_first_and_carries_no_result() -> None:
+    async def agent(ctx: Ctx) -> RunOutcome:
+        ctx.result = "ignored"
+        cast("dict[str, JsonValue]", ctx.state)["pending"] = "approval"
+        return RunOutcome.interrupt([Interrupt(id="i1", reason="confirmation")])
+
+    events = drive(agent)
+    assert types_of(events)[-2:] == [EventType.STATE_SNAPSHOT, EventType.RUN_FINISHED]
+    done = finished(events)
+    assert done.result is None
+    assert done.outcome == InterruptOutcome(interrupts=[Interrupt(id="i1", reason="confirmation")])
+
+
+def test_a_returned_cancelled_outcome_ends_the_run_cancelled() -> None:
+    async def agent(ctx: Ctx) -> RunOutcome:
+        ctx.say("stopping")
+        return RunOutcome.cancelled()
+
+    assert finished(drive(agent)).outcome == CancelledOutcome()
+
+
+def test_handles_left_open_on_return_are_closed_before_run_finished() -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.step("plan")
+        ctx.message().delta("unfinished")
+
+    assert types_of(drive(agent))[-3:] == [
+        EventType.TEXT_MESSAGE_END,
+        EventType.STEP_FINISHED,
+        EventType.RUN_FINISHED,
+    ]
+
+
+def test_an_agent_that_returns_something_else_fails_with_agent_error() -> None:
+    async def agent(ctx: Ctx) -> RunOutcome:
+        ctx.say("hi")
+        return cast("RunOutcome", "done")
+
+    error = error_of(drive(agent))
+    assert error.code == "AGENT_ERROR"
+    assert "an agent must return RunOutcome.success()" in error.message
+
+
+# -- terminal events sent by the agent --------------------------------------------------------
+
+
+def test_an_agent_that_emits_its_own_run_finished_gets_no_second_one() -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.emit(RunFinishedEvent(thread_id="t", run_id="r", outcome=CancelledOutcome()))
+
+    events = drive(agent)
+    assert types_of(events) == [EventType.RUN_STARTED, EventType.RUN_FINISHED]
+    assert finished(events).outcome == CancelledOutcome()
+
+
+def test_an_agent_that_emits_its_own_run_error_gets_no_second_terminal() -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.emit(RunErrorEvent(message="mine", code="MINE"))
+
+    events = drive(agent)
+    assert types_of(events) == [EventType.RUN_STARTED, EventType.RUN_ERROR]
+    assert error_of(events).code == "MINE"
+
+
+def test_an_agent_that_fails_after_its_own_terminal_event_adds_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.emit(RunFinishedEvent(thread_id="t", run_id="r"))
+        fail()
+
+    with caplog.at_level(logging.ERROR, logger="agui"):
+        events = drive(agent)
+    assert types_of(events) == [EventType.RUN_STARTED, EventType.RUN_FINISHED]
+    assert "run r failed after its terminal event" in caplog.text
+
+
+def test_an_agent_that_emits_inside_a_block_after_its_own_run_error_ends_once() -> None:
+    async def agent(ctx: Ctx) -> None:
+        with ctx.message():
+            ctx.emit(RunErrorEvent(message="mine"))
+
+    events = drive(agent)
+    assert types_of(events) == [
+        EventType.RUN_STARTED,
+        EventType.TEXT_MESSAGE_START,
+        EventType.RUN_ERROR,
+    ]
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+
+async def _before_any_event(_ctx: Ctx) -> None:
+    fail()
+
+
+async def _in_message(ctx: Ctx) -> None:
+    with ctx.message() as message:
+        message.delta("partial")
+        fail()
+
+
+async def _in_reasoning(ctx: Ctx) -> None:
+    with ctx.reasoning() as thinking:
+        thinking.delta("hmm")
+        fail()
+
+
+async def _in_tool_call(ctx: Ctx) -> None:
+    with ctx.tool_call("get_weather") as call:
+        call.args('{"city":')
+        fail()
+
+
+async def _in_nested_steps(ctx: Ctx) -> None:
+    with ctx.step("outer"), ctx.step("inner"):
+        fail()
+
+
+async def _in_call_in_step(ctx: Ctx) -> None:
+    with ctx.step("act"), ctx.tool_call("f"):
+        fail()
+
+
+async def _in_handles_opened_without_with(ctx: Ctx) -> None:
+    ctx.step("outer")
+    ctx.step("inner")
+    ctx.reasoning().delta("thinking")
+    fail()
+
+
+async def _after_a_result(ctx: Ctx) -> None:
+    with ctx.tool_call("f") as call:
+        call.result("ok")
+        fail()
+
+
+async def _in_publish(ctx: Ctx) -> None:
+    with ctx.step("save"), ctx.message():
+        cast("dict[str, JsonValue]", ctx.state)["bad"] = cast("JsonValue", Unserializable())
+        ctx.publish_state()
+
+
+RS, RE = EventType.RUN_STARTED, EventType.RUN_ERROR
+SS, SF = EventType.STEP_STARTED, EventType.STEP_FINISHED
+TMS, TMC, TME = (
+    EventType.TEXT_MESSAGE_START,
+    EventType.TEXT_MESSAGE_CONTENT,
+    EventType.TEXT_MESSAGE_END,
+)
+TCS, TCA, TCE, TCR = (
+    EventType.TOOL_CALL_START,
+    EventType.TOOL_CALL_ARGS,
+    EventType.TOOL_CALL_END,
+    EventType.TOOL_CALL_RESULT,
+)
+RST, RMS, RMC, RME, REN = (
+    EventType.REASONING_START,
+    EventType.REASONING_MESSAGE_START,
+    EventType.REASONING_MESSAGE_CONTENT,
+    EventType.REASONING_MESSAGE_END,
+    EventType.REASONING_END,
+)
+FAILURES: list[tuple[str, AgentFn, list[EventType], str]] = [
+    ("before-any-event", _before_any_event, [RS, RE], "AGENT_ERROR"),
+    ("in-message", _in_message, [RS, TMS, TMC, TME, RE], "AGENT_ERROR"),
+    ("in-reasoning", _in_reasoning, [RS, RST, RMS, RMC, RME, REN, RE], "AGENT_ERROR"),
+    ("in-tool-call", _in_tool_call, [RS, TCS, TCA, TCE, RE], "AGENT_ERROR"),
+    ("in-nested-steps", _in_nested_steps, [RS, SS, SS, SF, SF, RE], "AGENT_ERROR"),
+    ("in-call-in-step", _in_call_in_step, [RS, SS, TCS, TCE, SF, RE], "AGENT_ERROR"),
+    (
+        "opened-without-with",
+        _in_handles_opened_without_with,
+        [RS, SS, SS, RST, RMS, RMC, RME, REN, SF, SF, RE],
+        "AGENT_ERROR",
+    ),
+    ("after-a-result", _after_a_result, [RS, TCS, TCE, TCR, RE], "AGENT_ERROR"),
+    ("in-publish", _in_publish, [RS, SS, TMS, TME, SF, RE], "STATE_ERROR"),
+]
+
+
+@pytest.mark.parametrize(
+    ("agent", "expected", "code"),
+    [case[1:] for case in FAILURES],
+    ids=[case[0] for case in FAILURES],
+)
+def test_an_exception_anywhere_closes_open_blocks_innermost_first_then_one_run_error(
+    agent: AgentFn, expected: list[EventType], code: str
+) -> None:
+    events = drive(agent)
+    assert types_of(events) == expected
+    assert error_of(events).code == code
+
+
+def test_a_call_failing_mid_arguments_is_still_ended_before_the_run_error() -> None:
+    """The call is closed on the error path even though its arguments are partial JSON.
+
+    AG-UI says TOOL_CALL_END means "the arguments are complete", not "valid"; leaving the call
+    open would break the handle contract (and RUN_FINISHED after a cancel needs it closed).
+    ag-ui-validate reads such an END as an error (AGUI204), and that is its only finding.
+    """
+    events = drive(_in_tool_call)
+    assert_valid(events)
+    with pytest.raises(AssertionError, match="1 error-severity finding") as caught:
+        assert_valid_agui([json.loads(event.model_dump_json()) for event in events])
+    assert "AGUI204" in str(caught.value)
+
+
+def test_steps_closed_by_the_driver_finish_innermost_first() -> None:
+    events = drive(_in_handles_opened_without_with)
+    assert [e.step_name for e in only(events, StepFinishedEvent)] == ["inner", "outer"]
+
+
+@pytest.mark.parametrize(
+    "agent", [case[1] for case in FAILURES], ids=[case[0] for case in FAILURES]
+)
+def test_no_exception_text_reaches_the_client_without_debug(agent: AgentFn) -> None:
+    for event in drive(agent):
+        assert HIDDEN not in event.model_dump_json()
+        assert "Unserializable" not in event.model_dump_json()
+
+
+@pytest.mark.parametrize(
+    "agent",
+    [case[1] for case in FAILURES[:-1]],
+    ids=[case[0] for case in FAILURES[:-1]],
+)
+def test_the_exception_text_reaches_the_client_with_debug(agent: AgentFn) -> None:
+    error = error_of(drive(agent, debug=True))
+    assert error.message == f"the agent failed with an unexpected error: ValueError: {HIDDEN}"
+
+
+def test_a_state_error_with_debug_carries_the_serializer_message() -> None:
+    error = error_of(drive(_in_publish, debug=True))
+    assert error.message.startswith("the run state could not be read or published: StateError:")
+    assert "Unserializable" in error.message
+
+
+async def _agent_error(ctx: Ctx) -> None:
+    with ctx.message():
+        message = "the board is full"
+        raise AgentError(message)
+
+
+async def _usage_error(ctx: Ctx) -> None:
+    with ctx.message():
+        ctx.say("nested")
+
+
+async def _protocol_violation(ctx: Ctx) -> None:
+    ctx.emit(TextMessageEndEvent(message_id="never-opened"))
+
+
+async def _invalid_arguments(ctx: Ctx) -> None:
+    with ctx.tool_call("f") as call:
+        call.args('{"partial":')
+        call.parse_args()
+
+
+async def _patch_error(_ctx: Ctx) -> None:
+    message = "a patch did not apply"
+    raise PatchError(message)
+
+
+CODES: list[tuple[str, AgentFn, str, str]] = [
+    ("agent-error", _agent_error, "AGENT_ERROR", "the board is full"),
+    ("unexpected", _before_any_event, "AGENT_ERROR", "the agent failed with an unexpected error"),
+    (
+        "usage-error",
+        _usage_error,
+        "USAGE_ERROR",
+        "the agent used the agui SDK in a way it does not allow",
+    ),
+    (
+        "protocol-violation",
+        _protocol_violation,
+        "PROTOCOL_VIOLATION",
+        "the agent broke an AG-UI ordering rule",
+    ),
+    (
+        "invalid-arguments",
+        _invalid_arguments,
+        "INVALID_ARGUMENTS",
+        "a tool call's arguments could not be read",
+    ),
+    ("state-error", _in_publish, "STATE_ERROR", "the run state could not be read or published"),
+    ("patch-error", _patch_error, "PATCH_ERROR", "the run failed"),
+]
+
+
+@pytest.mark.parametrize(
+    ("agent", "code", "message"), [case[1:] for case in CODES], ids=[case[0] for case in CODES]
+)
+def test_each_failure_becomes_run_error_with_a_stable_code_and_message(
+    agent: AgentFn, code: str, message: str
+) -> None:
+    error = error_of(drive(agent))
+    assert (error.code, error.message) == (code, message)
+
+
+def test_run_error_carries_the_usage_reported_so_far() -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.usage.append(TokenUsage(output_tokens=7))
+        fail()
+
+    assert error_of(drive(agent)).usage == [TokenUsage(output_tokens=7)]
+
+
+def test_a_state_that_does_not_fit_its_type_fails_right_after_run_started() -> None:
+    async def agent(ctx: RunContext[Board]) -> None:
+        ctx.say("never")
+
+    events = asyncio.run(collect(agent, request(state={"tasks": "not a list"}), state=Board))
+    assert_valid(events)
+    assert types_of(events) == [EventType.RUN_STARTED, EventType.RUN_ERROR]
+    assert error_of(events).code == "STATE_ERROR"
+
+
+def test_a_typed_state_is_decoded_for_the_agent() -> None:
+    async def agent(ctx: RunContext[Board]) -> None:
+        ctx.state.tasks.append("ship it")
+        ctx.publish_state()
+
+    events = asyncio.run(collect(agent, request(state={"tasks": ["plan"]}), state=Board))
+    assert_valid(events)
+    snapshot = only(events, StateSnapshotEvent)[0]
+    assert snapshot.snapshot == {"tasks": ["plan", "ship it"]}
+
+
+def test_a_raw_block_left_open_turns_run_finished_into_a_protocol_violation() -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.emit(TextMessageStartEvent(message_id="raw"))
+
+    events = drive(agent)
+    assert types_of(events) == [EventType.RUN_STARTED, EventType.TEXT_MESSAGE_START, RE]
+    assert error_of(events).code == "PROTOCOL_VIOLATION"
+
+
+def test_blocks_that_cannot_close_on_return_end_the_run_with_run_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.step("outer")
+        ctx.emit(StepFinishedEvent(step_name="outer"))
+        message = ctx.message()
+        ctx.emit(TextMessageEndEvent(message_id=message.id))
+
+    with caplog.at_level(logging.ERROR, logger="agui"):
+        events = drive(agent)
+    assert types_of(events) == [RS, SS, SF, TMS, TME, RE]
+    assert error_of(events).code == "PROTOCOL_VIOLATION"
+    assert caplog.text.count("closing a block of run r failed") == 2
+
+
+def test_a_run_error_goes_out_after_every_block_that_fails_to_close_is_given_up(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def agent(ctx: Ctx) -> None:
+        for n in range(70):
+            ctx.step(f"s{n}")
+            ctx.emit(StepFinishedEvent(step_name=f"s{n}"))
+        fail()
+
+    with caplog.at_level(logging.ERROR, logger="agui"):
+        events = drive(agent)
+    assert types_of(events)[-1] == EventType.RUN_ERROR
+    assert types_of(events).count(EventType.STEP_FINISHED) == 70
+    assert caplog.text.count("closing a block of run r failed") == 70
+
+
+class FailOnTextEnd:
+    """A transformer with a bug: it raises on every TEXT_MESSAGE_END."""
+
+    def transform(self, event: Event) -> Sequence[Event]:
+        if event.type == EventType.TEXT_MESSAGE_END:
+            message = "transformer bug"
+            raise RuntimeError(message)
+        return (event,)
+
+
+def test_a_transformer_failing_on_a_closing_event_still_ends_the_run_with_run_error() -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.say("hi")
+
+    events = drive(agent, transformers=[FailOnTextEnd()])
+    assert types_of(events) == [RS, TMS, TMC, RE]
+    assert error_of(events).code == "AGENT_ERROR"
+
+
+class DoubleRunError:
+    """A transformer with a bug: it sends every RUN_ERROR twice."""
+
+    def transform(self, event: Event) -> Sequence[Event]:
+        return (event, event) if isinstance(event, RunErrorEvent) else (event,)
+
+
+def test_a_run_error_refused_by_the_verifier_never_makes_a_second_terminal(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.ERROR, logger="agui"):
+        events = asyncio.run(collect(_before_any_event, request(), transformers=[DoubleRunError()]))
+    assert "RUN_ERROR was refused" in caplog.text
+    assert types_of(events).count(EventType.RUN_ERROR) == 1
+
+
+def test_custom_events_pass_through_the_driver_unchanged() -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.emit(CustomEvent(name="ping", value=None))
+
+    events = drive(agent)
+    assert only(events, CustomEvent) == [CustomEvent(name="ping", value=None)]
+
+
+def test_run_yields_events_as_an_async_iterator() -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.say("a")
+        await asyncio.sleep(0)
+        ctx.say("b")
+
+    async def read() -> list[str]:
+        return [event.type async for event in run(agent, request())]
+
+    assert asyncio.run(read()).count(EventType.TEXT_MESSAGE_START) == 2

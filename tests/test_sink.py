@@ -1,0 +1,124 @@
+"""EventReceiver: synchronous pushes, `drain()` for tests, `async for` for transports."""
+
+from __future__ import annotations
+
+import asyncio
+
+from agui import EventReceiver
+from agui.events import CustomEvent, Event
+
+
+def custom(n: int) -> CustomEvent:
+    return CustomEvent(name="n", value=n)
+
+
+def values(events: list[Event]) -> list[object]:
+    return [event.value for event in events if isinstance(event, CustomEvent)]
+
+
+def test_drain_on_an_empty_receiver_returns_an_empty_list() -> None:
+    receiver = EventReceiver()
+    assert receiver.drain() == []
+    assert not receiver.closed
+
+
+def test_drain_returns_pushed_events_in_order_and_empties_the_queue() -> None:
+    receiver = EventReceiver()
+    for n in range(3):
+        receiver.push(custom(n))
+    assert values(receiver.drain()) == [0, 1, 2]
+    assert receiver.drain() == []
+
+
+def test_close_marks_the_end_but_keeps_what_is_queued() -> None:
+    receiver = EventReceiver()
+    receiver.push(custom(1))
+    receiver.close()
+    assert receiver.closed
+    assert values(receiver.drain()) == [1]
+
+
+def test_batches_hands_over_everything_queued_at_once_then_ends_when_closed() -> None:
+    receiver = EventReceiver()
+    for n in range(3):
+        receiver.push(custom(n))
+    receiver.close()
+
+    async def read() -> list[list[object]]:
+        return [values(batch) async for batch in receiver.batches()]
+
+    assert asyncio.run(read()) == [[0, 1, 2]]
+
+
+def test_async_iteration_yields_each_event_and_ends_once_closed_and_empty() -> None:
+    receiver = EventReceiver()
+    receiver.push(custom(1))
+    receiver.push(custom(2))
+    receiver.close()
+
+    async def read() -> list[object]:
+        return [event.value async for event in receiver if isinstance(event, CustomEvent)]
+
+    assert asyncio.run(read()) == [1, 2]
+
+
+def test_async_iteration_of_a_closed_empty_receiver_ends_at_once() -> None:
+    receiver = EventReceiver()
+    receiver.close()
+
+    async def read() -> list[Event]:
+        return [event async for event in receiver]
+
+    assert asyncio.run(read()) == []
+
+
+def test_a_waiting_reader_wakes_for_each_push_from_another_task() -> None:
+    receiver = EventReceiver()
+
+    async def write() -> None:
+        for n in range(3):
+            await asyncio.sleep(0)
+            receiver.push(custom(n))
+        await asyncio.sleep(0)
+        receiver.close()
+
+    async def read() -> list[list[object]]:
+        writer = asyncio.ensure_future(write())
+        batches = [values(batch) async for batch in receiver.batches()]
+        await writer
+        return batches
+
+    assert asyncio.run(read()) == [[0], [1], [2]]
+
+
+def test_pushes_made_before_the_reader_wakes_arrive_as_one_batch() -> None:
+    receiver = EventReceiver()
+
+    async def write() -> None:
+        await asyncio.sleep(0)
+        receiver.push(custom(1))
+        receiver.push(custom(2))
+        receiver.close()
+
+    async def read() -> list[list[object]]:
+        writer = asyncio.ensure_future(write())
+        batches = [values(batch) async for batch in receiver.batches()]
+        await writer
+        return batches
+
+    assert asyncio.run(read()) == [[1, 2]]
+
+
+def test_a_reader_that_stops_early_leaves_no_waiter_behind() -> None:
+    receiver = EventReceiver()
+
+    async def read() -> None:
+        reader = asyncio.ensure_future(anext(receiver.batches()))
+        await asyncio.sleep(0)
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)
+
+    asyncio.run(read())
+    assert receiver._waiter is None  # pyright: ignore[reportPrivateUsage]
+    receiver.push(custom(1))
+    assert values(receiver.drain()) == [1]

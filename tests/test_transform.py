@@ -1,0 +1,239 @@
+"""Stream transformers: FilterToolCalls, ToolResultToState, and how they chain."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import pytest
+from pydantic import JsonValue
+
+from agui import EventType, RunAgentInput, RunContext
+from agui.events import (
+    CustomEvent,
+    Event,
+    ReasoningEncryptedValueEvent,
+    StateDeltaEvent,
+    StateSnapshotEvent,
+    TextMessageStartEvent,
+    ToolCallArgsEvent,
+    ToolCallChunkEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
+from agui.messages import TextPart
+from agui.sink import EventReceiver
+from agui.testing import assert_valid, collect, fold
+from agui.transform import FilterToolCalls, ToolResultToState, Transformer, apply_transformers
+from agui.types import AddOperation
+
+
+def types_of(events: Sequence[Event]) -> list[str]:
+    return [event.type for event in events]
+
+
+def new(*transformers: Transformer) -> tuple[RunContext[JsonValue], EventReceiver]:
+    return RunContext.new(RunAgentInput(thread_id="t", run_id="r"), transformers=transformers)
+
+
+class Double:
+    def transform(self, event: Event) -> Sequence[Event]:
+        return (event, event)
+
+
+class DropAll:
+    def __init__(self) -> None:
+        self.seen = 0
+
+    def transform(self, event: Event) -> Sequence[Event]:
+        self.seen += 1
+        assert event.type
+        return ()
+
+
+# -- apply_transformers -----------------------------------------------------------------------
+
+
+def test_transformers_run_in_order_each_on_the_previous_output() -> None:
+    event = CustomEvent(name="x", value=1)
+    assert apply_transformers([Double(), Double()], event) == [event] * 4
+    assert apply_transformers([], event) == [event]
+
+
+def test_a_transformer_that_drops_everything_stops_the_chain() -> None:
+    after = DropAll()
+    assert apply_transformers([DropAll(), after], CustomEvent(name="x", value=1)) == []
+    assert after.seen == 0
+
+
+# -- FilterToolCalls --------------------------------------------------------------------------
+
+
+def test_filter_tool_calls_drops_whole_calls_by_name() -> None:
+    ctx, events = new(FilterToolCalls({"secret"}))
+    with ctx.tool_call("secret") as call:
+        call.args('{"x":1}')
+        call.encrypted_value("opaque")
+        call.result("hidden")
+    with ctx.tool_call("public") as call:
+        call.args("{}")
+        call.encrypted_value("visible")
+        call.result("shown")
+    kept = events.drain()
+    assert types_of(kept) == [
+        EventType.TOOL_CALL_START,
+        EventType.TOOL_CALL_ARGS,
+        EventType.REASONING_ENCRYPTED_VALUE,
+        EventType.TOOL_CALL_END,
+        EventType.TOOL_CALL_RESULT,
+    ]
+    assert {getattr(e, "tool_call_id", None) for e in kept} - {None} == {"r-call-2"}
+
+
+def test_filter_tool_calls_drops_chunked_calls_by_their_first_chunk() -> None:
+    ctx, events = new(FilterToolCalls({"secret"}))
+    ctx.emit(ToolCallChunkEvent(tool_call_id="c1", tool_call_name="secret", delta='{"a":'))
+    ctx.emit(ToolCallChunkEvent(tool_call_id="c1", delta="1}"))
+    ctx.emit(ToolCallChunkEvent(tool_call_id="c2", tool_call_name="public", delta="{}"))
+    kept = events.drain()
+    assert [(e.tool_call_id, e.delta) for e in kept if isinstance(e, ToolCallChunkEvent)] == [
+        ("c2", "{}")
+    ]
+
+
+def test_filter_tool_calls_passes_id_less_chunks_and_other_events() -> None:
+    transformer = FilterToolCalls({"secret"})
+    chunk = ToolCallChunkEvent(delta="more")
+    message = TextMessageStartEvent(message_id="m1")
+    value = ReasoningEncryptedValueEvent(subtype="message", entity_id="m1", encrypted_value="x")
+    assert transformer.transform(chunk) == (chunk,)
+    assert transformer.transform(message) == (message,)
+    assert transformer.transform(value) == (value,)
+
+
+def test_filter_tool_calls_forgets_a_dropped_id_reused_by_a_kept_call() -> None:
+    transformer = FilterToolCalls({"secret"})
+    assert (
+        transformer.transform(ToolCallStartEvent(tool_call_id="c1", tool_call_name="secret")) == ()
+    )
+    assert transformer.transform(ToolCallEndEvent(tool_call_id="c1")) == ()
+    reused = ToolCallStartEvent(tool_call_id="c1", tool_call_name="public")
+    assert transformer.transform(reused) == (reused,)
+    args = ToolCallArgsEvent(tool_call_id="c1", delta="{}")
+    assert transformer.transform(args) == (args,)
+
+
+def test_a_filtered_call_is_not_listed_as_pending() -> None:
+    async def agent(ctx: RunContext[JsonValue]) -> None:
+        with ctx.tool_call("secret") as call:
+            call.end()
+        with ctx.tool_call("confirm") as call:
+            call.end()
+
+    events = asyncio.run(
+        collect(
+            agent,
+            RunAgentInput(thread_id="t", run_id="r"),
+            transformers=[FilterToolCalls(["secret"])],
+        )
+    )
+    assert_valid(events)
+    assert fold(events).outcome is not None
+    last = events[-1]
+    assert last.type == EventType.RUN_FINISHED
+    assert last.model_dump(mode="json")["outcome"] == {
+        "type": "success",
+        "pendingToolCallIds": ["r-call-2"],
+    }
+
+
+# -- ToolResultToState ------------------------------------------------------------------------
+
+
+def test_a_json_result_becomes_a_state_snapshot_after_the_result() -> None:
+    ctx, events = new(ToolResultToState("board"))
+    with ctx.tool_call("board") as call:
+        call.result_json({"tasks": ["ship it"]})
+    drained = events.drain()
+    assert types_of(drained)[-2:] == [EventType.TOOL_CALL_RESULT, EventType.STATE_SNAPSHOT]
+    snapshot = drained[-1]
+    assert isinstance(snapshot, StateSnapshotEvent)
+    assert snapshot.snapshot == {"tasks": ["ship it"]}
+
+
+def test_replacing_sends_the_state_instead_of_the_result() -> None:
+    ctx, events = new(ToolResultToState("board", replacing=True))
+    with ctx.tool_call("board") as call:
+        call.result_json({"tasks": []})
+    assert types_of(events.drain())[-2:] == [EventType.TOOL_CALL_END, EventType.STATE_SNAPSHOT]
+
+
+def test_a_json_patch_result_becomes_a_state_delta_in_delta_mode() -> None:
+    ctx, events = new(ToolResultToState("edit", delta=True))
+    with ctx.tool_call("edit") as call:
+        call.result_json([{"op": "add", "path": "/n", "value": 1}])
+    last = events.drain()[-1]
+    assert isinstance(last, StateDeltaEvent)
+    assert last.delta == [AddOperation(path="/n", value=1)]
+
+
+@pytest.mark.parametrize(
+    ("delta", "content"),
+    [
+        (False, "not json"),
+        (True, "not json"),
+        (True, '{"not": "a patch"}'),
+        (True, '[{"op": "jump"}]'),
+        (False, '{"n": NaN}'),
+    ],
+    ids=["text-snapshot", "text-delta", "object-delta", "bad-op-delta", "nan-snapshot"],
+)
+def test_a_result_that_is_not_usable_state_passes_through_untouched(
+    *, delta: bool, content: str
+) -> None:
+    ctx, events = new(ToolResultToState("board", delta=delta, replacing=True))
+    with ctx.tool_call("board") as call:
+        call.result(content)
+    drained = events.drain()
+    assert types_of(drained)[-1] == EventType.TOOL_CALL_RESULT
+    assert EventType.STATE_SNAPSHOT not in types_of(drained)
+
+
+def test_results_of_other_tools_and_content_parts_pass_through() -> None:
+    ctx, events = new(ToolResultToState("board"))
+    with ctx.tool_call("other") as call:
+        call.result_json({"tasks": []})
+    with ctx.tool_call("board") as call:
+        call.result([TextPart(text='{"tasks": []}')])
+    assert EventType.STATE_SNAPSHOT not in types_of(events.drain())
+
+
+def test_a_chunked_call_of_the_tool_is_turned_into_state_too() -> None:
+    transformer = ToolResultToState("board")
+    transformer.transform(ToolCallChunkEvent(tool_call_id="c1", tool_call_name="board"))
+    transformer.transform(ToolCallChunkEvent(tool_call_id="c2", tool_call_name="other"))
+    result = ToolCallResultEvent(message_id="m1", tool_call_id="c1", content='{"n": 1}')
+    out = transformer.transform(result)
+    assert types_of(out) == [EventType.TOOL_CALL_RESULT, EventType.STATE_SNAPSHOT]
+    assert transformer.transform(result) == (result,)
+    other = ToolCallResultEvent(message_id="m2", tool_call_id="c2", content='{"n": 2}')
+    assert transformer.transform(other) == (other,)
+
+
+def test_tool_result_to_state_keeps_the_run_state_baseline_in_step() -> None:
+    async def agent(ctx: RunContext[JsonValue]) -> None:
+        with ctx.tool_call("board") as call:
+            call.result_json({"tasks": ["a"], "owner": "tool"})
+        ctx.state = {"tasks": ["a"], "owner": "agent"}
+        ctx.publish_state()
+
+    events = asyncio.run(
+        collect(
+            agent,
+            RunAgentInput(thread_id="t", run_id="r"),
+            transformers=[ToolResultToState("board")],
+        )
+    )
+    assert_valid(events)
+    assert fold(events).state == {"tasks": ["a"], "owner": "agent"}
