@@ -141,7 +141,7 @@ class AttributableEvent(BaseEvent, frozen=True):
     subagent_run_id: Opt[str] = None
 
 
-class SubagentEvent(BaseEvent, frozen=True):
+class _SubagentEvent(BaseEvent, frozen=True):
     """A subagent lifecycle event, identified (not attributed) by its `subagent_run_id`."""
 
     subagent_run_id: str
@@ -523,7 +523,7 @@ class ReasoningEncryptedValueEvent(AttributableEvent, frozen=True):
     encrypted_value: str
 
 
-class SubagentStartedEvent(SubagentEvent, frozen=True):
+class SubagentStartedEvent(_SubagentEvent, frozen=True):
     """Announces a subagent invocation, identified by `subagent_run_id`.
 
     Example:
@@ -539,7 +539,7 @@ class SubagentStartedEvent(SubagentEvent, frozen=True):
     parent_message_id: Opt[str] = None
 
 
-class SubagentFinishedEvent(SubagentEvent, frozen=True):
+class SubagentFinishedEvent(_SubagentEvent, frozen=True):
     """Ends a subagent invocation; `outcome` absent means success.
 
     Example:
@@ -552,7 +552,7 @@ class SubagentFinishedEvent(SubagentEvent, frozen=True):
     outcome: Opt[SubagentFinishedOutcome] = None
 
 
-class SubagentErrorEvent(SubagentEvent, frozen=True):
+class SubagentErrorEvent(_SubagentEvent, frozen=True):
     """Ends a subagent invocation with an error (not the run).
 
     Example:

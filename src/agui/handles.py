@@ -53,7 +53,17 @@ TextRole = Literal["assistant", "user", "system", "developer"]
 
 
 class Handle(Generic[S]):
-    """What every handle shares: the run's state, publishing it, raw emits, and `with`."""
+    """What every handle shares: the run's state, publishing it, raw emits, and `with`.
+
+    Example:
+        >>> from agui import RunAgentInput, RunContext
+        >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r", state={"n": 0}))
+        >>> with ctx.message() as message:
+        ...     message.state["n"] += 1
+        ...     message.publish_state()
+        >>> [event.type for event in events.drain()]
+        ['TEXT_MESSAGE_START', 'STATE_SNAPSHOT', 'TEXT_MESSAGE_END']
+    """
 
     kind: str = "block"
 

@@ -193,13 +193,13 @@ class DeveloperMessage(WireModel, frozen=True):
         'developer'
     """
 
-    role: Literal["developer"] = "developer"
+    subagent_run_id: Opt[str] = None
     id: str
-    content: str
+    role: Literal["developer"] = "developer"
     name: Opt[str] = None
     encrypted_value: Opt[str] = None
     metadata: Opt[JsonObject] = None
-    subagent_run_id: Opt[str] = None
+    content: str
 
 
 class SystemMessage(WireModel, frozen=True):
@@ -210,13 +210,13 @@ class SystemMessage(WireModel, frozen=True):
         'system'
     """
 
-    role: Literal["system"] = "system"
+    subagent_run_id: Opt[str] = None
     id: str
-    content: str
+    role: Literal["system"] = "system"
     name: Opt[str] = None
     encrypted_value: Opt[str] = None
     metadata: Opt[JsonObject] = None
-    subagent_run_id: Opt[str] = None
+    content: str
 
 
 class AssistantMessage(WireModel, frozen=True):
@@ -224,17 +224,17 @@ class AssistantMessage(WireModel, frozen=True):
 
     Example:
         >>> AssistantMessage(id="a1", content="Hi!").model_dump_json()
-        '{"role":"assistant","id":"a1","content":"Hi!"}'
+        '{"id":"a1","role":"assistant","content":"Hi!"}'
     """
 
-    role: Literal["assistant"] = "assistant"
+    subagent_run_id: Opt[str] = None
     id: str
-    content: Opt[str] = None
+    role: Literal["assistant"] = "assistant"
     name: Opt[str] = None
-    tool_calls: Opt[list[ToolCall]] = None
     encrypted_value: Opt[str] = None
     metadata: Opt[JsonObject] = None
-    subagent_run_id: Opt[str] = None
+    content: Opt[str] = None
+    tool_calls: Opt[list[ToolCall]] = None
 
 
 class UserMessage(WireModel, frozen=True):
@@ -245,13 +245,13 @@ class UserMessage(WireModel, frozen=True):
         "What's the weather?"
     """
 
-    role: Literal["user"] = "user"
+    subagent_run_id: Opt[str] = None
     id: str
-    content: str | list[ContentPart]
+    role: Literal["user"] = "user"
     name: Opt[str] = None
     encrypted_value: Opt[str] = None
     metadata: Opt[JsonObject] = None
-    subagent_run_id: Opt[str] = None
+    content: str | list[ContentPart]
 
 
 class ToolMessage(WireModel, frozen=True):
@@ -262,14 +262,14 @@ class ToolMessage(WireModel, frozen=True):
         'tool'
     """
 
-    role: Literal["tool"] = "tool"
+    subagent_run_id: Opt[str] = None
     id: str
-    tool_call_id: str
+    role: Literal["tool"] = "tool"
     content: str | list[ContentPart]
+    tool_call_id: str
     error: Opt[str] = None
     encrypted_value: Opt[str] = None
     metadata: Opt[JsonObject] = None
-    subagent_run_id: Opt[str] = None
 
 
 class ActivityMessage(WireModel, frozen=True):
@@ -280,12 +280,12 @@ class ActivityMessage(WireModel, frozen=True):
         'activity'
     """
 
-    role: Literal["activity"] = "activity"
+    subagent_run_id: Opt[str] = None
     id: str
+    role: Literal["activity"] = "activity"
     activity_type: str
     content: JsonObject
     metadata: Opt[JsonObject] = None
-    subagent_run_id: Opt[str] = None
 
 
 class ReasoningMessage(WireModel, frozen=True):
@@ -296,12 +296,12 @@ class ReasoningMessage(WireModel, frozen=True):
         'reasoning'
     """
 
-    role: Literal["reasoning"] = "reasoning"
+    subagent_run_id: Opt[str] = None
     id: str
+    role: Literal["reasoning"] = "reasoning"
     content: str
     encrypted_value: Opt[str] = None
     metadata: Opt[JsonObject] = None
-    subagent_run_id: Opt[str] = None
 
 
 Message = Annotated[

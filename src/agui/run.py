@@ -60,7 +60,15 @@ _MESSAGES = {
 
 @runtime_checkable
 class Agent(Protocol[S]):
-    """An object whose `run(ctx)` does one run; it may return a `RunOutcome` or `None`."""
+    """An object whose `run(ctx)` does one run; it may return a `RunOutcome` or `None`.
+
+    Example:
+        >>> class Greeter:
+        ...     async def run(self, ctx):
+        ...         ctx.say("Hello!")
+        >>> isinstance(Greeter(), Agent)
+        True
+    """
 
     async def run(self, ctx: RunContext[S], /) -> RunOutcome | None:
         """Do one run, emitting through `ctx`."""
@@ -117,6 +125,15 @@ async def drive(agent: AgentLike[S], ctx: RunContext[S], *, debug: bool = False)
     """Run `agent` in `ctx` from RUN_STARTED to its terminal event, then close the receiver.
 
     This is the engine under `run()` and the HTTP endpoint; it never raises for agent errors.
+
+    Example:
+        >>> import asyncio
+        >>> async def broken(ctx):
+        ...     raise ValueError("a secret")
+        >>> ctx = RunContext(RunAgentInput(thread_id="t", run_id="r"))
+        >>> asyncio.run(drive(broken, ctx))
+        >>> [(event.type, getattr(event, "message", "")) for event in ctx.receiver.drain()]
+        [('RUN_STARTED', ''), ('RUN_ERROR', 'the agent failed with an unexpected error')]
     """
     try:
         ctx._send(_run_started(ctx.input), forced=True)

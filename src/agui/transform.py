@@ -31,7 +31,16 @@ __all__ = ["FilterToolCalls", "ToolResultToState", "Transformer", "apply_transfo
 
 
 class Transformer(Protocol):
-    """Anything with `transform(event) -> events`; it may keep state between events."""
+    """Anything with `transform(event) -> events`; it may keep state between events.
+
+    Example:
+        >>> from agui.events import CustomEvent
+        >>> class DropCustom:
+        ...     def transform(self, event):
+        ...         return [] if event.type == "CUSTOM" else [event]
+        >>> DropCustom().transform(CustomEvent(name="x", value=1))
+        []
+    """
 
     def transform(self, event: Event) -> Sequence[Event]:
         """The events to send in place of `event` (empty to drop it)."""

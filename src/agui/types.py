@@ -83,6 +83,7 @@ class Interrupt(WireModel, frozen=True):
         '{"id":"i1","reason":"tool_call","toolCallId":"c1"}'
     """
 
+    subagent_run_id: Opt[str] = None
     id: str
     reason: str
     message: Opt[str] = None
@@ -90,7 +91,6 @@ class Interrupt(WireModel, frozen=True):
     response_schema: Opt[JsonObject] = None
     expires_at: Opt[str] = None
     metadata: Opt[JsonObject] = None
-    subagent_run_id: Opt[str] = None
 
 
 class ResumeEntry(WireModel, frozen=True):

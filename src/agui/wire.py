@@ -55,7 +55,6 @@ _LEGACY_NULLS = {
     "parentMessageId": frozenset({"TOOL_CALL_START", "TOOL_CALL_CHUNK"}),
 }
 _MEDIA_KINDS = ("image", "audio", "video")
-_MAX_STRIP_PASSES = 8
 _JSON_OBJECT: TypeAdapter[dict[str, object]] = TypeAdapter(dict[str, object])
 
 
@@ -177,7 +176,7 @@ def _drop_null_fields(
     for key in nulls:
         if key not in optional:
             continue
-        scope = _LEGACY_NULLS.get(key, frozenset())
+        scope = _LEGACY_NULLS.get(_to_wire_name(cls, key), frozenset())
         if scope is None or kind in scope:
             del kept[key]
             _warn(f"Removed legacy null at '/{key}' on {kind}")
@@ -187,12 +186,19 @@ def _drop_null_fields(
     return kept
 
 
+def _to_wire_name(cls: type[BaseModel], key: str) -> str:
+    field = cls.model_fields.get(key)
+    return field.alias or key if field is not None else key
+
+
 def _validate(
     cls: type[ModelT], data: Mapping[str, object], label: str
 ) -> tuple[ModelT | None, list[tuple[str, str]]]:
     working: object = data
     stripped: set[str] = set()
-    for _ in range(_MAX_STRIP_PASSES):
+    # Each pass strips at least one member, so the loop ends: at the latest when nothing
+    # unknown is left and the remaining errors (if any) are reported.
+    while True:
         try:
             return cls.model_validate(working), []
         except ValidationError as error:
@@ -200,10 +206,9 @@ def _validate(
             # Strip first: errors from the other arms of a union holding unknown material
             # vanish once it is gone, and real problems are reported on the next pass.
             if not removals:
-                return None, problems or _describe(working, error)
+                return None, problems
             working = _strip(working if stripped else copy.deepcopy(working), removals, label)
             stripped.update(pointer for pointer, _ in removals)
-    return None, [("", "too many unrecognised members to strip")]
 
 
 _Removal = tuple[str, tuple[object, ...]]
@@ -224,14 +229,6 @@ def _classify(
         else:
             problems.setdefault(pointer, item["msg"])
     return list(removals.items()), list(problems.items())
-
-
-def _describe(data: object, error: ValidationError) -> list[tuple[str, str]]:
-    # Each arm of a union reports its own error at the same place: keep the first.
-    problems: dict[str, str] = {}
-    for item in _relevant(data, error):
-        problems.setdefault(_pointer(_data_path(data, item["loc"])[0]), item["msg"])
-    return list(problems.items())
 
 
 def _relevant(data: object, error: ValidationError) -> list[ErrorDetails]:
@@ -286,16 +283,17 @@ def _data_path(data: object, loc: tuple[int | str, ...]) -> tuple[tuple[object, 
 
 _MISSING = object()
 _SCALAR_ARMS = {"str": str, "int": int, "float": float, "bool": bool, "none": type(None)}
+_CONTAINER_ARMS = frozenset({"list", "dict"})  # the arms of `JsonValue`
 
 
 def _is_arm_label(part: str) -> bool:
-    return part in _SCALAR_ARMS or "[" in part
+    return part in _SCALAR_ARMS or part in _CONTAINER_ARMS or "[" in part
 
 
 def _arm_fits(label: str, node: object) -> bool:
     if label in _SCALAR_ARMS:
         return type(node) is _SCALAR_ARMS[label]
-    if label.startswith(("list[", "tuple[")):
+    if label == "list" or label.startswith(("list[", "tuple[")):
         return isinstance(node, list)
     return isinstance(node, Mapping)
 
