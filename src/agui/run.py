@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from typing import Protocol, TypeVar, runtime_checkable
 
 from agui.cancellation import CancellationToken
@@ -90,7 +90,7 @@ async def run(
     transformers: Sequence[Transformer] = (),
     debug: bool = False,
     token: CancellationToken | None = None,
-) -> AsyncIterator[Event]:
+) -> AsyncGenerator[Event, None]:
     """Drive `agent` for one run and yield its events, ending with exactly one terminal event.
 
     Closing the iterator early cancels the agent and waits for it to finish unwinding.

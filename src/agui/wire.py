@@ -268,14 +268,17 @@ def _data_path(data: object, loc: tuple[int | str, ...]) -> tuple[tuple[object, 
                 path.append(part)
                 node = mapping[part]
             elif isinstance(part, str) and _is_arm_label(part):
-                fits = fits and _arm_fits(part, node)
+                fits = fits and _arm_fits(part, mapping)
             else:
                 path.append(part)
                 node = _MISSING
-        elif isinstance(node, list) and isinstance(part, int):
+        elif isinstance(node, list):
             items = cast("list[object]", node)
-            path.append(part)
-            node = items[part] if 0 <= part < len(items) else _MISSING
+            if isinstance(part, int):
+                path.append(part)
+                node = items[part] if 0 <= part < len(items) else _MISSING
+            else:
+                fits = fits and _arm_fits(part, items)
         else:
             fits = fits and _arm_fits(str(part), node)
     return tuple(path), fits

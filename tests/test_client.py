@@ -1,0 +1,677 @@
+"""agui.client: the SSE parser, and the HTTP client against a real local server."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import sys
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    MutableMapping,
+    Sequence,
+)
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agui import (
+    DecodeError,
+    EventType,
+    MalformedEvent,
+    ProtocolViolation,
+    RunAgentInput,
+    UnknownMemberWarning,
+    encode_sse,
+)
+from agui.client import (
+    MAX_FRAME_BYTES,
+    AGUIClient,
+    FrameTooLarge,
+    HTTPStatusError,
+    SSEParser,
+)
+from agui.events import (
+    Event,
+    RunFinishedEvent,
+    RunStartedEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+)
+from agui.messages import AssistantMessage, FunctionCall, ToolCall, UserMessage
+from agui.sse import event_json
+from agui.verify import Rule
+
+# -- the SSE parser --------------------------------------------------------------------------
+
+FRAMING_CASES: list[tuple[str, bytes, list[str]]] = [
+    ("lf", b"data: a\n\ndata: b\n\n", ["a", "b"]),
+    ("crlf", b"data: a\r\n\r\ndata: b\r\n\r\n", ["a", "b"]),
+    ("lone-cr", b"data: a\r\rdata: b\r\r", ["a", "b"]),
+    ("mixed-endings", b"data: a\r\n\ndata: b\r\r\ndata: c\n\r", ["a", "b", "c"]),
+    ("no-space-after-colon", b"data:a\n\n", ["a"]),
+    ("only-one-space-removed", b"data:  a\n\n", [" a"]),
+    ("colon-in-value", b'data: {"a":"b:c"}\n\n', ['{"a":"b:c"}']),
+    ("multi-line-data", b"data: a\ndata: b\ndata:c\n\n", ["a\nb\nc"]),
+    ("empty-data-line-inside", b"data: a\ndata:\ndata: b\n\n", ["a\n\nb"]),
+    ("bare-data-field", b"data\n\n", [""]),
+    ("empty-data-value", b"data:\n\n", [""]),
+    ("comments-ignored", b": ping\n\n:\n\ndata: a\n: inside\n\n", ["a"]),
+    ("event-id-retry-ignored", b"event: x\nid: 1\nretry: 10\ndata: a\n\n", ["a"]),
+    ("block-without-data-ignored", b"event: x\nid: 1\n\n", []),
+    ("unknown-field-ignored", b"colour: red\ndata: a\n\n", ["a"]),
+    ("field-name-is-exact", b"data : a\nDATA: b\n\n", []),
+    ("blank-lines-between-frames", b"\n\n\ndata: a\n\n\n\ndata: b\n\n", ["a", "b"]),
+    ("unfinished-frame-held", b"data: a\n\ndata: b\n", ["a"]),
+    ("unfinished-line-held", b"data: a\n\ndata: b", ["a"]),
+    ("leading-bom-dropped", b"\xef\xbb\xbfdata: a\n\n", ["a"]),
+    ("later-bom-kept", b"data: a\n\n\xef\xbb\xbfdata: b\n\n", ["a"]),
+    ("utf-8-decoded", "data: héllo 世界\n\n".encode(), ["héllo 世界"]),
+    ("invalid-utf-8-replaced", b"data: a\xffb\n\n", ["a\ufffdb"]),
+    ("empty-stream", b"", []),
+]
+
+
+@pytest.mark.parametrize(
+    ("stream", "frames"),
+    [(stream, frames) for _, stream, frames in FRAMING_CASES],
+    ids=[name for name, _, _ in FRAMING_CASES],
+)
+def test_parser_reads_each_framing_case(stream: bytes, frames: list[str]) -> None:
+    assert SSEParser().feed(stream) == frames
+
+
+@pytest.mark.parametrize(
+    ("stream", "frames"),
+    [(stream, frames) for _, stream, frames in FRAMING_CASES],
+    ids=[name for name, _, _ in FRAMING_CASES],
+)
+def test_parser_reads_each_framing_case_one_byte_at_a_time(
+    stream: bytes, frames: list[str]
+) -> None:
+    parser = SSEParser()
+    assert [frame for i in range(len(stream)) for frame in parser.feed(stream[i : i + 1])] == frames
+
+
+def test_a_cr_at_the_end_of_a_chunk_pairs_with_an_lf_at_the_start_of_the_next() -> None:
+    parser = SSEParser()
+    assert parser.feed(b"data: a\r") == []
+    assert parser.feed(b"\n") == []  # the LF of the CRLF, not an empty line
+    assert parser.feed(b"\r\n") == ["a"]
+
+
+def test_an_empty_chunk_changes_nothing() -> None:
+    parser = SSEParser()
+    assert parser.feed(b"data: a\r") == []
+    assert parser.feed(b"") == []
+    assert parser.feed(b"\n\n") == ["a"]
+
+
+def test_incomplete_reports_a_partial_line_or_undelivered_data() -> None:
+    parser = SSEParser()
+    states = [parser.incomplete]
+    for chunk in (b"data: a", b"\n", b"\n: comment\n"):
+        parser.feed(chunk)
+        states.append(parser.incomplete)
+    assert states == [False, True, True, False]
+
+
+def test_parser_reads_back_every_frame_agui_encodes() -> None:
+    events: list[Event] = [
+        RunStartedEvent(thread_id="t", run_id="r"),
+        TextMessageStartEvent(message_id="m"),
+        TextMessageContentEvent(message_id="m", delta="line one\nline two\r\n\u2028"),
+        TextMessageEndEvent(message_id="m"),
+        RunFinishedEvent(thread_id="t", run_id="r"),
+    ]
+    stream = b"".join(encode_sse(event) for event in events)
+    assert SSEParser().feed(stream) == [event_json(event).decode() for event in events]
+
+
+_LINE_ENDS = st.sampled_from([b"\n", b"\r\n", b"\r"])
+_TEXT = st.text(st.characters(exclude_characters="\r\n", exclude_categories=["Cs"]), max_size=12)
+
+
+def _prefixed(prefix: bytes) -> st.SearchStrategy[bytes]:
+    return _TEXT.map(lambda text: prefix + text.encode())
+
+
+_LINE = st.one_of(
+    _prefixed(b"data: "),
+    _prefixed(b"data:"),
+    _prefixed(b": "),
+    st.sampled_from([b"", b"event: x", b"id: 3", b"retry: 5", b"data"]),
+)
+_STREAMS = st.lists(st.tuples(_LINE, _LINE_ENDS), max_size=30).map(
+    lambda lines: b"".join(line + end for line, end in lines)
+)
+
+
+@given(stream=st.one_of(_STREAMS, st.binary(max_size=200)), data=st.data())
+def test_any_chunking_of_a_stream_gives_the_same_frames(stream: bytes, data: st.DataObject) -> None:
+    whole = SSEParser()
+    expected = whole.feed(stream)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=12)))
+    chunked = SSEParser()
+    frames: list[str] = []
+    for start, end in zip([0, *cuts], [*cuts, len(stream)], strict=True):
+        frames += chunked.feed(stream[start:end])
+    assert frames == expected
+    assert chunked.incomplete == whole.incomplete
+
+
+def test_a_frame_over_the_limit_raises_frame_too_large() -> None:
+    parser = SSEParser(max_frame_bytes=16)
+    parser.feed(b"data: 0123\n")
+    with pytest.raises(FrameTooLarge, match="grew past 16 bytes without ending") as caught:
+        parser.feed(b"data: 0123456789\n")
+    assert caught.value.code == "FRAME_TOO_LARGE"
+    assert isinstance(caught.value, DecodeError)
+
+
+def test_a_line_over_the_limit_raises_before_it_ends() -> None:
+    parser = SSEParser(max_frame_bytes=16)
+    with pytest.raises(FrameTooLarge, match="Raise max_frame_bytes"):
+        parser.feed(b": a very long comment that never ends")
+
+
+def test_the_limit_applies_per_frame_not_per_chunk() -> None:
+    parser = SSEParser(max_frame_bytes=16)
+    frames = parser.feed(b"data: 0123456\n\n" * 100)
+    assert frames == ["0123456"] * 100
+
+
+def test_the_default_limit_is_the_official_clients_ten_megabytes() -> None:
+    assert MAX_FRAME_BYTES == 10 * 1024 * 1024
+
+
+def test_a_limit_that_is_not_positive_is_refused() -> None:
+    with pytest.raises(ValueError, match="max_frame_bytes must be positive, not 0"):
+        SSEParser(max_frame_bytes=0)
+
+
+# -- HTTPStatusError -------------------------------------------------------------------------
+
+
+def test_http_status_error_reads_an_agui_json_error_body() -> None:
+    error = HTTPStatusError(
+        422, '{"code":"INVALID_INPUT","message":"bad input"}', url="http://x/agent"
+    )
+    assert str(error) == "HTTP 422 from http://x/agent: INVALID_INPUT: bad input"
+    assert (error.status, error.server_code, error.server_message) == (
+        422,
+        "INVALID_INPUT",
+        "bad input",
+    )
+    assert error.payload == {"code": "INVALID_INPUT", "message": "bad input"}
+
+
+@pytest.mark.parametrize(
+    ("body", "shown"),
+    [
+        ("", "HTTP 502: (empty body)"),
+        ("Bad gateway\n", "HTTP 502: Bad gateway"),
+        ('{"detail":"nope"}', 'HTTP 502: {"detail":"nope"}'),
+        ('{"code":5,"message":"m"}', 'HTTP 502: {"code":5,"message":"m"}'),
+        ("x" * 600, "HTTP 502: " + "x" * 500 + "..."),
+    ],
+    ids=["empty", "text", "json-without-code", "json-with-wrong-types", "long-text"],
+)
+def test_http_status_error_shows_other_bodies_as_text(body: str, shown: str) -> None:
+    error = HTTPStatusError(502, body)
+    assert str(error) == shown
+    assert error.server_code is None
+
+
+# -- the client, against a local server ------------------------------------------------------
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+INPUT = RunAgentInput(thread_id="t", run_id="r")
+
+# Prebuilt answers, framed the ways a server other than agui might frame them.
+CRLF_STREAM = [
+    b": connected\r\n\r\n",
+    b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\r\n\r\n',
+    b'data: {"type":"TEXT_MESSAGE_START",\r\ndata: "messageId":"m1","role":"assistant"}\r\n',
+    b"\r\n: keep-alive\r\n\r\nevent: message\r\nid: 3\r\n",
+    b'data:{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hel',
+    b'lo"}\r\n\r\ndata: {"type":"TEXT_MESSAGE_END","messageId":"m1"}\r',
+    b'\n\r\ndata: {"type":"STATE_SNAPSHOT","snapshot":{"count":1}}\r\n\r\n',
+    b'data: {"type":"RUN_FINISHED","threadId":"t","runId":"r"}\r\n\r\n',
+]
+TRUNCATED_STREAM = [
+    b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n',
+    b'data: {"type":"TEXT_MESSAGE_START","messageId":"m1"}\n\n',
+    b'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hel',
+]
+UNKNOWN_TYPE_STREAM = [
+    b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n',
+    b'data: {"type":"FUTURE_EVENT","x":1}\n\n',
+    b'data: {"type":"RUN_FINISHED","threadId":"t","runId":"r","colour":"red"}\n\n',
+]
+UNORDERED_STREAM = [
+    b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n',
+    b'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hi"}\n\n',
+    b'data: {"type":"RUN_FINISHED","threadId":"t","runId":"r"}\n\n',
+]
+MALFORMED_STREAM = [
+    b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n',
+    b'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":5}\n\n',
+]
+RESULT_FOR_EARLIER_CALL = [
+    b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r2"}\n\n',
+    (
+        b'data: {"type":"TOOL_CALL_RESULT","messageId":"r2-msg-1","toolCallId":"c1",'
+        b'"content":"yes","role":"tool"}\n\n'
+    ),
+    b'data: {"type":"TEXT_MESSAGE_START","messageId":"r2-msg-2","role":"assistant"}\n\n',
+    b'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"r2-msg-2","delta":"Booked."}\n\n',
+    b'data: {"type":"TEXT_MESSAGE_END","messageId":"r2-msg-2"}\n\n',
+    b'data: {"type":"RUN_FINISHED","threadId":"t","runId":"r2"}\n\n',
+]
+RUN_ERROR_STREAM = [
+    b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n',
+    b'data: {"type":"RUN_ERROR","message":"the agent failed","code":"AGENT_ERROR"}\n\n',
+]
+ERROR_422 = b'{"code":"INVALID_INPUT","message":"the run input is invalid: \'/runId\': missing"}'
+
+
+class Recorder:
+    """A raw ASGI app that replays a prebuilt answer per path and records each request."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, str, dict[str, str], bytes]] = []
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        assert scope["type"] == "http"
+        body = b""
+        more = True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        headers = {bytes(k).decode(): bytes(v).decode() for k, v in scope["headers"]}
+        path: str = scope["path"]
+        self.requests.append((scope["method"], path, headers, body))
+        if path == "/invalid":
+            await _answer(send, 422, b"application/json", [ERROR_422])
+        elif path == "/text-error":
+            await _answer(send, 500, b"text/plain", [b"Internal Server Error"])
+        elif path == "/moved":
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 307,
+                    "headers": [(b"location", b"/crlf")],
+                }
+            )
+            await send({"type": "http.response.body", "body": b""})
+        elif path == "/huge-error":
+            await _answer(send, 503, b"text/plain", [b"x" * 50_000] * 3)
+        elif path == "/proto":
+            await _answer(send, 200, b"application/vnd.ag-ui.event+proto", [b"\x00\x00"])
+        else:
+            await _answer(send, 200, b"text/event-stream", STREAMS[path])
+
+
+STREAMS: dict[str, Sequence[bytes]] = {
+    "/crlf": CRLF_STREAM,
+    "/truncated": TRUNCATED_STREAM,
+    "/unknown": UNKNOWN_TYPE_STREAM,
+    "/unordered": UNORDERED_STREAM,
+    "/malformed": MALFORMED_STREAM,
+    "/resume": RESULT_FOR_EARLIER_CALL,
+    "/run-error": RUN_ERROR_STREAM,
+    "/empty": [],
+}
+
+
+async def _answer(send: Send, status: int, media: bytes, chunks: Sequence[bytes]) -> None:
+    await send(
+        {"type": "http.response.start", "status": status, "headers": [(b"content-type", media)]}
+    )
+    for chunk in chunks:
+        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await asyncio.sleep(0)
+    await send({"type": "http.response.body", "body": b""})
+
+
+@contextlib.asynccontextmanager
+async def serving(app: Recorder) -> AsyncGenerator[str, None]:
+    """Serve `app` with uvicorn on 127.0.0.1 on a free port; yield the base URL."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port: int = sock.getsockname()[1]
+    config = uvicorn.Config(
+        app, http="h11", ws="none", lifespan="off", log_level="warning", access_log=False
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        for _ in range(1000):  # at most ten seconds; uvicorn offers no event to wait on
+            if server.started or task.done():
+                break
+            await asyncio.sleep(0.01)
+        if not server.started:
+            if task.done():
+                task.result()  # raises what stopped the server from starting
+            pytest.fail("uvicorn did not start within ten seconds")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()
+
+
+def against_server(test: Callable[[str, Recorder], Awaitable[None]]) -> Recorder:
+    """Run `test(base_url, app)` against a fresh recorder app served for the test."""
+    app = Recorder()
+
+    async def main() -> None:
+        async with serving(app) as base:
+            await test(base, app)
+
+    asyncio.run(main())
+    return app
+
+
+def test_the_client_posts_the_input_as_the_official_client_does() -> None:
+    sent = RunAgentInput(
+        thread_id="t",
+        run_id="r",
+        state={"count": 0},
+        messages=[UserMessage(id="u1", content="Hi")],
+    )
+
+    async def test(base: str, _app: Recorder) -> None:
+        client = AGUIClient(
+            base + "/crlf",
+            headers={"Authorization": "Bearer s3cret", "Accept": "application/json"},
+        )
+        await client.run(sent)
+
+    app = against_server(test)
+    [(method, path, headers, body)] = app.requests
+    assert (method, path) == ("POST", "/crlf")
+    assert headers["content-type"] == "application/json"
+    assert headers["accept"] == "text/event-stream"
+    assert headers["authorization"] == "Bearer s3cret"
+    assert json.loads(body) == {
+        "threadId": "t",
+        "runId": "r",
+        "state": {"count": 0},
+        "messages": [{"id": "u1", "role": "user", "content": "Hi"}],
+    }
+
+
+def test_the_client_reads_crlf_framing_comments_and_multi_line_data() -> None:
+    events: list[Event] = []
+
+    async def test(base: str, _app: Recorder) -> None:
+        events.extend(await AGUIClient(base + "/crlf").run(INPUT))
+
+    against_server(test)
+    assert [event.type for event in events] == [
+        EventType.RUN_STARTED,
+        EventType.TEXT_MESSAGE_START,
+        EventType.TEXT_MESSAGE_CONTENT,
+        EventType.TEXT_MESSAGE_END,
+        EventType.STATE_SNAPSHOT,
+        EventType.RUN_FINISHED,
+    ]
+    assert events[1] == TextMessageStartEvent(message_id="m1", role="assistant")
+    assert events[2] == TextMessageContentEvent(message_id="m1", delta="Hello")
+
+
+def test_a_307_redirect_is_followed_with_the_same_post() -> None:
+    async def test(base: str, app: Recorder) -> None:
+        events = await AGUIClient(base + "/moved").run(INPUT)
+        assert events[-1].type == "RUN_FINISHED"
+        assert [(method, path) for method, path, _, _ in app.requests] == [
+            ("POST", "/moved"),
+            ("POST", "/crlf"),
+        ]
+        assert app.requests[1][3] == app.requests[0][3]
+
+    against_server(test)
+
+
+def test_the_client_yields_events_as_an_async_iterator() -> None:
+    types: list[str] = []
+
+    async def test(base: str, _app: Recorder) -> None:
+        async with AGUIClient(base + "/crlf") as client:
+            types.extend([event.type async for event in client.stream(INPUT)])
+
+    against_server(test)
+    assert types[0] == "RUN_STARTED"
+    assert types[-1] == "RUN_FINISHED"
+
+
+def test_fold_applies_the_stream_on_top_of_the_input() -> None:
+    sent = RunAgentInput(thread_id="t", run_id="r", messages=[UserMessage(id="u1", content="Hi")])
+
+    async def test(base: str, _app: Recorder) -> None:
+        folded = await AGUIClient(base + "/crlf").fold(sent)
+        assert [(m.role, m.content) for m in folded.messages] == [
+            ("user", "Hi"),
+            ("assistant", "Hello"),
+        ]
+        assert folded.state == {"count": 1}
+        assert folded.outcome is None
+        assert folded.error is None
+
+    against_server(test)
+
+
+def test_a_run_error_is_an_event_not_an_exception() -> None:
+    async def test(base: str, _app: Recorder) -> None:
+        folded = await AGUIClient(base + "/run-error").fold(INPUT)
+        assert folded.error is not None
+        assert (folded.error.code, folded.error.message) == ("AGENT_ERROR", "the agent failed")
+
+    against_server(test)
+
+
+def test_a_422_raises_http_status_error_with_the_json_body() -> None:
+    async def test(base: str, _app: Recorder) -> None:
+        client = AGUIClient(base + "/invalid")
+        with pytest.raises(
+            HTTPStatusError, match=r"HTTP 422 from .*/invalid: INVALID_INPUT: "
+        ) as e:
+            await client.run(INPUT)
+        assert e.value.status == 422
+        assert e.value.server_code == "INVALID_INPUT"
+        assert e.value.server_message == "the run input is invalid: '/runId': missing"
+        assert e.value.code == "HTTP_STATUS_ERROR"
+
+    against_server(test)
+
+
+def test_a_non_json_error_body_is_shown_as_text() -> None:
+    async def test(base: str, _app: Recorder) -> None:
+        with pytest.raises(HTTPStatusError, match=r"HTTP 500 from .*: Internal Server Error"):
+            await AGUIClient(base + "/text-error").run(INPUT)
+
+    against_server(test)
+
+
+def test_only_the_first_64_kib_of_an_error_body_are_read() -> None:
+    async def test(base: str, _app: Recorder) -> None:
+        with pytest.raises(HTTPStatusError, match=r"HTTP 503 from .*: x{500}\.\.\.$") as caught:
+            await AGUIClient(base + "/huge-error").run(INPUT)
+        assert caught.value.body == "x" * 64 * 1024
+
+    against_server(test)
+
+
+def test_a_stream_without_a_terminal_event_raises_truncated() -> None:
+    received: list[str] = []
+
+    async def read(stream: AsyncIterator[Event]) -> None:
+        async for event in stream:
+            received.append(event.type)  # noqa: PERF401 - keeps what arrived before the error
+
+    async def test(base: str, _app: Recorder) -> None:
+        stream = AGUIClient(base + "/truncated").stream(INPUT)
+        with pytest.raises(ProtocolViolation, match="ended without a terminal event") as caught:
+            await read(stream)
+        assert caught.value.rule is Rule.TRUNCATED
+        assert "run 'r' is still active; the last frame was cut off (2 frames read)" in str(
+            caught.value
+        )
+
+    against_server(test)
+    assert received == ["RUN_STARTED", "TEXT_MESSAGE_START"]
+
+
+@pytest.mark.parametrize("verify", [True, False], ids=["verified", "unverified"])
+def test_an_empty_stream_is_truncated_even_unverified(verify: bool) -> None:  # noqa: FBT001
+    async def test(base: str, _app: Recorder) -> None:
+        client = AGUIClient(base + "/empty", verify=verify)
+        with pytest.raises(ProtocolViolation, match="no run was started"):
+            await client.run(INPUT)
+
+    against_server(test)
+
+
+def test_an_unknown_event_type_is_skipped_with_a_warning() -> None:
+    async def test(base: str, _app: Recorder) -> None:
+        with pytest.warns(UnknownMemberWarning) as caught:
+            events = await AGUIClient(base + "/unknown").run(INPUT)
+        assert [event.type for event in events] == ["RUN_STARTED", "RUN_FINISHED"]
+        messages = sorted(str(warning.message) for warning in caught)
+        assert messages[0].startswith("Dropped frame 1 from http://")
+        assert "unknown event type 'FUTURE_EVENT'" in messages[0]
+        assert messages[1] == "Removed unrecognised material at '/colour' on RUN_FINISHED"
+
+    against_server(test)
+
+
+def test_an_ordering_violation_is_named_at_its_frame() -> None:
+    async def test(base: str, _app: Recorder) -> None:
+        with pytest.raises(ProtocolViolation, match=r"frame 1 \(TEXT_MESSAGE_CONTENT\)") as caught:
+            await AGUIClient(base + "/unordered").run(INPUT)
+        assert caught.value.rule is Rule.MESSAGE_NOT_OPEN
+
+    against_server(test)
+
+
+def test_verify_false_lets_an_unordered_stream_through() -> None:
+    async def test(base: str, _app: Recorder) -> None:
+        events = await AGUIClient(base + "/unordered", verify=False).run(INPUT)
+        assert [event.type for event in events] == [
+            "RUN_STARTED",
+            "TEXT_MESSAGE_CONTENT",
+            "RUN_FINISHED",
+        ]
+
+    against_server(test)
+
+
+def test_a_result_may_answer_a_call_from_the_input_history() -> None:
+    call = ToolCall(id="c1", function=FunctionCall(name="confirm", arguments="{}"))
+    sent = RunAgentInput(
+        thread_id="t",
+        run_id="r2",
+        messages=[AssistantMessage(id="r1-msg-1", tool_calls=[call])],
+    )
+
+    async def test(base: str, _app: Recorder) -> None:
+        folded = await AGUIClient(base + "/resume").fold(sent)
+        assert [(m.role, m.id) for m in folded.messages] == [
+            ("assistant", "r1-msg-1"),
+            ("tool", "r2-msg-1"),
+            ("assistant", "r2-msg-2"),
+        ]
+
+    against_server(test)
+
+
+def test_a_malformed_event_is_fatal_and_names_its_frame() -> None:
+    async def test(base: str, _app: Recorder) -> None:
+        with pytest.raises(MalformedEvent, match=r"frame 1 from .* field '/delta'") as caught:
+            await AGUIClient(base + "/malformed").run(INPUT)
+        assert caught.value.path == "/delta"
+
+    against_server(test)
+
+
+def test_a_frame_over_the_clients_limit_raises() -> None:
+    async def test(base: str, _app: Recorder) -> None:
+        with pytest.raises(FrameTooLarge, match="grew past 40 bytes"):
+            await AGUIClient(base + "/crlf", max_frame_bytes=40).run(INPUT)
+
+    against_server(test)
+
+
+def test_a_protobuf_answer_is_refused_clearly() -> None:
+    async def test(base: str, _app: Recorder) -> None:
+        with pytest.raises(DecodeError, match="protobuf binding"):
+            await AGUIClient(base + "/proto").run(INPUT)
+
+    against_server(test)
+
+
+def test_stopping_early_closes_the_stream() -> None:
+    async def test(base: str, _app: Recorder) -> None:
+        client = AGUIClient(base + "/crlf")
+        async with contextlib.aclosing(client.stream(INPUT)) as stream:
+            first = await anext(stream)
+        assert first.type == "RUN_STARTED"
+
+    against_server(test)
+
+
+def test_one_client_serves_many_runs_and_closes_its_pool() -> None:
+    async def test(base: str, app: Recorder) -> None:
+        async with AGUIClient(base + "/crlf") as client:
+            await client.run(INPUT)
+            await client.run(INPUT)
+            assert len(app.requests) == 2
+        await client.aclose()  # closing twice is harmless
+
+    against_server(test)
+
+
+def test_a_given_http_client_is_used_and_left_open() -> None:
+    async def test(base: str, app: Recorder) -> None:
+        async with httpx.AsyncClient(headers={"x-trace": "42"}) as http:
+            async with AGUIClient(base + "/crlf", http_client=http) as client:
+                await client.run(INPUT)
+            assert not http.is_closed
+        assert app.requests[0][2]["x-trace"] == "42"
+
+    against_server(test)
+
+
+def test_a_connection_failure_is_httpx_own_error() -> None:
+    async def main() -> None:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        sock.close()  # nothing listens there now
+        with pytest.raises(httpx.ConnectError):
+            await AGUIClient(f"http://127.0.0.1:{port}/").run(INPUT)
+
+    asyncio.run(main())
+
+
+def test_without_httpx_the_client_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "httpx", None)
+    with pytest.raises(ImportError, match=r'pip install "agui-server\[client\]"'):
+        AGUIClient("http://127.0.0.1/")
+    assert SSEParser().feed(b"data: a\n\n") == ["a"]  # the parser needs nothing
