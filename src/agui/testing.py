@@ -18,7 +18,7 @@ from pydantic import JsonValue, TypeAdapter
 from agui import patch
 from agui.errors import PatchError
 from agui.events import Event, RunErrorEvent, RunFinishedEvent
-from agui.messages import Message
+from agui.messages import AssistantMessage, Message
 from agui.run import AgentLike, run
 from agui.transform import Transformer
 from agui.types import RunAgentInput, RunFinishedOutcome
@@ -53,10 +53,12 @@ async def collect(
     return [event async for event in stream]
 
 
-def assert_valid(events: Iterable[Event]) -> None:
+def assert_valid(events: Iterable[Event], *, input: RunAgentInput | None = None) -> None:  # noqa: A002
     """Check a whole stream: every ordering rule, and that it ends with a terminal event.
 
-    Raises `ProtocolViolation` naming the broken rule and the index of the offending event.
+    Pass the run's `input` when the stream answers tool calls from its history (a resumed
+    run reports results against calls of an earlier run). Raises `ProtocolViolation` naming
+    the broken rule and the index of the offending event.
 
     Example:
         >>> from agui.events import RunStartedEvent, TextMessageEndEvent
@@ -67,7 +69,17 @@ def assert_valid(events: Iterable[Event]) -> None:
         ...
         agui.errors.ProtocolViolation: event 1 (TEXT_MESSAGE_END): ...
     """
-    verifier = Verifier()
+    known = (
+        [
+            call.id
+            for message in input.messages
+            if isinstance(message, AssistantMessage)
+            for call in message.tool_calls or ()
+        ]
+        if input is not None
+        else []
+    )
+    verifier = Verifier(known_tool_call_ids=known)
     index = -1
     for index, event in enumerate(events):
         try:

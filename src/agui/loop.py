@@ -1,0 +1,402 @@
+"""The tool-loop agent: model, then tools, then model again, until the model answers.
+
+`ToolLoopAgent` is an ordinary agui agent (`async def run(self, ctx)`). Each run it turns the
+AG-UI history into a provider conversation, streams the model's reasoning and text to the client,
+and handles the turn's tool calls one at a time:
+
+- a backend tool runs inside its own tool-call block (START, ARGS, any state it publishes, END,
+  RESULT), and its result goes back to the model;
+- a tool only the client offers is left to the client (START, ARGS, END): the run finishes as
+  success with `pendingToolCallIds`, and the client's result arrives with the next request;
+- a tool marked `requires_approval` is not run: its call is ended and the run finishes with an
+  `Interrupt` (id `"approve-" + call id`, so a stateless server recognises it next time);
+- any other name gets an error result the model can read.
+
+It loops until the model stops calling tools, or fails the run after `max_turns` model calls.
+
+Human in the loop, the second request: the client sends the history (which holds the assistant's
+call) and a `ResumeEntry` for the interrupt. An approval runs the tool (with `editedArgs` when
+given) and a decline or cancel gives an error result; either is sent as `TOOL_CALL_RESULT`
+against the original call id, without a new START, and the model loop continues. An approval
+call after the last user message with no result and no resume entry is still open, and the run
+ends with the same interrupt again without acting; one the user moved past is abandoned.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
+from typing import TypeVar
+
+from pydantic import JsonValue
+
+from agui.context import RunContext
+from agui.dispatch import (
+    AssistantTurn,
+    CallResult,
+    DispatcherChoice,
+    ParsedCall,
+    ToolDispatcher,
+    TurnWriter,
+    emit_warning,
+    select_dispatcher,
+)
+from agui.errors import AgentError, InvalidArguments
+from agui.messages import (
+    AssistantMessage,
+    FunctionCall,
+    Message,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from agui.models.base import ChatMessage, ChatModel
+from agui.tools import BackendTool, Toolbox, ToolResult
+from agui.types import (
+    Context,
+    Interrupt,
+    InterruptOutcome,
+    JsonObject,
+    ResumeEntry,
+    RunOutcome,
+    TokenUsage,
+    Tool,
+)
+
+__all__ = ["APPROVAL_PREFIX", "ToolLoopAgent", "approval_interrupt_id"]
+
+S = TypeVar("S")
+APPROVAL_PREFIX = "approve-"
+"""Interrupt ids for tool approvals are this prefix plus the call id."""
+
+_Approval = tuple[ToolCall, BackendTool[..., object]]
+
+
+def approval_interrupt_id(tool_call_id: str) -> str:
+    """The id of the interrupt that asks to approve the call `tool_call_id`.
+
+    Example:
+        >>> approval_interrupt_id("r1-call-1")
+        'approve-r1-call-1'
+    """
+    return APPROVAL_PREFIX + tool_call_id
+
+
+class ToolLoopAgent:
+    """An agent that lets a chat model call tools: backend, client-side and approved ones.
+
+    `tools` are backend tools (`@tool` functions, or plain functions); `instructions` is the
+    system prompt; `dispatcher` is `"native"`, `"xml"`, `"auto"` or a `ToolDispatcher`.
+
+    Example:
+        >>> import asyncio
+        >>> from agui import RunAgentInput, tool
+        >>> from agui.messages import UserMessage
+        >>> from agui.models import Call, ScriptedModel, Turn
+        >>> from agui.testing import collect
+        >>> @tool
+        ... def get_weather(location: str) -> str:
+        ...     '''Get the weather for a city.'''
+        ...     return f"sunny in {location}"
+        >>> model = ScriptedModel([
+        ...     Turn.tool_calls(Call("get_weather", {"location": "Paris"})),
+        ...     Turn.text("It is sunny in Paris."),
+        ... ])
+        >>> agent = ToolLoopAgent(model, tools=[get_weather])
+        >>> question = UserMessage(id="u1", content="Weather in Paris?")
+        >>> input = RunAgentInput(thread_id="t", run_id="r", messages=[question])
+        >>> [event.type for event in asyncio.run(collect(agent, input))]
+        ['RUN_STARTED', 'TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'TOOL_CALL_RESULT',
+         'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_CONTENT',
+         'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_CONTENT',
+         'TEXT_MESSAGE_END', 'RUN_FINISHED']
+    """
+
+    def __init__(
+        self,
+        model: ChatModel,
+        *,
+        tools: Iterable[Callable[..., object]] = (),
+        instructions: str = "",
+        dispatcher: ToolDispatcher | DispatcherChoice = "auto",
+        max_turns: int = 10,
+    ) -> None:
+        if max_turns < 1:
+            message = f"max_turns must be at least 1, not {max_turns}"
+            raise ValueError(message)
+        self.model = model
+        self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
+        self.instructions = instructions
+        self.dispatcher = select_dispatcher(dispatcher, model)
+        self.max_turns = max_turns
+
+    async def run(self, ctx: RunContext[S]) -> RunOutcome | None:
+        """Do one run: settle answered approvals, then loop model -> tools -> model."""
+        history = await self._resume(ctx)
+        if isinstance(history, InterruptOutcome):
+            return history
+        specs = self._specs(ctx)
+        messages = self._conversation(ctx, history, specs)
+        for turn_number in range(1, self.max_turns + 1):
+            turn = await ctx.until_cancelled(self._ask_model(ctx, messages, specs, turn_number))
+            _add_usage(ctx, turn.usage)
+            if not turn.calls:
+                return None
+            outcome, results = await self._handle_calls(ctx, turn)
+            if outcome is not None:
+                return outcome
+            messages += self.dispatcher.format_results(turn, results)
+        message = (
+            f"the model was still calling tools after {self.max_turns} turns; "
+            "stopped (raise max_turns to allow more)"
+        )
+        raise AgentError(message)
+
+    # -- the model -------------------------------------------------------------------------
+
+    def _specs(self, ctx: RunContext[S]) -> list[Tool]:
+        offered = [tool for tool in ctx.tools if tool.name not in self.toolbox]
+        return self.toolbox.specs() + offered
+
+    def _conversation(
+        self, ctx: RunContext[S], history: Sequence[Message], specs: Sequence[Tool]
+    ) -> list[ChatMessage]:
+        parts = [self.instructions, self.dispatcher.prompt_instructions(specs)]
+        parts.append(_context_text(ctx.context))
+        system = "\n\n".join(part for part in parts if part)
+        messages = [ChatMessage.system(system)] if system else []
+        return messages + self.dispatcher.to_provider_messages(history)
+
+    async def _ask_model(
+        self, ctx: RunContext[S], messages: Sequence[ChatMessage], specs: Sequence[Tool], turn: int
+    ) -> AssistantTurn:
+        tools = specs if self.dispatcher.should_send_tool_specs else ()
+        stream = self.model.stream(tuple(messages), tools=tools)
+        try:
+            return await self.dispatcher.parse_response(stream, TurnWriter(ctx, turn=turn))
+        finally:
+            if isinstance(stream, AsyncGenerator):
+                await stream.aclose()
+
+    # -- the calls of a turn ---------------------------------------------------------------
+
+    async def _handle_calls(
+        self, ctx: RunContext[S], turn: AssistantTurn
+    ) -> tuple[RunOutcome | None, list[CallResult]]:
+        results: list[CallResult] = []
+        interrupts: list[Interrupt] = []
+        left_to_client = False
+        for call in turn.calls:
+            backend = self.toolbox.get(call.name)
+            if backend is None and ctx.tool(call.name) is not None:
+                self._open_and_end(ctx, call, turn.message_id)
+                left_to_client = True
+            elif backend is not None and backend.requires_approval and _fits(backend, call):
+                call_id = self._open_and_end(ctx, call, turn.message_id)
+                interrupts.append(_interrupt(call_id, call.arguments, backend))
+            else:
+                results.append(await self._execute(ctx, call, backend, turn.message_id))
+        if interrupts:
+            return RunOutcome.interrupt(interrupts), results
+        if left_to_client:
+            return RunOutcome.success(pending_tool_call_ids=ctx.pending_tool_call_ids), results
+        return None, results
+
+    def _open_and_end(self, ctx: RunContext[S], call: ParsedCall, parent: str | None) -> str:
+        if call.started and call.id is not None:
+            return call.id
+        with ctx.tool_call(call.name, call_id=call.id, parent_message_id=parent) as handle:
+            handle.args(call.arguments)
+            handle.end()
+        return handle.id
+
+    async def _execute(
+        self,
+        ctx: RunContext[S],
+        call: ParsedCall,
+        backend: BackendTool[..., object] | None,
+        parent: str | None,
+    ) -> CallResult:
+        if call.started and call.id is not None:
+            result = await ctx.until_cancelled(self._result(ctx, call, backend, call.id))
+            ctx.tool_result(call.id, result.content)
+            return CallResult(call.id, call.name, call.arguments, result)
+        with ctx.tool_call(call.name, call_id=call.id, parent_message_id=parent) as handle:
+            handle.args(call.arguments)
+            result = await ctx.until_cancelled(self._result(ctx, call, backend, handle.id))
+            handle.result(result.content)
+        return CallResult(handle.id, call.name, call.arguments, result)
+
+    async def _result(
+        self,
+        ctx: RunContext[S],
+        call: ParsedCall,
+        backend: BackendTool[..., object] | None,
+        call_id: str,
+    ) -> ToolResult:
+        if backend is not None:
+            return await backend.run(call.arguments, ctx=ctx, call_id=call_id)
+        names = ", ".join(spec.name for spec in self._specs(ctx)) or "none"
+        content = f"Error: there is no tool named {call.name!r}. Available tools: {names}."
+        return ToolResult(content, ok=False)
+
+    # -- approvals -------------------------------------------------------------------------
+
+    async def _resume(self, ctx: RunContext[S]) -> list[Message] | InterruptOutcome:
+        """The history with answered approvals settled, or the interrupt that is still open."""
+        history: list[Message] = list(ctx.messages)
+        approvals = self._open_approvals(history)
+        known = {approval_interrupt_id(call.id) for call, _ in approvals}
+        for entry in ctx.resume:
+            if entry.interrupt_id not in known:
+                message = "ignored a resume entry for no open interrupt"
+                emit_warning(ctx, message, id=entry.interrupt_id)
+        if any(ctx.resume_for(approval_interrupt_id(call.id)) is None for call, _ in approvals):
+            # The protocol forbids acting on an open interrupt the client did not answer.
+            return RunOutcome.interrupt(
+                [_interrupt(call.id, call.function.arguments, tool) for call, tool in approvals]
+            )
+        for call, backend in approvals:
+            history = await self._settle(ctx, call, backend, history)
+        return history
+
+    def _open_approvals(self, history: Sequence[Message]) -> list[_Approval]:
+        answered = {message.tool_call_id for message in history if isinstance(message, ToolMessage)}
+        last_user = max(
+            (index for index, message in enumerate(history) if isinstance(message, UserMessage)),
+            default=-1,
+        )
+        approvals: list[_Approval] = []
+        for message in history[last_user + 1 :]:
+            if not isinstance(message, AssistantMessage):
+                continue
+            for call in message.tool_calls or ():
+                backend = self.toolbox.get(call.function.name)
+                if backend is not None and backend.requires_approval and call.id not in answered:
+                    approvals.append((call, backend))
+        return approvals
+
+    async def _settle(
+        self,
+        ctx: RunContext[S],
+        call: ToolCall,
+        backend: BackendTool[..., object],
+        history: list[Message],
+    ) -> list[Message]:
+        entry = ctx.resume_for(approval_interrupt_id(call.id))
+        arguments = _approved_arguments(entry)
+        if arguments is None:
+            verb = "cancelled" if entry is not None and entry.status == "cancelled" else "declined"
+            result = ToolResult(
+                f"Error: the user {verb} this call; the tool did not run.", ok=False
+            )
+        else:
+            if arguments:
+                call = call.model_copy(
+                    update={"function": FunctionCall(name=call.function.name, arguments=arguments)}
+                )
+            result = await backend.run(call.function.arguments, ctx=ctx, call_id=call.id)
+        message_id = ctx.tool_result(call.id, result.content)
+        answer = ToolMessage(
+            id=message_id,
+            tool_call_id=call.id,
+            content=result.content,
+            error=None if result.ok else result.content,
+        )
+        return _with_result(history, call, answer)
+
+
+def _fits(backend: BackendTool[..., object], call: ParsedCall) -> bool:
+    # Arguments the tool would refuse go straight back to the model, not to a human.
+    try:
+        backend.validate(call.arguments)
+    except InvalidArguments:
+        return False
+    return True
+
+
+def _interrupt(call_id: str, arguments: str, backend: BackendTool[..., object]) -> Interrupt:
+    try:
+        shown: JsonValue = json.loads(arguments or "{}")
+    except ValueError:
+        shown = arguments
+    return Interrupt(
+        id=approval_interrupt_id(call_id),
+        reason="tool_call",
+        tool_call_id=call_id,
+        message=f"Allow the tool {backend.name!r} to run with {json.dumps(shown)}?",
+        response_schema=_approval_schema(backend),
+        metadata={"toolName": backend.name, "arguments": shown},
+    )
+
+
+def _approval_schema(backend: BackendTool[..., object]) -> JsonObject:
+    edited: JsonObject = dict(backend.parameters)
+    definitions = edited.pop("$defs", None)
+    edited["description"] = "Arguments to run the tool with instead (they replace all of them)."
+    schema: JsonObject = {
+        "type": "object",
+        "properties": {
+            "approved": {"type": "boolean", "description": "Whether the tool may run."},
+            "editedArgs": edited,
+        },
+        "required": ["approved"],
+    }
+    if definitions is not None:
+        schema["$defs"] = definitions  # kept at the root, where the `$ref`s point
+    return schema
+
+
+def _approved_arguments(entry: ResumeEntry | None) -> str | None:
+    """`None` unless approved; then the edited arguments as JSON text, or "" to keep them."""
+    if entry is None or entry.status != "resolved" or not isinstance(entry.payload, dict):
+        return None
+    if entry.payload.get("approved") is not True:
+        return None
+    edited = entry.payload.get("editedArgs")
+    return json.dumps(edited, separators=(",", ":")) if isinstance(edited, dict) else ""
+
+
+def _with_result(history: list[Message], call: ToolCall, answer: ToolMessage) -> list[Message]:
+    out = list(history)
+    position = len(out)
+    for index, message in enumerate(history):
+        calls = message.tool_calls or [] if isinstance(message, AssistantMessage) else []
+        if any(held.id == call.id for held in calls):
+            # The model should see the call as it ran, with the arguments a human may have edited.
+            edited = [call if held.id == call.id else held for held in calls]
+            out[index] = message.model_copy(update={"tool_calls": edited})
+            position = index + 1
+            while position < len(out) and isinstance(out[position], ToolMessage):
+                position += 1
+    out.insert(position, answer)
+    return out
+
+
+def _context_text(context: Sequence[Context]) -> str:
+    if not context:
+        return ""
+    lines = ["Context from the application:"]
+    lines += [f"- {item.description}: {item.value}" for item in context]
+    return "\n".join(lines)
+
+
+def _add_usage(ctx: RunContext[S], usage: TokenUsage | None) -> None:
+    if usage is None:
+        return
+    for index, held in enumerate(ctx.usage):
+        if (held.provider, held.model) == (usage.provider, usage.model):
+            ctx.usage[index] = _sum(held, usage)
+            return
+    ctx.usage.append(usage)
+
+
+def _sum(a: TokenUsage, b: TokenUsage) -> TokenUsage:
+    counts: dict[str, int] = {}
+    for name in TokenUsage.model_fields:
+        if name in ("provider", "model"):
+            continue
+        left, right = getattr(a, name), getattr(b, name)
+        if left is not None or right is not None:
+            counts[name] = (left or 0) + (right or 0)
+    return a.model_copy(update=counts)

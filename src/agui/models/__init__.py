@@ -1,0 +1,49 @@
+"""Chat models: the `ChatModel` protocol, a scripted model, and an OpenAI-compatible client.
+
+agui depends on no LLM SDK. A model is anything that streams `ChatDelta`s for a conversation of
+`ChatMessage`s (`agui.models.base`); `ScriptedModel` replays a script with no network, and
+`OpenAICompatibleModel` speaks `/chat/completions` (OpenAI, Ollama, llama.cpp, vLLM, LM Studio)
+over httpx, from the `agui-server[openai]` extra.
+"""
+
+from __future__ import annotations
+
+from agui.models.base import (
+    ChatDelta,
+    ChatMessage,
+    ChatModel,
+    ChatRole,
+    ChatToolCall,
+    FinishDelta,
+    PartialToolCall,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallAssembler,
+    ToolCallDelta,
+    UsageDelta,
+    chat_messages,
+)
+from agui.models.openai import OpenAICompatibleModel
+from agui.models.scripted import Call, ScriptedModel, ScriptedRequest, Turn, TurnFunction
+
+__all__ = [
+    "Call",
+    "ChatDelta",
+    "ChatMessage",
+    "ChatModel",
+    "ChatRole",
+    "ChatToolCall",
+    "FinishDelta",
+    "OpenAICompatibleModel",
+    "PartialToolCall",
+    "ReasoningDelta",
+    "ScriptedModel",
+    "ScriptedRequest",
+    "TextDelta",
+    "ToolCallAssembler",
+    "ToolCallDelta",
+    "Turn",
+    "TurnFunction",
+    "UsageDelta",
+    "chat_messages",
+]

@@ -1,0 +1,469 @@
+"""Backend tools: ordinary Python functions a model can call.
+
+`@tool` turns a function (plain or async, or a method, bound when read from its instance) into a
+`BackendTool`: its JSON Schema comes from the signature through pydantic (`Annotated[...,
+Field(description=...)]`, defaults, nested models, the docstring's `Args:` section), and its
+description from the docstring. The function itself is untouched and still callable directly.
+
+Running a tool (`BackendTool.run`) never fails the run for something the model can fix or read:
+arguments that do not fit the signature give an error result listing the fields, and an
+exception in the tool gives an error result without the exception's text (unless the tool opts
+in with `expose_errors=True`; the server log always has the traceback). Only agui's own errors
+(`Cancelled`, `AgentError`, a misuse of the run context) and task cancellation propagate.
+Synchronous tools run in a worker thread so they cannot stall the event loop, except those that
+take the `RunContext`: emitting is not thread-safe, and such tools change run state in place.
+
+A `Toolbox` holds tools by name and gives the `Tool` specs a provider request carries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+import inspect
+import logging
+import re
+import types
+import typing
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from typing import Annotated, Any, Generic, TypeVar, overload
+
+import pydantic_core
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, create_model
+from pydantic.fields import FieldInfo
+from pydantic.json_schema import GenerateJsonSchema
+from typing_extensions import ParamSpec, Self
+
+from agui.context import RunContext
+from agui.errors import AguiError, InvalidArguments, UsageError
+from agui.types import Tool
+
+__all__ = ["BackendTool", "ToolResult", "Toolbox", "tool"]
+
+P = ParamSpec("P")
+R_co = TypeVar("R_co", covariant=True)
+S = TypeVar("S")
+_log = logging.getLogger("agui")
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_SECTIONS = re.compile(
+    r"^(Args|Arguments|Parameters|Returns?|Raises|Yields?|Examples?|Notes?|Warnings?):\s*$"
+)
+_ARG_LINE = re.compile(r"^(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolResult:
+    """What a tool call gives back to the model: content, and whether it is an error.
+
+    Example:
+        >>> ToolResult("sunny, 21 C")
+        ToolResult(content='sunny, 21 C', ok=True)
+    """
+
+    content: str
+    ok: bool = True
+
+
+class _NoFieldTitles(GenerateJsonSchema):
+    # Titles repeat the parameter names; models read descriptions, and tokens cost money.
+    def field_title_should_be_set(self, schema: object) -> bool:  # noqa: ARG002
+        return False
+
+
+@dataclasses.dataclass(frozen=True)
+class _Signature:
+    model: type[BaseModel]
+    parameters: dict[str, JsonValue]
+    description: str
+    names: tuple[tuple[str, str, bool], ...]  # (field, parameter, positional-only)
+    context: tuple[str, bool] | None  # the RunContext parameter, and whether positional-only
+
+
+class BackendTool(Generic[P, R_co]):
+    """A function the model may call, with its schema; build one with `@tool`.
+
+    Calling the object calls the function; `run()` is what the tool loop uses.
+
+    Example:
+        >>> import asyncio
+        >>> @tool
+        ... def get_weather(location: str) -> str:
+        ...     '''Get the current weather for a city.'''
+        ...     return f"sunny in {location}"
+        >>> get_weather.description
+        'Get the current weather for a city.'
+        >>> get_weather.parameters
+        {'properties': {'location': {'type': 'string'}}, 'required': ['location'], 'type': 'object'}
+        >>> asyncio.run(get_weather.run({"location": "Paris"})).content
+        'sunny in Paris'
+    """
+
+    def __init__(
+        self,
+        fn: Callable[P, R_co],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        requires_approval: bool = False,
+        expose_errors: bool = False,
+    ) -> None:
+        self._fn = fn
+        self.name: str = name if name is not None else getattr(fn, "__name__", "tool")
+        if not _NAME.match(self.name):
+            message = (
+                f"tool name {self.name!r} is not allowed: use 1 to 64 letters, digits, '_' or '-' "
+                "(what provider APIs accept); pass @tool(name=...) to choose another"
+            )
+            raise UsageError(message)
+        self.requires_approval = requires_approval
+        self.expose_errors = expose_errors
+        self._description = description
+        self._signature: _Signature | None = None
+        self._attribute: str | None = None
+        functools.update_wrapper(self, fn)
+
+    @property
+    def fn(self) -> Callable[P, R_co]:
+        """The decorated function."""
+        return self._fn
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R_co:
+        """Call the function itself (no validation, no result conversion)."""
+        return self._fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<BackendTool {self.name!r}>"
+
+    def __set_name__(self, owner: type[object], name: str) -> None:
+        self._attribute = name
+
+    @overload
+    def __get__(self, instance: None, owner: type[object] | None = None) -> Self: ...
+    @overload
+    def __get__(
+        self, instance: object, owner: type[object] | None = None
+    ) -> BackendTool[..., R_co]: ...
+    def __get__(
+        self, instance: object | None, owner: type[object] | None = None
+    ) -> Self | BackendTool[..., R_co]:
+        if instance is None:
+            return self
+        method: Callable[..., R_co] = types.MethodType(self._fn, instance)
+        bound: BackendTool[..., R_co] = BackendTool(
+            method,
+            name=self.name,
+            description=self._description,
+            requires_approval=self.requires_approval,
+            expose_errors=self.expose_errors,
+        )
+        if self._attribute is not None and hasattr(instance, "__dict__"):
+            # Cache on the instance, so the schema is built once per object, not per access.
+            vars(instance)[self._attribute] = bound
+        return bound
+
+    # -- schema ----------------------------------------------------------------------------
+
+    def _sig(self) -> _Signature:
+        if self._signature is None:
+            self._signature = _build_signature(self._fn, self.name)
+        return self._signature
+
+    @property
+    def description(self) -> str:
+        """What the model reads about the tool: `description=`, or the docstring's summary."""
+        if self._description is not None:
+            return self._description
+        return self._sig().description
+
+    @property
+    def parameters(self) -> dict[str, JsonValue]:
+        """The JSON Schema of the arguments (the `RunContext` parameter is left out)."""
+        return self._sig().parameters
+
+    @property
+    def spec(self) -> Tool:
+        """The tool as a provider request (and AG-UI) describes it."""
+        return Tool(name=self.name, description=self.description, parameters=self.parameters)
+
+    # -- calling ---------------------------------------------------------------------------
+
+    def validate(
+        self, arguments: str | Mapping[str, JsonValue], *, call_id: str = ""
+    ) -> dict[str, object]:
+        """Check arguments (JSON text or a mapping) against the signature; return them by name.
+
+        Raises `InvalidArguments` listing every field that does not fit.
+        """
+        where = f"the arguments of tool {self.name!r}"
+        if isinstance(arguments, str):
+            try:
+                arguments = pydantic_core.from_json(arguments or "{}")
+            except ValueError as error:
+                message = f"{where} are not JSON ({error})"
+                raise InvalidArguments(message, tool_call_id=call_id, tool_name=self.name) from None
+        if not isinstance(arguments, Mapping):
+            message = f"{where} must be a JSON object, not {type(arguments).__name__}"
+            raise InvalidArguments(message, tool_call_id=call_id, tool_name=self.name)
+        signature = self._sig()
+        try:
+            model = signature.model.model_validate(arguments)
+        except ValidationError as error:
+            problems = [
+                ("/" + "/".join(str(part) for part in item["loc"]), item["msg"])
+                for item in error.errors(include_url=False)
+            ]
+            listed = "; ".join(f"{pointer!r}: {msg}" for pointer, msg in problems)
+            message = f"{where} do not fit its signature: {listed}"
+            raise InvalidArguments(
+                message, tool_call_id=call_id, tool_name=self.name, errors=problems
+            ) from None
+        return {parameter: getattr(model, field) for field, parameter, _ in signature.names}
+
+    async def run(
+        self,
+        arguments: str | Mapping[str, JsonValue],
+        *,
+        ctx: RunContext[S] | None = None,
+        call_id: str = "",
+    ) -> ToolResult:
+        """Validate, run the function, and turn its return value (or failure) into a result.
+
+        `ctx` is passed to a parameter annotated `RunContext[...]`; `call_id` names the call in
+        error messages.
+        """
+        try:
+            values = self.validate(arguments, call_id=call_id)
+            value = await self._invoke(values, ctx)
+        except InvalidArguments as error:
+            return ToolResult(f"Error: {error}", ok=False)
+        except AguiError:
+            raise
+        except Exception as error:  # noqa: BLE001 - a failing tool is a result the model reads
+            _log.exception("tool %r (call %r) failed", self.name, call_id)
+            detail = f": {type(error).__name__}: {error}" if self.expose_errors else ""
+            return ToolResult(f"Error: the tool {self.name!r} failed{detail}", ok=False)
+        try:
+            return ToolResult(_content(value))
+        except pydantic_core.PydanticSerializationError:
+            _log.exception(
+                "tool %r (call %r) returned a value that is not JSON", self.name, call_id
+            )
+            return ToolResult(
+                f"Error: the tool {self.name!r} returned no readable result", ok=False
+            )
+
+    async def _invoke(self, values: dict[str, object], ctx: RunContext[S] | None) -> object:
+        signature = self._sig()
+        positional: list[object] = []
+        keywords: dict[str, object] = {}
+        for _, parameter, positional_only in signature.names:
+            if positional_only:
+                positional.append(values[parameter])
+            else:
+                keywords[parameter] = values[parameter]
+        if signature.context is not None:
+            parameter, positional_only = signature.context
+            if ctx is None:
+                message = f"tool {self.name!r} takes the RunContext; pass ctx= to run()"
+                raise UsageError(message)
+            if positional_only:
+                positional.insert(0, ctx)
+            else:
+                keywords[parameter] = ctx
+        fn = typing.cast("Callable[..., object]", self._fn)
+        if inspect.iscoroutinefunction(fn) or signature.context is not None:
+            result = fn(*positional, **keywords)
+        else:
+            result = await asyncio.to_thread(fn, *positional, **keywords)
+        if inspect.isawaitable(result):
+            result = await typing.cast("Awaitable[object]", result)
+        return result
+
+
+@overload
+def tool(fn: Callable[P, R_co], /) -> BackendTool[P, R_co]: ...
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    requires_approval: bool = False,
+    expose_errors: bool = False,
+) -> Callable[[Callable[P, R_co]], BackendTool[P, R_co]]: ...
+def tool(
+    fn: Callable[P, R_co] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    requires_approval: bool = False,
+    expose_errors: bool = False,
+) -> BackendTool[P, R_co] | Callable[[Callable[P, R_co]], BackendTool[P, R_co]]:
+    """Make a function a tool the model can call: `@tool` or `@tool(name=..., ...)`.
+
+    `requires_approval=True` asks a human before each call (the tool loop interrupts the run);
+    `expose_errors=True` lets the model read the text of the tool's exceptions.
+
+    Example:
+        >>> from typing import Annotated
+        >>> from pydantic import Field
+        >>> @tool(name="find_restaurants")
+        ... async def search_restaurants(
+        ...     location: Annotated[str, Field(description="A city")], cuisine: str = "any"
+        ... ) -> list[str]:
+        ...     '''Find restaurants in a city.'''
+        ...     return ["Chez Paul"]
+        >>> search_restaurants.name, search_restaurants.parameters["required"]
+        ('find_restaurants', ['location'])
+    """
+
+    def decorate(function: Callable[P, R_co]) -> BackendTool[P, R_co]:
+        return BackendTool(
+            function,
+            name=name,
+            description=description,
+            requires_approval=requires_approval,
+            expose_errors=expose_errors,
+        )
+
+    return decorate(fn) if fn is not None else decorate
+
+
+class Toolbox:
+    """The backend tools of an agent, by name; plain functions are wrapped with `@tool`.
+
+    Example:
+        >>> def get_time(city: str) -> str:
+        ...     '''The local time in a city.'''
+        ...     return "12:00"
+        >>> toolbox = Toolbox([get_time])
+        >>> "get_time" in toolbox, [spec.name for spec in toolbox.specs()]
+        (True, ['get_time'])
+    """
+
+    def __init__(self, tools: Iterable[Callable[..., object]] = ()) -> None:
+        self._tools: dict[str, BackendTool[..., object]] = {}
+        for item in tools:
+            self.add(item)
+
+    def add(self, item: Callable[..., object]) -> BackendTool[..., object]:
+        """Add a tool (or a function, wrapped with `@tool`); names must be unique."""
+        backend = typing.cast("BackendTool[..., object]", item) if _is_tool(item) else tool(item)
+        if backend.name in self._tools:
+            message = f"two tools are named {backend.name!r}; pass @tool(name=...) to rename one"
+            raise UsageError(message)
+        backend.spec  # noqa: B018 - build the schema now, so a bad signature fails at startup
+        self._tools[backend.name] = backend
+        return backend
+
+    def get(self, name: str) -> BackendTool[..., object] | None:
+        """The tool of that name, or `None`."""
+        return self._tools.get(name)
+
+    def specs(self) -> list[Tool]:
+        """Every tool's spec, in the order the tools were added."""
+        return [backend.spec for backend in self._tools.values()]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[BackendTool[..., object]]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+
+# -- building the schema -----------------------------------------------------------------------
+
+
+def _build_signature(fn: Callable[..., object], name: str) -> _Signature:
+    signature = inspect.signature(fn)
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except NameError as error:
+        message = f"tool {name!r}: an annotation cannot be resolved ({error})"
+        raise UsageError(message) from None
+    summary, documented = _read_docstring(inspect.getdoc(fn) or "")
+    fields: dict[str, Any] = {}  # create_model takes its fields as keywords of any type
+    names: list[tuple[str, str, bool]] = []
+    context: tuple[str, bool] | None = None
+    for index, parameter in enumerate(signature.parameters.values()):
+        positional_only = parameter.kind is inspect.Parameter.POSITIONAL_ONLY
+        if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            message = f"tool {name!r}: *args and **kwargs have no schema; name each parameter"
+            raise UsageError(message)
+        annotation: object = hints.get(parameter.name, object)
+        if _is_context(annotation):
+            context = (parameter.name, positional_only)
+            continue
+        default = parameter.default
+        extra = Field(alias=parameter.name)
+        doc = documented.get(parameter.name)
+        if doc is not None and not _has_description(annotation, default):
+            extra = Field(alias=parameter.name, description=doc)
+        field = f"p{index}"
+        fields[field] = (
+            Annotated[annotation, extra],
+            ... if default is inspect.Parameter.empty else default,
+        )
+        names.append((field, parameter.name, positional_only))
+    model: type[BaseModel] = create_model(
+        f"{name}_arguments", __config__=ConfigDict(validate_by_alias=True), **fields
+    )
+    schema = typing.cast(
+        "dict[str, JsonValue]", model.model_json_schema(schema_generator=_NoFieldTitles)
+    )
+    schema.pop("title", None)
+    return _Signature(model, schema, summary, tuple(names), context)
+
+
+def _is_tool(item: object) -> bool:
+    return isinstance(item, BackendTool)
+
+
+def _is_context(annotation: object) -> bool:
+    if typing.get_origin(annotation) is Annotated:
+        annotation = typing.get_args(annotation)[0]
+    origin = typing.get_origin(annotation) or annotation
+    return isinstance(origin, type) and issubclass(origin, RunContext)
+
+
+def _has_description(annotation: object, default: object) -> bool:
+    infos = [default, *(typing.get_args(annotation)[1:] if _annotated(annotation) else ())]
+    return any(isinstance(info, FieldInfo) and info.description for info in infos)
+
+
+def _annotated(annotation: object) -> bool:
+    return typing.get_origin(annotation) is Annotated
+
+
+def _read_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    summary: list[str] = []
+    documented: dict[str, str] = {}
+    section: str | None = None
+    current: str | None = None
+    for line in doc.splitlines():
+        header = _SECTIONS.match(line)
+        if header is not None:
+            section, current = header.group(1), None
+            continue
+        if section is None:
+            summary.append(line)
+        elif section in ("Args", "Arguments", "Parameters") and line.strip():
+            match = _ARG_LINE.match(line.strip())
+            if match is not None and line.startswith(" " * 4) and not line.startswith(" " * 5):
+                current = str(match.group(1))
+                documented[current] = match.group(2).strip()
+            elif current is not None:
+                documented[current] = f"{documented[current]} {line.strip()}".strip()
+    return "\n".join(summary).strip(), documented
+
+
+def _content(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    return pydantic_core.to_json(value).decode()

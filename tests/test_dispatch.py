@@ -1,0 +1,755 @@
+"""Tool dispatch: the streaming XML parser, native fragment assembly, and the dispatchers."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator, Sequence
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agui import RunAgentInput, RunContext, Tool
+from agui._xml_parser import (
+    MalformedTag,
+    ReasoningPiece,
+    TextPiece,
+    ToolCallTag,
+    XmlPiece,
+    prompt_instructions,
+    render_call,
+    render_result,
+)
+from agui.dispatch import (
+    WARNING_EVENT,
+    AssistantTurn,
+    CallResult,
+    NativeDispatcher,
+    ParsedCall,
+    ToolDispatcher,
+    TurnWriter,
+    XmlDispatcher,
+    XmlStreamParser,
+    select_dispatcher,
+)
+from agui.events import CustomEvent, Event, RunFinishedEvent, RunStartedEvent
+from agui.messages import (
+    AssistantMessage,
+    FunctionCall,
+    Message,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from agui.models import (
+    ChatDelta,
+    ChatMessage,
+    FinishDelta,
+    ReasoningDelta,
+    ScriptedModel,
+    TextDelta,
+    ToolCallDelta,
+    UsageDelta,
+)
+from agui.testing import assert_valid
+from agui.tools import ToolResult
+from agui.types import TokenUsage
+
+# -- the streaming XML parser ------------------------------------------------------------------
+
+WEATHER = '<tool_call>{"name": "get_weather", "arguments": {"location": "Paris"}}</tool_call>'
+TIME = '<tool_call>{"name": "get_time", "arguments": {}}</tool_call>'
+WEATHER_CALL = ToolCallTag("get_weather", '{"location":"Paris"}')
+TIME_CALL = ToolCallTag("get_time", "{}")
+NOT_JSON = "the tag does not hold JSON"
+NO_NAME = 'the tag must hold an object with a "name" string'
+
+
+def _malformed(raw: str, reason: str) -> MalformedTag:
+    return MalformedTag(raw, reason)
+
+
+XML_CASES: list[tuple[str, str, list[XmlPiece]]] = [
+    ("empty", "", []),
+    ("plain text", "It is sunny.", [TextPiece("It is sunny.")]),
+    ("one call", WEATHER, [WEATHER_CALL]),
+    ("text before a call", "Let me check." + WEATHER, [TextPiece("Let me check."), WEATHER_CALL]),
+    ("text after a call", WEATHER + " Done.", [WEATHER_CALL, TextPiece(" Done.")]),
+    (
+        "text before, between and after two calls",
+        "A " + WEATHER + " B " + TIME + " C",
+        [TextPiece("A "), WEATHER_CALL, TextPiece(" B "), TIME_CALL, TextPiece(" C")],
+    ),
+    ("two adjacent calls", WEATHER + TIME, [WEATHER_CALL, TIME_CALL]),
+    (
+        "three calls on their own lines",
+        WEATHER + "\n" + TIME + "\n" + WEATHER,
+        [WEATHER_CALL, TextPiece("\n"), TIME_CALL, TextPiece("\n"), WEATHER_CALL],
+    ),
+    (
+        "think at the start",
+        "<think>The user wants Paris.</think>It is sunny.",
+        [ReasoningPiece("The user wants Paris."), TextPiece("It is sunny.")],
+    ),
+    (
+        "think in the middle",
+        "First. <think>hmm</think> Second.",
+        [TextPiece("First. "), ReasoningPiece("hmm"), TextPiece(" Second.")],
+    ),
+    (
+        "think then a call",
+        "<think>Need the weather.</think>" + WEATHER,
+        [ReasoningPiece("Need the weather."), WEATHER_CALL],
+    ),
+    (
+        "a tool_call tag inside think is reasoning",
+        "<think>maybe " + WEATHER + "</think>ok",
+        [ReasoningPiece("maybe " + WEATHER), TextPiece("ok")],
+    ),
+    (
+        "malformed JSON is reported and skipped",
+        'Hi <tool_call>{"name": "get_weather", </tool_call> bye',
+        [
+            TextPiece("Hi "),
+            _malformed('<tool_call>{"name": "get_weather", </tool_call>', NOT_JSON),
+            TextPiece(" bye"),
+        ],
+    ),
+    (
+        "a JSON array is not a call",
+        "<tool_call>[1, 2]</tool_call>",
+        [_malformed("<tool_call>[1, 2]</tool_call>", NO_NAME)],
+    ),
+    (
+        "a call without a name is not a call",
+        '<tool_call>{"arguments": {}}</tool_call>',
+        [_malformed('<tool_call>{"arguments": {}}</tool_call>', NO_NAME)],
+    ),
+    (
+        "arguments that are not an object",
+        '<tool_call>{"name": "f", "arguments": [1]}</tool_call>',
+        [
+            _malformed(
+                '<tool_call>{"name": "f", "arguments": [1]}</tool_call>',
+                '"arguments" must be an object',
+            )
+        ],
+    ),
+    (
+        "arguments as a JSON string are read",
+        '<tool_call>{"name": "f", "arguments": "{\\"a\\": 1}"}</tool_call>',
+        [ToolCallTag("f", '{"a":1}')],
+    ),
+    (
+        "arguments as a string that is not JSON",
+        '<tool_call>{"name": "f", "arguments": "a=1"}</tool_call>',
+        [
+            _malformed(
+                '<tool_call>{"name": "f", "arguments": "a=1"}</tool_call>',
+                '"arguments" is a string that does not hold JSON',
+            )
+        ],
+    ),
+    ("no arguments means none", '<tool_call>{"name": "f"}</tool_call>', [ToolCallTag("f", "{}")]),
+    (
+        "parameters is read as arguments",
+        '<tool_call>{"name": "f", "parameters": {"a": 1}}</tool_call>',
+        [ToolCallTag("f", '{"a":1}')],
+    ),
+    (
+        "whitespace around the JSON",
+        '<tool_call>\n  {"name": "f", "arguments": {}}\n</tool_call>',
+        [ToolCallTag("f", "{}")],
+    ),
+    (
+        "an unterminated call holding a whole call still counts",
+        "Sure." + WEATHER.removesuffix("</tool_call>"),
+        [TextPiece("Sure."), WEATHER_CALL],
+    ),
+    (
+        "an unterminated call with partial JSON is reported",
+        'Sure.<tool_call>{"name": "get_wea',
+        [
+            TextPiece("Sure."),
+            _malformed(
+                '<tool_call>{"name": "get_wea', "the response ended inside a <tool_call> tag"
+            ),
+        ],
+    ),
+    (
+        "an unterminated think ends as reasoning",
+        "ok <think>still thinking",
+        [TextPiece("ok "), ReasoningPiece("still thinking")],
+    ),
+    ("a tag prefix at the end is text", "Hello <tool_ca", [TextPiece("Hello <tool_ca")]),
+    ("a think prefix at the end is text", "Hello <thi", [TextPiece("Hello <thi")]),
+    ("stray angle brackets are text", "if a < b and c > d", [TextPiece("if a < b and c > d")]),
+    (
+        "other tags are text",
+        "<b>bold</b> <tool>x</tool>",
+        [TextPiece("<b>bold</b> <tool>x</tool>")],
+    ),
+    ("a stray closing think is text", "done</think> ok", [TextPiece("done</think> ok")]),
+    ("an empty think block vanishes", "a<think></think>b", [TextPiece("ab")]),
+    (
+        "adjacent think blocks make one reasoning",
+        "<think>a</think><think>b</think>",
+        [ReasoningPiece("ab")],
+    ),
+    (
+        "angle brackets inside a JSON string",
+        '<tool_call>{"name": "search", "arguments": {"q": "a<b>c"}}</tool_call>',
+        [ToolCallTag("search", '{"q":"a<b>c"}')],
+    ),
+    (
+        "a closing tag inside a JSON string",
+        '<tool_call>{"name": "echo", "arguments": {"s": "</tool_call>"}}</tool_call> after',
+        [ToolCallTag("echo", '{"s":"</tool_call>"}'), TextPiece(" after")],
+    ),
+    (
+        "an escaped quote before a closing tag inside a string",
+        (
+            '<tool_call>{"name": "echo", "arguments": {"s": "say \\"</tool_call>\\" \\\\"}}'
+            "</tool_call>"
+        ),
+        [ToolCallTag("echo", '{"s":"say \\"</tool_call>\\" \\\\"}')],
+    ),
+    (
+        "a think tag inside a JSON string",
+        '<tool_call>{"name": "echo", "arguments": {"s": "<think>"}}</tool_call>',
+        [ToolCallTag("echo", '{"s":"<think>"}')],
+    ),
+    (
+        "an angle bracket outside strings makes the JSON malformed",
+        '<tool_call>{"name": "f"} <b></tool_call>',
+        [_malformed('<tool_call>{"name": "f"} <b></tool_call>', NOT_JSON)],
+    ),
+    (
+        "non-ASCII text and arguments",
+        (
+            'Météo à Zürich 🌧 <tool_call>{"name": "météo", "arguments": {"ville": "Zürich"}}'
+            "</tool_call> — fini"
+        ),
+        [
+            TextPiece("Météo à Zürich 🌧 "),
+            ToolCallTag("météo", '{"ville":"Zürich"}'),
+            TextPiece(" — fini"),
+        ],
+    ),
+    (
+        "non-ASCII escapes are decoded",
+        '<tool_call>{"name": "f", "arguments": {"c": "\\u00e9"}}</tool_call>',
+        [ToolCallTag("f", '{"c":"é"}')],
+    ),
+]
+
+
+def _normal(pieces: Sequence[XmlPiece]) -> list[XmlPiece]:
+    """Joins adjacent text (or reasoning) and cuts a malformed tag's reason to its stable part."""
+    out: list[XmlPiece] = []
+    for piece in pieces:
+        last = out[-1] if out else None
+        if isinstance(piece, TextPiece) and isinstance(last, TextPiece):
+            out[-1] = TextPiece(last.text + piece.text)
+        elif isinstance(piece, ReasoningPiece) and isinstance(last, ReasoningPiece):
+            out[-1] = ReasoningPiece(last.text + piece.text)
+        elif isinstance(piece, MalformedTag):
+            out.append(MalformedTag(piece.raw, piece.reason.partition(" (")[0]))
+        else:
+            out.append(piece)
+    return out
+
+
+def _parse(deltas: Sequence[str]) -> list[XmlPiece]:
+    parser = XmlStreamParser()
+    pieces: list[XmlPiece] = []
+    for delta in deltas:
+        pieces += parser.feed(delta)
+    pieces += parser.finish()
+    return _normal(pieces)
+
+
+def _split(text: str, cuts: Sequence[int]) -> list[str]:
+    bounds = [0, *sorted(set(cuts)), len(text)]
+    return [text[start:end] for start, end in itertools.pairwise(bounds)]
+
+
+CASE_IDS = [name for name, _, _ in XML_CASES]
+
+
+def test_the_xml_table_has_at_least_25_cases() -> None:
+    assert len(XML_CASES) >= 25
+
+
+@pytest.mark.parametrize(("name", "text", "expected"), XML_CASES, ids=CASE_IDS)
+def test_a_whole_response_parses_to_the_expected_pieces(
+    name: str, text: str, expected: list[XmlPiece]
+) -> None:
+    assert _parse([text]) == expected, name
+
+
+@pytest.mark.parametrize(("name", "text", "expected"), XML_CASES, ids=CASE_IDS)
+def test_a_response_split_at_any_one_position_parses_the_same(
+    name: str, text: str, expected: list[XmlPiece]
+) -> None:
+    for cut in range(len(text) + 1):
+        assert _parse([text[:cut], text[cut:]]) == expected, (name, cut)
+
+
+@pytest.mark.parametrize(("name", "text", "expected"), XML_CASES, ids=CASE_IDS)
+def test_a_response_fed_one_character_at_a_time_parses_the_same(
+    name: str, text: str, expected: list[XmlPiece]
+) -> None:
+    assert _parse(list(text)) == expected, name
+
+
+@given(
+    case=st.sampled_from(XML_CASES),
+    cuts=st.lists(st.integers(min_value=0, max_value=200), max_size=12),
+)
+def test_any_split_of_a_table_response_gives_the_same_pieces(
+    case: tuple[str, str, list[XmlPiece]], cuts: list[int]
+) -> None:
+    _, text, expected = case
+
+    assert _parse(_split(text, [cut for cut in cuts if cut <= len(text)])) == expected
+
+
+FRAGMENTS = [
+    "a",
+    " ",
+    "é",
+    "<",
+    ">",
+    "/",
+    '"',
+    "\\",
+    "{",
+    "}",
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    '{"name": "f", "arguments": {"q": "',
+    '"}}',
+    "<tool_",
+    "</tool_",
+]
+
+
+@settings(max_examples=300)
+@given(
+    text=st.lists(st.sampled_from(FRAGMENTS), max_size=25).map("".join),
+    cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=15),
+)
+def test_any_split_of_any_text_gives_the_pieces_of_the_whole(text: str, cuts: list[int]) -> None:
+    assert _parse(_split(text, [cut for cut in cuts if cut <= len(text)])) == _parse([text])
+
+
+@given(text=st.text(alphabet=st.characters(exclude_characters="<"), max_size=50))
+def test_text_without_an_angle_bracket_is_released_at_once(text: str) -> None:
+    assert _normal(XmlStreamParser().feed(text)) == ([TextPiece(text)] if text else [])
+
+
+def test_only_the_suffix_that_could_still_become_a_tag_is_held_back() -> None:
+    parser = XmlStreamParser()
+
+    assert parser.feed("a<b<tool") == [TextPiece("a<b")]
+    assert parser.feed("s") == [TextPiece("<tools")]
+
+
+def test_the_prompt_teaches_the_format_and_lists_each_tool_with_its_schema() -> None:
+    tools = [
+        Tool(name="get_weather", description="Weather", parameters={"type": "object"}),
+        Tool(name="ping", description=""),
+    ]
+
+    prompt = prompt_instructions(tools)
+
+    assert '<tool_call>{"name": "tool_name"' in prompt
+    assert '- get_weather: Weather\n  arguments (JSON Schema): {"type":"object"}' in prompt
+    assert "- ping\n" in prompt
+    assert prompt_instructions([]) == ""
+
+
+def test_rendered_calls_and_results_are_what_the_model_is_taught() -> None:
+    assert (
+        render_call("f", '{"a": 1}')
+        == '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>'
+    )
+    assert render_call("f", "not json") == (
+        '<tool_call>{"name": "f", "arguments": "not json"}</tool_call>'
+    )
+    assert render_call("f", "") == '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
+    assert render_result("f", "sunny", ok=True) == (
+        '<tool_result name="f" status="ok">sunny</tool_result>'
+    )
+    assert render_result("f", "boom", ok=False) == (
+        '<tool_result name="f" status="error">boom</tool_result>'
+    )
+
+
+# -- dispatchers reading a response ------------------------------------------------------------
+
+
+async def _stream(deltas: Sequence[ChatDelta]) -> AsyncIterator[ChatDelta]:
+    for delta in deltas:
+        yield delta
+
+
+def _read(
+    dispatcher: ToolDispatcher, deltas: Sequence[ChatDelta]
+) -> tuple[AssistantTurn, list[Event]]:
+    ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+    writer = TurnWriter(ctx, turn=1)
+    turn = asyncio.run(dispatcher.parse_response(_stream(deltas), writer))
+    return turn, events.drain()
+
+
+def _types(events: Sequence[Event]) -> list[str]:
+    return [event.type for event in events]
+
+
+def test_the_xml_dispatcher_streams_text_and_reasoning_and_collects_calls_in_order() -> None:
+    deltas: list[ChatDelta] = [
+        TextDelta("<think>Two tools"),
+        TextDelta(".</think>\n\nChecking. <tool_"),
+        TextDelta('call>{"name": "a", "arguments": {}}</tool_call> and <tool_call>'),
+        TextDelta('{"name": "b"}</tool_call>'),
+        UsageDelta(TokenUsage(output_tokens=9)),
+        FinishDelta("stop"),
+    ]
+
+    turn, events = _read(XmlDispatcher(), deltas)
+
+    assert turn.text == "Checking.  and "
+    assert [(call.name, call.arguments, call.id) for call in turn.calls] == [
+        ("a", "{}", None),
+        ("b", "{}", None),
+    ]
+    assert turn.usage == TokenUsage(output_tokens=9)
+    assert turn.finish_reason == "stop"
+    assert turn.message_id == "r-msg-2"
+    assert _types(events) == [
+        "REASONING_START",
+        "REASONING_MESSAGE_START",
+        "REASONING_MESSAGE_CONTENT",
+        "REASONING_MESSAGE_CONTENT",
+        "REASONING_MESSAGE_END",
+        "REASONING_END",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+    ]
+
+
+def test_a_malformed_tag_becomes_a_warning_event_and_the_stream_goes_on() -> None:
+    turn, events = _read(XmlDispatcher(), [TextDelta("Hi <tool_call>{oops}</tool_call> there")])
+
+    warnings = [event for event in events if isinstance(event, CustomEvent)]
+    assert turn.calls == ()
+    assert turn.text == "Hi  there"
+    assert [w.name for w in warnings] == [WARNING_EVENT]
+    assert isinstance(warnings[0].value, dict)
+    assert warnings[0].value["raw"] == "<tool_call>{oops}</tool_call>"
+    assert str(warnings[0].value["message"]).startswith("skipped a malformed tool call")
+
+
+def test_the_xml_dispatcher_also_takes_native_reasoning_and_native_calls() -> None:
+    deltas: list[ChatDelta] = [
+        ReasoningDelta("thinking"),
+        TextDelta("Hi"),
+        ToolCallDelta(index=0, id="c9", name="late", arguments="{}"),
+    ]
+
+    turn, events = _read(XmlDispatcher(), deltas)
+
+    assert [(c.name, c.id) for c in turn.calls] == [("late", "c9")]
+    assert _types(events)[0] == "REASONING_START"
+
+
+def test_native_fragments_interleaved_by_index_assemble_into_whole_calls() -> None:
+    deltas: list[ChatDelta] = [
+        TextDelta("Checking both."),
+        ToolCallDelta(index=0, id="c1", name="get_weather", arguments=""),
+        ToolCallDelta(index=1, id="c2", name="get_time", arguments='{"ci'),
+        ToolCallDelta(index=0, arguments='{"location": "Pa'),
+        ToolCallDelta(index=1, arguments='ty": "Oslo"}'),
+        ToolCallDelta(index=0, arguments='ris"}'),
+        FinishDelta("tool_calls"),
+    ]
+
+    turn, events = _read(NativeDispatcher(), deltas)
+
+    assert [(c.id, c.name, c.arguments) for c in turn.calls] == [
+        ("c1", "get_weather", '{"location": "Paris"}'),
+        ("c2", "get_time", '{"city": "Oslo"}'),
+    ]
+    assert turn.message_id == "r-msg-1"
+    assert _types(events) == ["TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END"]
+
+
+@pytest.mark.parametrize(
+    ("deltas", "expected"),
+    [
+        (
+            [
+                ToolCallDelta(index=0, id="a", name="f", arguments="{}"),
+                ToolCallDelta(index=0, id="b", name="g", arguments="{}"),
+            ],
+            [("a", "f", "{}"), ("b", "g", "{}")],
+        ),
+        (
+            [
+                ToolCallDelta(id="a", name="f", arguments='{"x":'),
+                ToolCallDelta(id="b", name="g", arguments="{}"),
+                ToolCallDelta(id="a", arguments="1}"),
+            ],
+            [("a", "f", '{"x":1}'), ("b", "g", "{}")],
+        ),
+        (
+            [ToolCallDelta(name="f", arguments='{"x":'), ToolCallDelta(arguments="1}")],
+            [(None, "f", '{"x":1}')],
+        ),
+        (
+            [
+                ToolCallDelta(index=0, id="a", name="f"),
+                ToolCallDelta(index=0, id="a", name="f", arguments='{"x":1}'),
+            ],
+            [("a", "f", '{"x":1}')],
+        ),
+        (
+            [ToolCallDelta(index=3, name="f", arguments="  "), ToolCallDelta(index=3, id="late")],
+            [("late", "f", "{}")],
+        ),
+    ],
+    ids=[
+        "a reused index with a new id is a new call",
+        "no index: fragments follow their id",
+        "neither index nor id: fragments continue the last call",
+        "a repeated name is not appended",
+        "blank arguments become an empty object and a late id is kept",
+    ],
+)
+def test_native_fragments_are_merged_by_index_then_id_then_position(
+    deltas: list[ChatDelta], expected: list[tuple[str | None, str, str]]
+) -> None:
+    turn, _ = _read(NativeDispatcher(), deltas)
+
+    assert [(c.id, c.name, c.arguments) for c in turn.calls] == expected
+
+
+def test_a_native_call_that_never_got_a_name_is_skipped_with_a_warning() -> None:
+    turn, events = _read(NativeDispatcher(), [ToolCallDelta(index=0, arguments="{}")])
+
+    assert turn.calls == ()
+    assert [event.type for event in events] == ["CUSTOM"]
+
+
+def test_streamed_native_calls_go_out_interleaved_and_are_marked_started() -> None:
+    deltas: list[ChatDelta] = [
+        TextDelta("On it."),
+        ToolCallDelta(index=0, id="c1", name="a"),
+        ToolCallDelta(index=1, arguments='{"y":'),
+        ToolCallDelta(index=0, arguments='{"x":1}'),
+        ToolCallDelta(index=1, name="b", arguments="2}"),
+    ]
+
+    turn, events = _read(NativeDispatcher(stream_tool_calls=True), deltas)
+
+    assert [(c.id, c.name, c.arguments, c.started) for c in turn.calls] == [
+        ("c1", "a", '{"x":1}', True),
+        ("r-turn-1-call-1", "b", '{"y":2}', True),
+    ]
+    assert [(e.type, getattr(e, "tool_call_id", None)) for e in events] == [
+        ("TEXT_MESSAGE_START", None),
+        ("TEXT_MESSAGE_CONTENT", None),
+        ("TOOL_CALL_START", "c1"),
+        ("TOOL_CALL_ARGS", "c1"),
+        ("TOOL_CALL_START", "r-turn-1-call-1"),
+        ("TOOL_CALL_ARGS", "r-turn-1-call-1"),
+        ("TOOL_CALL_ARGS", "r-turn-1-call-1"),
+        ("TEXT_MESSAGE_END", None),
+        ("TOOL_CALL_END", "c1"),
+        ("TOOL_CALL_END", "r-turn-1-call-1"),
+    ]
+    assert getattr(events[2], "parent_message_id", None) == "r-msg-1"
+
+
+def test_streamed_native_calls_pass_the_verifier_inside_a_run() -> None:
+    ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+    deltas: list[ChatDelta] = [ToolCallDelta(index=0, id="c1", name="a", arguments="{}")]
+
+    asyncio.run(
+        NativeDispatcher(stream_tool_calls=True).parse_response(
+            _stream(deltas), TurnWriter(ctx, turn=1)
+        )
+    )
+
+    stream = [
+        RunStartedEvent(thread_id="t", run_id="r"),
+        *events.drain(),
+        RunFinishedEvent(thread_id="t", run_id="r"),
+    ]
+    assert_valid(stream)
+
+
+# -- the turn writer ---------------------------------------------------------------------------
+
+
+def test_blank_text_and_reasoning_open_nothing() -> None:
+    ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+    writer = TurnWriter(ctx, turn=2)
+
+    writer.text("")
+    writer.reasoning("")
+    writer.text("\n \n")
+    writer.reasoning("  ")
+    writer.close()
+
+    assert events.drain() == []
+    assert writer.parent_id == "r-turn-2"
+    assert writer.call_id(0) == "r-turn-2-call-0"
+
+
+def test_switching_between_text_and_reasoning_closes_the_open_block() -> None:
+    ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+    writer = TurnWriter(ctx, turn=1)
+
+    writer.text("One.")
+    writer.reasoning("hmm")
+    writer.text(" Two.")
+    writer.close()
+
+    assert _types(events.drain()) == [
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "REASONING_START",
+        "REASONING_MESSAGE_START",
+        "REASONING_MESSAGE_CONTENT",
+        "REASONING_MESSAGE_END",
+        "REASONING_END",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+    ]
+    assert writer.text_so_far == "One.Two."
+    assert writer.parent_id == "r-msg-3"
+
+
+# -- carrying results and history back ---------------------------------------------------------
+
+RESULTS = [
+    CallResult("c1", "get_weather", '{"location":"Paris"}', ToolResult("sunny")),
+    CallResult("c2", "get_time", "{}", ToolResult("Error: boom", ok=False)),
+]
+TURN = AssistantTurn("Checking.", (ParsedCall("get_weather", "{}"), ParsedCall("get_time", "{}")))
+
+
+def test_native_results_echo_the_calls_then_one_tool_message_each() -> None:
+    messages = NativeDispatcher().format_results(TURN, RESULTS)
+
+    assert [(m.role, m.content, m.tool_call_id, m.is_error) for m in messages] == [
+        ("assistant", "Checking.", None, False),
+        ("tool", "sunny", "c1", False),
+        ("tool", "Error: boom", "c2", True),
+    ]
+    assert [call.id for call in messages[0].tool_calls] == ["c1", "c2"]
+
+
+def test_xml_results_echo_the_tags_then_one_user_message_of_results() -> None:
+    messages = XmlDispatcher().format_results(TURN, RESULTS)
+
+    assert messages == [
+        ChatMessage.assistant(
+            "Checking.\n"
+            + render_call("get_weather", '{"location":"Paris"}')
+            + "\n"
+            + render_call("get_time", "{}")
+        ),
+        ChatMessage.user(
+            render_result("get_weather", "sunny", ok=True)
+            + "\n"
+            + render_result("get_time", "Error: boom", ok=False)
+        ),
+    ]
+
+
+HISTORY: list[Message] = [
+    UserMessage(id="u1", content="Weather and time?"),
+    AssistantMessage(
+        id="a1",
+        tool_calls=[
+            ToolCall(id="c1", function=FunctionCall(name="get_weather", arguments="{}")),
+            ToolCall(id="c2", function=FunctionCall(name="get_time", arguments="{}")),
+        ],
+    ),
+    ToolMessage(id="t1", tool_call_id="c1", content="sunny"),
+    ToolMessage(id="t2", tool_call_id="c2", content="", error="no clock"),
+    AssistantMessage(id="a2", content="Sunny; no clock."),
+]
+
+
+def test_the_xml_history_renders_calls_as_tags_and_results_as_one_user_message() -> None:
+    messages = XmlDispatcher().to_provider_messages(HISTORY)
+
+    assert [(m.role, m.content) for m in messages] == [
+        ("user", "Weather and time?"),
+        ("assistant", render_call("get_weather", "{}") + "\n" + render_call("get_time", "{}")),
+        (
+            "user",
+            render_result("get_weather", "sunny", ok=True)
+            + "\n"
+            + render_result("get_time", "no clock", ok=False),
+        ),
+        ("assistant", "Sunny; no clock."),
+    ]
+
+
+def test_the_native_history_keeps_calls_and_results_structured() -> None:
+    messages = NativeDispatcher().to_provider_messages(HISTORY)
+
+    assert [(m.role, m.tool_call_id, m.name) for m in messages] == [
+        ("user", None, None),
+        ("assistant", None, None),
+        ("tool", "c1", "get_weather"),
+        ("tool", "c2", "get_time"),
+        ("assistant", None, None),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("choice", "native", "expected"),
+    [
+        ("auto", True, NativeDispatcher),
+        ("auto", False, XmlDispatcher),
+        ("native", False, NativeDispatcher),
+        ("xml", True, XmlDispatcher),
+    ],
+    ids=["auto-native", "auto-xml", "native", "xml"],
+)
+def test_the_dispatcher_is_chosen_by_name_or_by_what_the_model_supports(
+    choice: str, *, native: bool, expected: type[object]
+) -> None:
+    model = ScriptedModel([], supports_native_tools=native)
+
+    assert type(select_dispatcher(choice, model)) is expected  # type: ignore[arg-type]
+
+
+def test_a_dispatcher_instance_is_used_as_given_and_an_unknown_name_is_refused() -> None:
+    model = ScriptedModel([])
+    mine = NativeDispatcher(stream_tool_calls=True)
+
+    assert select_dispatcher(mine, model) is mine
+    with pytest.raises(ValueError, match="unknown dispatcher 'json'"):
+        select_dispatcher("json", model)  # type: ignore[arg-type]
+
+
+def test_both_dispatchers_satisfy_the_protocol() -> None:
+    assert isinstance(NativeDispatcher(), ToolDispatcher)
+    assert isinstance(XmlDispatcher(), ToolDispatcher)
+    assert NativeDispatcher().prompt_instructions([Tool(name="f", description="")]) == ""
+    assert not XmlDispatcher().should_send_tool_specs

@@ -1,0 +1,427 @@
+"""Human in the loop: a tool that needs approval interrupts the run; the next run resumes it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from typing import cast
+
+import pytest
+from pydantic import BaseModel, JsonValue
+
+from agui import ResumeEntry, RunAgentInput, ToolLoopAgent, tool
+from agui.dispatch import NativeDispatcher
+from agui.events import Event, RunFinishedEvent
+from agui.loop import approval_interrupt_id
+from agui.messages import AssistantMessage, FunctionCall, Message, ToolCall, UserMessage
+from agui.models import Call, ChatMessage, ScriptedModel, Turn, TurnFunction
+from agui.testing import FoldedRun, assert_valid, collect, fold
+from agui.types import Interrupt, InterruptOutcome, SuccessOutcome
+from agui.verify import Verifier
+
+BOOKED: list[str] = []
+
+
+@tool(requires_approval=True)
+def book_hotel(hotel: str, nights: int = 1) -> str:
+    """Book a hotel room."""
+    BOOKED.append(hotel)
+    return f"booked {hotel} for {nights} night(s)"
+
+
+@tool
+def get_weather(location: str) -> str:
+    """Get the weather."""
+    return f"sunny in {location}"
+
+
+def _answer(messages: Sequence[ChatMessage]) -> Turn:
+    last = messages[-1]
+    return Turn.text("Not booked." if last.is_error else f"Done: {last.content}.")
+
+
+def _script() -> list[Turn | TurnFunction]:
+    return [
+        Turn.tool_calls(Call("book_hotel", {"hotel": "Ritz", "nights": 2}), text="Booking."),
+        _answer,
+    ]
+
+
+def _agent(model: ScriptedModel | None = None) -> ToolLoopAgent:
+    model = model or ScriptedModel(_script())
+    return ToolLoopAgent(model, tools=[book_hotel, get_weather])
+
+
+def _input(
+    run_id: str, messages: Sequence[Message], resume: Sequence[ResumeEntry] = ()
+) -> RunAgentInput:
+    return RunAgentInput(
+        thread_id="t", run_id=run_id, messages=list(messages), resume=list(resume) or None
+    )
+
+
+QUESTION = UserMessage(id="u1", content="Book the Ritz for two nights.")
+
+
+def _first(agent: ToolLoopAgent) -> tuple[list[Event], FoldedRun]:
+    given = _input("r1", [QUESTION])
+    events = asyncio.run(collect(agent, given))
+    return events, fold(events, messages=given.messages)
+
+
+def _second(
+    agent: ToolLoopAgent, before: FoldedRun, *resume: ResumeEntry
+) -> tuple[list[Event], FoldedRun]:
+    given = _input("r2", before.messages, resume)
+    events = asyncio.run(collect(agent, given))
+    return events, fold(events, messages=given.messages)
+
+
+def _resolved(payload: JsonValue, call_id: str = "r1-call-1") -> ResumeEntry:
+    return ResumeEntry(
+        interrupt_id=approval_interrupt_id(call_id), status="resolved", payload=payload
+    )
+
+
+def _wire(events: Sequence[Event]) -> list[dict[str, JsonValue]]:
+    return [cast("dict[str, JsonValue]", json.loads(event.model_dump_json())) for event in events]
+
+
+def _assert_valid_resumed(first: list[Event], second: list[Event]) -> None:
+    assert_valid([*first, *second])
+    # On its own, the resumed stream is valid given the calls its input carries.
+    verifier = Verifier(known_tool_call_ids=["r1-call-1", "r1-call-2"])
+    for event in second:
+        verifier.observe(event)
+    verifier.finish()
+
+
+@pytest.fixture(autouse=True)
+def _clear_bookings() -> None:
+    BOOKED.clear()
+
+
+# -- the first request -------------------------------------------------------------------------
+
+
+def test_a_call_that_needs_approval_ends_the_run_with_an_interrupt_and_does_not_run() -> None:
+    events, _ = _first(_agent())
+
+    assert_valid(events)
+    assert BOOKED == []
+    wire = _wire(events)
+    assert [(e["type"], e.get("toolCallId")) for e in wire] == [
+        ("RUN_STARTED", None),
+        ("TEXT_MESSAGE_START", None),
+        ("TEXT_MESSAGE_CONTENT", None),
+        ("TEXT_MESSAGE_END", None),
+        ("TOOL_CALL_START", "r1-call-1"),
+        ("TOOL_CALL_ARGS", "r1-call-1"),
+        ("TOOL_CALL_END", "r1-call-1"),
+        ("STATE_SNAPSHOT", None),
+        ("RUN_FINISHED", None),
+    ]
+    assert wire[-1]["outcome"] == {
+        "type": "interrupt",
+        "interrupts": [
+            {
+                "id": "approve-r1-call-1",
+                "reason": "tool_call",
+                "message": (
+                    'Allow the tool \'book_hotel\' to run with {"hotel": "Ritz", "nights": 2}?'
+                ),
+                "toolCallId": "r1-call-1",
+                "responseSchema": {
+                    "type": "object",
+                    "properties": {
+                        "approved": {"type": "boolean", "description": "Whether the tool may run."},
+                        "editedArgs": {
+                            "type": "object",
+                            "properties": {
+                                "hotel": {"type": "string"},
+                                "nights": {"type": "integer", "default": 1},
+                            },
+                            "required": ["hotel"],
+                            "description": (
+                                "Arguments to run the tool with instead (they replace all of them)."
+                            ),
+                        },
+                    },
+                    "required": ["approved"],
+                },
+                "metadata": {"toolName": "book_hotel", "arguments": {"hotel": "Ritz", "nights": 2}},
+            }
+        ],
+    }
+
+
+def test_a_request_without_an_answer_to_the_open_interrupt_interrupts_again_without_acting() -> (
+    None
+):
+    agent = _agent()
+    first, before = _first(agent)
+
+    again, _ = _second(agent, before)
+
+    assert [event.type for event in again] == ["RUN_STARTED", "STATE_SNAPSHOT", "RUN_FINISHED"]
+    assert _wire(again)[-1]["outcome"] == _wire(first)[-1]["outcome"]
+    assert BOOKED == []
+
+
+def test_arguments_the_tool_would_refuse_go_back_to_the_model_instead_of_a_human() -> None:
+    model = ScriptedModel([Turn.tool_calls(Call("book_hotel", {"nights": "many"})), _answer])
+
+    events, _ = _first(_agent(model))
+
+    assert_valid(events)
+    finished = events[-1]
+    assert isinstance(finished, RunFinishedEvent)
+    assert isinstance(finished.outcome, SuccessOutcome)
+    assert model.requests[1].messages[-1].is_error
+
+
+# -- the second request ------------------------------------------------------------------------
+
+
+def test_an_approval_runs_the_tool_against_the_original_call_and_the_loop_goes_on() -> None:
+    agent = _agent()
+    first, before = _first(agent)
+
+    second, after = _second(agent, before, _resolved({"approved": True}))
+
+    _assert_valid_resumed(first, second)
+    assert BOOKED == ["Ritz"]
+    assert _wire(second)[:2] == [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r2", "protocolVersion": "1.0"},
+        {
+            "type": "TOOL_CALL_RESULT",
+            "messageId": "r2-msg-1",
+            "toolCallId": "r1-call-1",
+            "content": "booked Ritz for 2 night(s)",
+            "role": "tool",
+        },
+    ]
+    assert "TOOL_CALL_START" not in [event.type for event in second]
+    assert [(m.role, m.id, getattr(m, "content", None)) for m in after.messages] == [
+        ("user", "u1", "Book the Ritz for two nights."),
+        ("assistant", "r1-msg-1", "Booking."),
+        ("tool", "r2-msg-1", "booked Ritz for 2 night(s)"),
+        ("assistant", "r2-msg-2", "Done: booked Ritz for 2 night(s)."),
+    ]
+    assert isinstance(after.outcome, SuccessOutcome)
+
+
+def test_an_approval_with_edited_arguments_runs_the_tool_with_them() -> None:
+    model = ScriptedModel(_script())
+    agent = _agent(model)
+    first, before = _first(agent)
+
+    second, after = _second(
+        agent, before, _resolved({"approved": True, "editedArgs": {"hotel": "Savoy"}})
+    )
+
+    _assert_valid_resumed(first, second)
+    assert BOOKED == ["Savoy"]
+    assert after.messages[2].content == "booked Savoy for 1 night(s)"
+    # The model sees the call as it ran.
+    echoed = model.requests[-1].messages[-2].tool_calls[0]
+    assert (echoed.id, echoed.arguments) == ("r1-call-1", '{"hotel":"Savoy"}')
+
+
+@pytest.mark.parametrize(
+    ("entry", "content"),
+    [
+        (_resolved({"approved": False}), "declined"),
+        (_resolved("yes"), "declined"),
+        (_resolved({"approved": "true"}), "declined"),
+        (
+            ResumeEntry(interrupt_id="approve-r1-call-1", status="cancelled"),
+            "cancelled",
+        ),
+    ],
+    ids=["declined", "payload not an object", "approved not a boolean", "cancelled"],
+)
+def test_a_decline_or_cancel_gives_an_error_result_against_the_call_and_the_tool_never_runs(
+    entry: ResumeEntry, content: str
+) -> None:
+    agent = _agent()
+    first, before = _first(agent)
+
+    second, after = _second(agent, before, entry)
+
+    _assert_valid_resumed(first, second)
+    assert BOOKED == []
+    assert _wire(second)[1]["content"] == (
+        f"Error: the user {content} this call; the tool did not run."
+    )
+    assert after.messages[-1].content == "Not booked."
+
+
+def test_edited_arguments_the_tool_refuses_give_an_error_result() -> None:
+    agent = _agent()
+    first, before = _first(agent)
+
+    second, after = _second(agent, before, _resolved({"approved": True, "editedArgs": {}}))
+
+    _assert_valid_resumed(first, second)
+    assert BOOKED == []
+    assert "'/hotel': Field required" in str(after.messages[2].content)
+    assert after.messages[-1].content == "Not booked."
+
+
+def test_an_answer_to_no_open_interrupt_is_ignored_with_a_warning() -> None:
+    agent = _agent()
+    first, before = _first(agent)
+    stray = ResumeEntry(interrupt_id="approve-nothing", status="resolved", payload={})
+
+    second, _ = _second(agent, before, _resolved({"approved": True}), stray)
+
+    _assert_valid_resumed(first, second)
+    warning = _wire(second)[1]
+    assert (warning["type"], warning["name"]) == ("CUSTOM", "agui.warning")
+    assert warning["value"] == {
+        "message": "ignored a resume entry for no open interrupt",
+        "id": "approve-nothing",
+    }
+    assert BOOKED == ["Ritz"]
+
+
+def test_an_approval_the_user_moved_past_is_abandoned_not_reopened() -> None:
+    model = ScriptedModel([*_script()[:1], Turn.text("Something else?")])
+    agent = _agent(model)
+    _, before = _first(agent)
+    moved_on = UserMessage(id="u2", content="Never mind, what's the weather?")
+
+    second = asyncio.run(collect(agent, _input("r2", [*before.messages, moved_on])))
+
+    assert_valid(second)
+    assert BOOKED == []
+    assert model.requests[-1].messages[-2] == ChatMessage.tool(
+        "r1-call-1",
+        "Error: no result was received for this call.",
+        name="book_hotel",
+        is_error=True,
+    )
+
+
+def test_an_open_approval_with_unreadable_arguments_is_asked_again_as_written() -> None:
+    call = ToolCall(id="c1", function=FunctionCall(name="book_hotel", arguments="{broken"))
+    history: list[Message] = [QUESTION, AssistantMessage(id="a1", tool_calls=[call])]
+
+    events = asyncio.run(collect(_agent(), _input("r2", history)))
+
+    finished = events[-1]
+    assert isinstance(finished, RunFinishedEvent)
+    assert isinstance(finished.outcome, InterruptOutcome)
+    interrupt = finished.outcome.interrupts[0]
+    assert interrupt.message == "Allow the tool 'book_hotel' to run with \"{broken\"?"
+    assert interrupt.metadata == {"toolName": "book_hotel", "arguments": "{broken"}
+
+
+class Room(BaseModel):
+    hotel: str
+    beds: int = 1
+
+
+@tool(requires_approval=True)
+def book_room(room: Room) -> str:
+    """Book a room."""
+    return room.hotel
+
+
+def test_the_edited_arguments_schema_keeps_nested_definitions_at_the_root() -> None:
+    model = ScriptedModel([Turn.tool_calls(Call("book_room", {"room": {"hotel": "Ritz"}}))])
+
+    events = asyncio.run(collect(ToolLoopAgent(model, tools=[book_room]), _input("r1", [QUESTION])))
+
+    finished = events[-1]
+    assert isinstance(finished, RunFinishedEvent)
+    assert isinstance(finished.outcome, InterruptOutcome)
+    schema = finished.outcome.interrupts[0].response_schema
+    assert schema is not None
+    assert list(cast("dict[str, JsonValue]", schema["$defs"])) == ["Room"]
+    properties = cast("dict[str, dict[str, JsonValue]]", schema["properties"])
+    assert "$defs" not in properties["editedArgs"]
+    assert properties["editedArgs"]["properties"] == {"room": {"$ref": "#/$defs/Room"}}
+
+
+# -- several approvals -------------------------------------------------------------------------
+
+
+def _two_bookings() -> ScriptedModel:
+    return ScriptedModel(
+        [
+            Turn.tool_calls(
+                Call("book_hotel", {"hotel": "Ritz"}),
+                Call("get_weather", {"location": "Paris"}),
+                Call("book_hotel", {"hotel": "Savoy"}),
+            ),
+            Turn.text("All settled."),
+        ]
+    )
+
+
+def test_parallel_approvals_interrupt_together_while_other_tools_run() -> None:
+    events, _ = _first(_agent(_two_bookings()))
+
+    assert_valid(events)
+    finished = events[-1]
+    assert isinstance(finished, RunFinishedEvent)
+    assert isinstance(finished.outcome, InterruptOutcome)
+    assert [i.id for i in finished.outcome.interrupts] == ["approve-r1-call-1", "approve-r1-call-3"]
+    assert [e.type for e in events if e.type == "TOOL_CALL_RESULT"] == ["TOOL_CALL_RESULT"]
+
+
+def test_answering_only_some_of_the_open_interrupts_acts_on_none_of_them() -> None:
+    agent = _agent(_two_bookings())
+    first, before = _first(agent)
+
+    again, _ = _second(agent, before, _resolved({"approved": True}))
+
+    assert [event.type for event in again] == ["RUN_STARTED", "STATE_SNAPSHOT", "RUN_FINISHED"]
+    outcome = _wire(again)[-1]["outcome"]
+    assert isinstance(outcome, dict)
+    interrupts = cast("list[dict[str, JsonValue]]", outcome["interrupts"])
+    assert [i["id"] for i in interrupts] == ["approve-r1-call-1", "approve-r1-call-3"]
+    assert BOOKED == []
+    assert_valid([*first, *again])
+
+
+def test_answering_every_open_interrupt_settles_each_then_continues() -> None:
+    agent = _agent(_two_bookings())
+    first, before = _first(agent)
+
+    second, after = _second(
+        agent,
+        before,
+        _resolved({"approved": True}, "r1-call-1"),
+        _resolved({"approved": False}, "r1-call-3"),
+    )
+
+    assert_valid([*first, *second])
+    assert BOOKED == ["Ritz"]
+    assert [(m.role, getattr(m, "tool_call_id", None)) for m in after.messages] == [
+        ("user", None),
+        ("assistant", None),
+        ("tool", "r1-call-2"),
+        ("tool", "r1-call-1"),
+        ("tool", "r1-call-3"),
+        ("assistant", None),
+    ]
+
+
+def test_a_streamed_call_that_needs_approval_interrupts_on_its_streamed_id() -> None:
+    model = ScriptedModel([Turn.tool_calls(Call("book_hotel", {"hotel": "Ritz"}, id="p1"))])
+    agent = ToolLoopAgent(
+        model, tools=[book_hotel], dispatcher=NativeDispatcher(stream_tool_calls=True)
+    )
+
+    events, _ = _first(agent)
+
+    assert_valid(events)
+    finished = events[-1]
+    assert isinstance(finished, RunFinishedEvent)
+    assert isinstance(finished.outcome, InterruptOutcome)
+    assert finished.outcome.interrupts[0].tool_call_id == "p1"
+    assert isinstance(finished.outcome.interrupts[0], Interrupt)

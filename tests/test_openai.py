@@ -1,0 +1,627 @@
+"""The OpenAI-compatible model against a local fake `/chat/completions` server.
+
+The server is a tiny ASGI app under uvicorn on 127.0.0.1, port 0, started and stopped by each
+test. It replays responses shaped like the recorded ones: SSE chunks with text, reasoning,
+tool-call fragments interleaved by index, a usage chunk and `[DONE]`; or an HTTP error, an error
+object mid-stream, a malformed chunk, a dropped connection, or silence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+from collections.abc import AsyncGenerator, Awaitable, Callable, MutableMapping, Sequence
+from typing import cast
+
+import httpx
+import pytest
+import uvicorn
+from pydantic import JsonValue
+
+from agui import RunAgentInput, ToolLoopAgent, tool
+from agui.events import Event, RunErrorEvent
+from agui.messages import UserMessage
+from agui.models import (
+    ChatDelta,
+    ChatMessage,
+    ChatToolCall,
+    FinishDelta,
+    OpenAICompatibleModel,
+    ReasoningDelta,
+    TextDelta,
+    UsageDelta,
+)
+from agui.testing import assert_valid, collect
+from agui.types import TokenUsage, Tool
+
+_Json = dict[str, JsonValue]
+_Scope = MutableMapping[str, object]
+_Message = MutableMapping[str, object]
+_Receive = Callable[[], Awaitable[_Message]]
+_Send = Callable[[_Message], Awaitable[None]]
+
+
+@tool
+def get_weather(location: str) -> str:
+    """Get the weather for a city."""
+    return f"sunny in {location}"
+
+
+@tool
+def get_time(city: str) -> str:
+    """Get the local time in a city."""
+    return f"12:00 in {city}"
+
+
+# -- the fake endpoint -------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Reply:
+    """One scripted HTTP response: a status, body pieces, and how the body ends."""
+
+    status: int = 200
+    pieces: Sequence[bytes] = ()
+    ending: str = "complete"  # or "drop" (abort the connection) or "hang" (stop sending)
+    content_type: bytes = b"text/event-stream"
+
+
+def sse(*chunks: _Json | str, done: bool = True) -> Reply:
+    frames = [
+        b"data: " + (c if isinstance(c, str) else json.dumps(c)).encode() + b"\n\n" for c in chunks
+    ]
+    return Reply(pieces=[*frames, b"data: [DONE]\n\n"] if done else frames)
+
+
+class FakeEndpoint:
+    """An ASGI app that answers each POST with the next reply and records the requests."""
+
+    def __init__(self, replies: Sequence[Reply]) -> None:
+        self.replies = list(replies)
+        self.requests: list[_Json] = []
+        self.headers: list[dict[str, str]] = []
+        self.release = asyncio.Event()
+
+    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
+        body = b""
+        while True:
+            message = await receive()
+            body += cast("bytes", message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        self.requests.append(cast("_Json", json.loads(body)))
+        raw = cast("list[tuple[bytes, bytes]]", scope["headers"])
+        self.headers.append({k.decode(): v.decode() for k, v in raw})
+        reply = self.replies.pop(0)
+        headers = [(b"content-type", reply.content_type)]
+        await send({"type": "http.response.start", "status": reply.status, "headers": headers})
+        for piece in reply.pieces:
+            await send({"type": "http.response.body", "body": piece, "more_body": True})
+        if reply.ending == "drop":
+            reason = "the fake endpoint drops the connection"
+            raise ConnectionAbortedError(reason)
+        if reply.ending == "hang":
+            await self.release.wait()
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+@contextlib.asynccontextmanager
+async def serving(endpoint: FakeEndpoint) -> AsyncGenerator[str, None]:
+    config = uvicorn.Config(
+        endpoint,
+        host="127.0.0.1",
+        port=0,
+        log_level="critical",
+        lifespan="off",
+        ws="none",
+        timeout_graceful_shutdown=2,
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.ensure_future(server.serve())
+    while not server.started:  # noqa: ASYNC110 - uvicorn has no event to wait on
+        await asyncio.sleep(0.005)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        endpoint.release.set()
+        server.should_exit = True
+        await task
+
+
+def _run(
+    replies: Sequence[Reply],
+    *,
+    timeout: float = 5.0,
+    native: bool = True,
+    tools: Sequence[Callable[..., object]] = (get_weather, get_time),
+) -> tuple[list[Event], FakeEndpoint, str]:
+    endpoint = FakeEndpoint(replies)
+
+    async def main() -> tuple[list[Event], str]:
+        async with serving(endpoint) as base_url:
+            model = OpenAICompatibleModel(
+                base_url,
+                "gpt-test",
+                api_key="sk-test",
+                provider="openai",
+                timeout=timeout,
+                supports_native_tools=native,
+            )
+            agent = ToolLoopAgent(model, tools=tools)
+            question = UserMessage(id="u1", content="Weather and time in Paris?")
+            given = RunAgentInput(thread_id="t", run_id="r1", messages=[question])
+            return await collect(agent, given), model.url
+
+    events, url = asyncio.run(main())
+    return events, endpoint, url
+
+
+def _wire(events: Sequence[Event]) -> list[_Json]:
+    return [cast("_Json", json.loads(event.model_dump_json())) for event in events]
+
+
+def _chunk(delta: _Json, finish: str | None = None) -> _Json:
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "gpt-test-2025",
+        "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+    }
+
+
+def _fragment(index: int, arguments: str, call_id: str | None = None, name: str = "") -> _Json:
+    call: _Json = {"index": index, "function": {"arguments": arguments}}
+    if call_id is not None:
+        call.update({"id": call_id, "type": "function"})
+        call["function"] = {"name": name, "arguments": arguments}
+    return _chunk({"tool_calls": [call]})
+
+
+USAGE: _Json = {
+    "id": "chatcmpl-1",
+    "object": "chat.completion.chunk",
+    "created": 1,
+    "model": "gpt-test-2025",
+    "choices": [],
+    "usage": {
+        "prompt_tokens": 50,
+        "completion_tokens": 20,
+        "total_tokens": 70,
+        "prompt_tokens_details": {"cached_tokens": 10},
+        "completion_tokens_details": {"reasoning_tokens": 5},
+    },
+}
+
+PARALLEL_CALLS = sse(
+    _chunk({"role": "assistant", "content": None}),
+    _fragment(0, "", "call_w", "get_weather"),
+    _fragment(1, "", "call_t", "get_time"),
+    _fragment(0, '{"locat'),
+    _fragment(1, '{"city":'),
+    _fragment(0, 'ion": "Par'),
+    _fragment(1, ' "Paris"}'),
+    _fragment(0, 'is"}'),
+    _chunk({}, "tool_calls"),
+    USAGE,
+)
+ANSWER = sse(
+    _chunk({"role": "assistant", "content": ""}),
+    _chunk({"reasoning_content": "Both tools answered."}),
+    _chunk({"content": "Sunny, "}),
+    _chunk({"content": "and it is noon."}),
+    _chunk({}, "stop"),
+    USAGE,
+)
+
+
+# -- the happy path ----------------------------------------------------------------------------
+
+
+def test_interleaved_parallel_calls_run_whole_then_the_answer_streams() -> None:
+    events, endpoint, _ = _run([PARALLEL_CALLS, ANSWER])
+
+    assert_valid(events)
+    wire = _wire(events)
+    assert [(e["type"], e.get("toolCallId"), e.get("delta"), e.get("content")) for e in wire] == [
+        ("RUN_STARTED", None, None, None),
+        ("TOOL_CALL_START", "call_w", None, None),
+        ("TOOL_CALL_ARGS", "call_w", '{"location": "Paris"}', None),
+        ("TOOL_CALL_END", "call_w", None, None),
+        ("TOOL_CALL_RESULT", "call_w", None, "sunny in Paris"),
+        ("TOOL_CALL_START", "call_t", None, None),
+        ("TOOL_CALL_ARGS", "call_t", '{"city": "Paris"}', None),
+        ("TOOL_CALL_END", "call_t", None, None),
+        ("TOOL_CALL_RESULT", "call_t", None, "12:00 in Paris"),
+        ("REASONING_START", None, None, None),
+        ("REASONING_MESSAGE_START", None, None, None),
+        ("REASONING_MESSAGE_CONTENT", None, "Both tools answered.", None),
+        ("REASONING_MESSAGE_END", None, None, None),
+        ("REASONING_END", None, None, None),
+        ("TEXT_MESSAGE_START", None, None, None),
+        ("TEXT_MESSAGE_CONTENT", None, "Sunny, ", None),
+        ("TEXT_MESSAGE_CONTENT", None, "and it is noon.", None),
+        ("TEXT_MESSAGE_END", None, None, None),
+        ("RUN_FINISHED", None, None, None),
+    ]
+    assert wire[-1]["usage"] == [
+        {
+            "provider": "openai",
+            "model": "gpt-test-2025",
+            "inputTokens": 100,
+            "outputTokens": 40,
+            "totalTokens": 140,
+            "reasoningTokens": 10,
+            "cachedInputTokens": 20,
+        }
+    ]
+    assert len(endpoint.requests) == 2
+
+
+def test_the_requests_carry_the_specs_and_then_the_calls_with_their_results() -> None:
+    _, endpoint, _ = _run([PARALLEL_CALLS, ANSWER])
+
+    first, second = endpoint.requests
+    assert first["model"] == "gpt-test"
+    assert first["stream"] is True
+    assert first["stream_options"] == {"include_usage": True}
+    assert first["tools"] == [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "description": "Get the weather for a city.",
+                "parameters": get_weather.parameters,
+            },
+        },
+        {
+            "type": "function",
+            "function": {
+                "name": "get_time",
+                "description": "Get the local time in a city.",
+                "parameters": get_time.parameters,
+            },
+        },
+    ]
+    assert first["messages"] == [{"role": "user", "content": "Weather and time in Paris?"}]
+    assert second["messages"] == [
+        {"role": "user", "content": "Weather and time in Paris?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_w",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"location": "Paris"}'},
+                },
+                {
+                    "id": "call_t",
+                    "type": "function",
+                    "function": {"name": "get_time", "arguments": '{"city": "Paris"}'},
+                },
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_w", "content": "sunny in Paris"},
+        {"role": "tool", "tool_call_id": "call_t", "content": "12:00 in Paris"},
+    ]
+    assert endpoint.headers[0]["authorization"] == "Bearer sk-test"
+    assert endpoint.headers[0]["accept"] == "text/event-stream"
+
+
+def test_without_native_tools_the_request_has_no_specs_and_tags_are_parsed() -> None:
+    tagged = sse(
+        _chunk({"content": "<think>Need weather.</think>"}),
+        _chunk({"content": '<tool_call>{"name": "get_weather", '}),
+        _chunk({"content": '"arguments": {"location": "Oslo"}}</tool_call>'}),
+    )
+
+    events, endpoint, _ = _run([tagged, sse(_chunk({"content": "Sunny."}))], native=False)
+
+    assert_valid(events)
+    assert "tools" not in endpoint.requests[0]
+    assert [e.type for e in events if e.type.startswith("TOOL_CALL")] == [
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "TOOL_CALL_RESULT",
+    ]
+    messages = cast("list[_Json]", endpoint.requests[1]["messages"])
+    assert messages[-1] == {
+        "role": "user",
+        "content": '<tool_result name="get_weather" status="ok">sunny in Oslo</tool_result>',
+    }
+
+
+def test_the_sse_reader_takes_crlf_comments_multiline_data_and_ignores_what_follows_done() -> None:
+    body = (
+        b": keep-alive\r\n\r\n"
+        b'data: {"choices": [{"delta": {"reasoning": "Ollama '
+        b'style"}}]}\r\n\r\n'
+        b'event: message\ndata: {"choices": [{"delta":\ndata: {"content": "Hi"}}]}\n\n'
+        b'data: {"choices": [{"delta": {"content": ""}, "finish_reason": "stop"}]}\n\n'
+        b"data: [DONE]\n\n"
+        b"data: this is never read\n\n"
+    )
+
+    events, _, _ = _run([Reply(pieces=[body[:37], body[37:90], body[90:]])])
+
+    assert_valid(events)
+    assert [(e["type"], e.get("delta")) for e in _wire(events)][1:-1] == [
+        ("REASONING_START", None),
+        ("REASONING_MESSAGE_START", None),
+        ("REASONING_MESSAGE_CONTENT", "Ollama style"),
+        ("REASONING_MESSAGE_END", None),
+        ("REASONING_END", None),
+        ("TEXT_MESSAGE_START", None),
+        ("TEXT_MESSAGE_CONTENT", "Hi"),
+        ("TEXT_MESSAGE_END", None),
+    ]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'data: {"choices": [{"delta": {"content": "Bye"}}]}',
+        b'data: {"choices": [{"delta": {"content": "Bye"}}]}\n\ndata: [DONE]',
+    ],
+    ids=["no done", "done without a blank line"],
+)
+def test_a_stream_that_ends_without_a_blank_line_still_ends_with_its_last_frame(
+    body: bytes,
+) -> None:
+    events, _, _ = _run([Reply(pieces=[body])])
+
+    assert [(e["type"], e.get("delta")) for e in _wire(events)] == [
+        ("RUN_STARTED", None),
+        ("TEXT_MESSAGE_START", None),
+        ("TEXT_MESSAGE_CONTENT", "Bye"),
+        ("TEXT_MESSAGE_END", None),
+        ("RUN_FINISHED", None),
+    ]
+
+
+# -- failures ----------------------------------------------------------------------------------
+
+
+def _error(events: Sequence[Event]) -> RunErrorEvent:
+    assert_valid(events)
+    error = events[-1]
+    assert isinstance(error, RunErrorEvent)
+    assert error.code == "AGENT_ERROR"
+    return error
+
+
+def test_an_error_object_mid_stream_closes_the_message_and_ends_with_run_error() -> None:
+    reply = sse(
+        _chunk({"content": "Let me"}),
+        {"error": {"message": "the model is overloaded", "type": "server_error"}},
+        done=False,
+    )
+
+    events, _, url = _run([reply])
+
+    error = _error(events)
+    assert (
+        error.message
+        == f"the model endpoint {url} reported an error mid-stream: the model is overloaded"
+    )
+    assert [event.type for event in events[-3:]] == [
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "RUN_ERROR",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("reply", "detail"),
+    [
+        (
+            Reply(
+                status=500,
+                pieces=[b'{"error": {"message": "internal failure"}}'],
+                content_type=b"application/json",
+            ),
+            "returned HTTP 500: internal failure",
+        ),
+        (
+            Reply(status=401, pieces=[b"unauthorized"], content_type=b"text/plain"),
+            "returned HTTP 401: unauthorized",
+        ),
+        (Reply(status=404), "returned HTTP 404"),
+        (
+            Reply(status=400, pieces=[b"x" * 300], content_type=b"text/plain"),
+            "returned HTTP 400: " + "x" * 200 + "...",
+        ),
+        (
+            Reply(status=429, pieces=[b'{"error": "slow down"}'], content_type=b"application/json"),
+            "returned HTTP 429: slow down",
+        ),
+        (
+            Reply(status=503, pieces=[b'{"detail": [1]}'], content_type=b"application/json"),
+            'returned HTTP 503: {"detail": [1]}',
+        ),
+    ],
+    ids=["500 json", "401 text", "404 empty", "400 long", "429 string error", "503 other json"],
+)
+def test_an_http_error_status_ends_the_run_naming_the_endpoint_and_status(
+    reply: Reply, detail: str
+) -> None:
+    events, _, url = _run([reply])
+
+    assert _error(events).message == f"the model endpoint {url} {detail}"
+
+
+@pytest.mark.parametrize(
+    ("chunk", "shown"),
+    [
+        ("not json at all", "'not json at all'"),
+        ('{"choices": "many"}', '\'{"choices": "many"}\''),
+        ("[" * 250, "'" + "[" * 200 + "...'"),
+    ],
+    ids=["not json", "wrong shape", "long"],
+)
+def test_a_malformed_chunk_ends_the_run_with_a_clear_error(chunk: str, shown: str) -> None:
+    events, _, url = _run([sse(_chunk({"content": "Hi"}), chunk)])
+
+    assert _error(events).message == f"the model endpoint {url} sent a malformed chunk: {shown}"
+
+
+def test_a_connection_dropped_mid_stream_ends_the_run_with_a_clear_error() -> None:
+    reply = Reply(pieces=sse(_chunk({"content": "Partial"})).pieces[:1], ending="drop")
+
+    events, _, url = _run([reply])
+
+    message = _error(events).message
+    assert message.startswith(f"the connection to the model endpoint {url} failed: ")
+    assert [event.type for event in events[-2:]] == ["TEXT_MESSAGE_END", "RUN_ERROR"]
+
+
+def test_an_endpoint_that_does_not_stream_is_an_error_not_an_empty_answer() -> None:
+    body = b'{"choices": [{"message": {"role": "assistant", "content": "Hi"}}]}'
+    reply = Reply(pieces=[body], content_type=b"application/json")
+
+    events, _, url = _run([reply])
+
+    assert _error(events).message == (
+        f"the model endpoint {url} answered with JSON, not an event stream"
+    )
+
+
+def test_an_endpoint_that_goes_silent_times_out_instead_of_hanging() -> None:
+    reply = Reply(pieces=sse(_chunk({"content": "Wait"})).pieces[:1], ending="hang")
+
+    events, _, url = _run([reply], timeout=0.3)
+
+    assert _error(events).message == f"the model endpoint {url} did not answer within 0.3 s"
+
+
+def test_an_endpoint_nobody_listens_on_ends_the_run_with_a_clear_error() -> None:
+    async def main() -> list[Event]:
+        model = OpenAICompatibleModel("http://127.0.0.1:9/v1", "m", connect_timeout=2)
+        agent = ToolLoopAgent(model)
+        given = RunAgentInput(thread_id="t", run_id="r1", messages=[])
+        return await collect(agent, given)
+
+    message = _error(asyncio.run(main())).message
+
+    assert message.startswith(
+        "the connection to the model endpoint http://127.0.0.1:9/v1/chat/completions failed: "
+    )
+
+
+# -- the model on its own ----------------------------------------------------------------------
+
+
+def test_usage_counts_that_break_ag_ui_rules_are_dropped_not_invented() -> None:
+    usage: _Json = {
+        "choices": [],
+        "usage": {"prompt_tokens": -1, "completion_tokens": 2.5, "total_tokens": True},
+    }
+    endpoint = FakeEndpoint([sse(usage)])
+
+    async def main() -> list[ChatDelta]:
+        async with serving(endpoint) as base_url:
+            model = OpenAICompatibleModel(base_url, "m")
+            return [delta async for delta in model.stream([ChatMessage.user("hi")])]
+
+    assert asyncio.run(main()) == [UsageDelta(TokenUsage(model="m"))]
+
+
+def test_a_client_given_to_the_model_is_used_and_left_open() -> None:
+    endpoint = FakeEndpoint([sse(_chunk({"content": "Hi"}, "stop"))])
+
+    async def main() -> tuple[list[ChatDelta], bool]:
+        async with serving(endpoint) as base_url, httpx.AsyncClient() as client:
+            model = OpenAICompatibleModel(base_url, "m", client=client, include_usage=False)
+            deltas = [delta async for delta in model.stream([ChatMessage.user("hi")])]
+            return deltas, client.is_closed
+
+    deltas, closed = asyncio.run(main())
+
+    assert deltas == [TextDelta("Hi"), FinishDelta("stop")]
+    assert not closed
+    assert "stream_options" not in endpoint.requests[0]
+
+
+def test_the_request_body_maps_every_role_and_merges_extra_options() -> None:
+    model = OpenAICompatibleModel(
+        "http://x/v1/", "m", extra_body={"temperature": 0}, headers={"X-Trace": "1"}
+    )
+    messages = [
+        ChatMessage.system("Be brief."),
+        ChatMessage.user("Hi"),
+        ChatMessage.assistant("Looking.", [ChatToolCall("c1", "f", "{}")]),
+        ChatMessage.tool("c1", "done", name="f"),
+        ChatMessage.assistant("Done."),
+    ]
+
+    body = model.request_body(messages, [Tool(name="f", description="F")])
+
+    assert body == {
+        "model": "m",
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Hi"},
+            {
+                "role": "assistant",
+                "content": "Looking.",
+                "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "done"},
+            {"role": "assistant", "content": "Done."},
+        ],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "f",
+                    "description": "F",
+                    "parameters": {"type": "object", "properties": {}},
+                },
+            }
+        ],
+        "temperature": 0,
+    }
+
+
+@pytest.mark.parametrize(
+    ("api_key", "shown", "sent"),
+    [("sk-secret", "'***'", "Bearer sk-secret"), ("  ", "None", None), (None, "None", None)],
+    ids=["key", "blank", "none"],
+)
+def test_the_key_goes_only_in_the_header_and_a_blank_key_counts_as_none(
+    api_key: str | None, shown: str, sent: str | None
+) -> None:
+    endpoint = FakeEndpoint([sse(_chunk({"content": "Hi"}))])
+
+    async def main() -> str:
+        async with serving(endpoint) as base_url:
+            model = OpenAICompatibleModel(base_url, "m", api_key=api_key, headers={"X-Trace": "1"})
+            _ = [delta async for delta in model.stream([ChatMessage.user("hi")])]
+            return repr(model).replace(base_url, "URL")
+
+    assert (
+        asyncio.run(main()) == f"OpenAICompatibleModel(base_url='URL', model='m', api_key={shown})"
+    )
+    assert endpoint.headers[0].get("authorization") == sent
+    assert endpoint.headers[0]["x-trace"] == "1"
+
+
+def test_reasoning_from_either_field_becomes_reasoning_deltas() -> None:
+    reply = sse(_chunk({"reasoning_content": "a"}), _chunk({"reasoning": "b", "content": "c"}))
+    endpoint = FakeEndpoint([reply])
+
+    async def main() -> list[ChatDelta]:
+        async with serving(endpoint) as base_url:
+            model = OpenAICompatibleModel(base_url, "m")
+            return [delta async for delta in model.stream([ChatMessage.user("hi")])]
+
+    assert asyncio.run(main()) == [ReasoningDelta("a"), ReasoningDelta("b"), TextDelta("c")]
