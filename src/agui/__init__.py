@@ -6,6 +6,7 @@ The names a user needs are re-exported here; each lives in the module named for 
 from __future__ import annotations
 
 from agui import patch, testing
+from agui.asgi import asgi_app
 from agui.cancellation import CancellationToken
 from agui.context import RunContext
 from agui.errors import (
@@ -24,10 +25,12 @@ from agui.errors import (
 )
 from agui.events import Event, EventType
 from agui.handles import MessageHandle, ReasoningHandle, StepHandle, ToolCallHandle
+from agui.loop import ToolLoopAgent
 from agui.messages import Message
 from agui.run import PROTOCOL_VERSION, Agent, run
 from agui.sink import EventReceiver
 from agui.sse import encode_sse
+from agui.tools import BackendTool, Toolbox, tool
 from agui.types import (
     Context,
     Interrupt,
@@ -44,6 +47,7 @@ __all__ = [
     "Agent",
     "AgentError",
     "AguiError",
+    "BackendTool",
     "CancellationToken",
     "Cancelled",
     "Context",
@@ -69,16 +73,20 @@ __all__ = [
     "TokenUsage",
     "Tool",
     "ToolCallHandle",
+    "ToolLoopAgent",
+    "Toolbox",
     "UnknownEventType",
     "UnknownMemberWarning",
     "UsageError",
     "__version__",
+    "asgi_app",
     "encode_sse",
     "parse_event",
     "parse_input",
     "patch",
     "run",
     "testing",
+    "tool",
 ]
 
 __version__ = "0.1.0"

@@ -1,0 +1,286 @@
+"""Admitting an HTTP request to the AG-UI endpoint: everything checked before a stream starts.
+
+The method, the content negotiation (`Accept`, `Content-Type`), the body (its size, counted as
+it is read, its JSON, its `RunAgentInput`) are each checked by one function here that raises
+`Refusal`, which `send_refusal` writes as a JSON error body; `agui.asgi` calls them in order.
+
+`negotiate(accept)` picks the media type to answer with, the way the Rust SDK's table does:
+
+- a missing, empty or blank `Accept` means `*/*`;
+- the header is split on `,`; each entry is `type/subtype` plus parameters (entries without a
+  slash are ignored); only `q` is read, and a missing or unreadable `q` means 1;
+- each media type we can send takes the `q` of the most specific range that matches it
+  (exact type and subtype, then `type/*`, then `*/*`; the first of equally specific ranges);
+- the one with the highest `q` above 0 wins; none means the request is refused with 406.
+
+We can send one media type, `text/event-stream`, so `*/*` and `text/*` answer SSE, and an
+`Accept` that admits only protobuf (`application/vnd.ag-ui.event+proto`) is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import warnings
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
+from typing import Any, cast
+
+from agui.errors import DecodeError, InvalidInput
+from agui.sse import SSE_MEDIA_TYPE
+from agui.types import RunAgentInput
+from agui.wire import UnknownMemberWarning, parse_input, parse_json
+
+__all__ = [
+    "OFFERED",
+    "Message",
+    "Receive",
+    "Refusal",
+    "Scope",
+    "Send",
+    "check_accept",
+    "check_content_type",
+    "check_method",
+    "decode_input",
+    "is_json_content_type",
+    "negotiate",
+    "read_body",
+    "request_headers",
+    "send_refusal",
+]
+
+Scope = MutableMapping[str, Any]
+"""An ASGI connection scope."""
+Message = MutableMapping[str, Any]
+"""An ASGI message."""
+Receive = Callable[[], Awaitable[Message]]
+"""The ASGI `receive` callable."""
+Send = Callable[[Message], Awaitable[None]]
+"""The ASGI `send` callable."""
+
+_log = logging.getLogger("agui.asgi")
+
+OFFERED: tuple[str, ...] = (SSE_MEDIA_TYPE,)
+"""The media types this endpoint can answer with, in order of preference."""
+
+_Range = tuple[str, str, float]
+
+
+def negotiate(accept: str | None, offered: tuple[str, ...] = OFFERED) -> str | None:
+    """The media type to answer an `Accept` header with, or `None` when none is acceptable.
+
+    Example:
+        >>> negotiate("text/html;q=0.9, text/event-stream")
+        'text/event-stream'
+        >>> negotiate(None), negotiate("*/*"), negotiate("text/*")
+        ('text/event-stream', 'text/event-stream', 'text/event-stream')
+        >>> negotiate("application/json"), negotiate("text/event-stream;q=0")
+        (None, None)
+        >>> negotiate("application/vnd.ag-ui.event+proto") is None
+        True
+    """
+    ranges = _parse_accept(accept)
+    best: str | None = None
+    best_q = 0.0
+    for candidate in offered:
+        q = _quality(candidate, ranges)
+        if q > best_q:
+            best, best_q = candidate, q
+    return best
+
+
+def _parse_accept(accept: str | None) -> list[_Range]:
+    if accept is None or not accept.strip():
+        return [("*", "*", 1.0)]
+    ranges: list[_Range] = []
+    for entry in accept.split(","):
+        media, _, params = entry.partition(";")
+        kind, slash, subtype = media.strip().lower().partition("/")
+        if not slash or not kind or not subtype:
+            continue
+        ranges.append((kind, subtype, _q_param(params)))
+    return ranges
+
+
+def _q_param(params: str) -> float:
+    for param in params.split(";"):
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "q":
+            try:
+                q = float(value.strip().strip('"'))
+            except ValueError:
+                return 1.0
+            return min(max(q, 0.0), 1.0) if q == q else 1.0  # noqa: PLR0124 - NaN check
+    return 1.0
+
+
+def _quality(candidate: str, ranges: list[_Range]) -> float:
+    kind, _, subtype = candidate.partition("/")
+    best_specificity = -1
+    q = 0.0
+    for range_kind, range_subtype, range_q in ranges:
+        if range_kind not in ("*", kind) or range_subtype not in ("*", subtype):
+            continue
+        specificity = (4 if range_kind == kind else 0) + (2 if range_subtype == subtype else 0)
+        if specificity > best_specificity:
+            best_specificity, q = specificity, range_q
+    return q
+
+
+def is_json_content_type(content_type: str | None) -> bool:
+    """Whether a request `Content-Type` announces JSON; a missing header counts as JSON.
+
+    The essence (before `;`, trimmed, any case) must be `application/json`, `text/json`, or
+    end in `+json`; an empty header counts as missing. Parameters such as `charset` are not
+    judged: the body is read as UTF-8, as JSON must be.
+
+    Example:
+        >>> is_json_content_type("Application/JSON; charset=UTF-8"), is_json_content_type(None)
+        (True, True)
+        >>> is_json_content_type("application/ld+json"), is_json_content_type("text/plain")
+        (True, False)
+    """
+    if content_type is None or not content_type.strip():
+        return True
+    essence = content_type.partition(";")[0].strip().lower()
+    return essence in ("application/json", "text/json") or (
+        essence.endswith("+json") and "/" in essence
+    )
+
+
+class Refusal(Exception):
+    """A 4xx answer decided while admitting a request: status, JSON body, extra headers."""
+
+    def __init__(
+        self, status: int, code: str, message: str, headers: Sequence[tuple[str, str]] = ()
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body: dict[str, object] = {"code": code, "message": message}
+        self.headers = list(headers)
+
+
+async def send_refusal(send: Send, refusal: Refusal) -> None:
+    """Answer with the refusal's status and JSON body (`Vary: Accept`, never cached)."""
+    body = json.dumps(refusal.body, ensure_ascii=False, separators=(",", ":")).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"cache-control", b"no-store"),
+        (b"vary", b"Accept"),
+        *(
+            (name.lower().encode("latin-1"), value.encode("latin-1"))
+            for name, value in refusal.headers
+        ),
+    ]
+    with contextlib.suppress(OSError):
+        await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+def request_headers(scope: Scope) -> dict[str, str]:
+    """The request headers by lower-case name; repeated headers are joined with `, `."""
+    headers: dict[str, str] = {}
+    for raw_name, raw_value in scope.get("headers", ()):
+        name = bytes(raw_name).decode("latin-1").lower()
+        value = bytes(raw_value).decode("latin-1")
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    return headers
+
+
+def check_method(method: str) -> None:
+    """Only POST runs an agent (405 otherwise)."""
+    if method != "POST":
+        message = f"this endpoint runs an agent on POST; {method} is not allowed"
+        raise Refusal(405, "METHOD_NOT_ALLOWED", message, [("allow", "POST")])
+
+
+def check_accept(headers: Mapping[str, str]) -> None:
+    """The client must accept an event stream (406 otherwise)."""
+    accept = headers.get("accept")
+    if negotiate(accept) is None:
+        message = (
+            f"cannot produce any media type this request accepts ({accept!r}); this "
+            f"endpoint emits: {SSE_MEDIA_TYPE} (the protobuf binding is not offered)"
+        )
+        raise Refusal(406, "NOT_ACCEPTABLE", message)
+
+
+def check_content_type(headers: Mapping[str, str]) -> None:
+    """The body must be announced as JSON, or not announced (415 otherwise)."""
+    content_type = headers.get("content-type")
+    if not is_json_content_type(content_type):
+        message = f"expected a JSON request body, got Content-Type {content_type!r}"
+        raise Refusal(415, "UNSUPPORTED_MEDIA_TYPE", message)
+
+
+async def read_body(headers: Mapping[str, str], receive: Receive, limit: int) -> bytes | None:
+    """The request body, or `None` if the client left while sending it.
+
+    A declared Content-Length over `limit` is refused (413) before reading; a body without one
+    is counted as it arrives and refused as soon as it passes the limit, unread beyond that.
+    """
+    declared = headers.get("content-length")
+    if declared is not None:
+        if not declared.strip().isdigit():
+            problem = f"the Content-Length header is not a byte count: {declared!r}"
+            raise Refusal(400, "INVALID_CONTENT_LENGTH", problem)
+        if int(declared) > limit:
+            raise Refusal(413, "BODY_TOO_LARGE", _too_large(limit, int(declared)))
+    chunks: list[bytes] = []
+    size = 0
+    more = True
+    while more:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk: bytes = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise Refusal(413, "BODY_TOO_LARGE", _too_large(limit, None))
+        chunks.append(chunk)
+        more = bool(message.get("more_body", False))
+    return b"".join(chunks)
+
+
+def decode_input(body: bytes) -> RunAgentInput:
+    """The body as a `RunAgentInput`: 400 when empty or not JSON, 422 naming invalid fields."""
+    if not body.strip():
+        message = "the request body is empty; expected an AG-UI RunAgentInput JSON object"
+        raise Refusal(400, "EMPTY_BODY", message)
+    try:
+        raw = parse_json(body)
+    except DecodeError as error:
+        raise Refusal(400, "INVALID_JSON", str(error)) from None
+    if not isinstance(raw, Mapping):
+        problem = f"the run input must be a JSON object, not {_json_kind(raw)}"
+        raise _invalid_input(InvalidInput(problem, errors=[("", problem)]))
+    # Unknown members are stripped; say so in the log rather than as process-wide warnings.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UnknownMemberWarning)
+        try:
+            run_input = parse_input(cast("Mapping[str, object]", raw))
+        except InvalidInput as error:
+            raise _invalid_input(error) from None
+    for warning in caught:
+        _log.info("run input: %s", warning.message)
+    return run_input
+
+
+def _too_large(limit: int, declared: int | None) -> str:
+    size = f"{declared} bytes" if declared is not None else "more than that"
+    return f"the request body is larger than this endpoint's limit of {limit} bytes ({size})"
+
+
+def _invalid_input(error: InvalidInput) -> Refusal:
+    refusal = Refusal(422, "INVALID_INPUT", str(error))
+    refusal.body["errors"] = [{"path": path, "message": text} for path, text in error.errors]
+    return refusal
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    return "null" if value is None else "a number or boolean"

@@ -1,0 +1,1142 @@
+"""The ASGI endpoint, driven with hand-written `receive`/`send` so delivery and disconnects show.
+
+Each test runs its own event loop (`asyncio.run`, bounded by `drive`'s timeout) and checks that
+every task it started is gone when it ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, MutableMapping
+from typing import Any, TypeVar, cast
+
+import pytest
+from pydantic import JsonValue
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import Mount, Route
+
+import agui
+from agui import RunAgentInput, RunContext, UsageError
+from agui.asgi import AguiApp, Refused, asgi_app
+from agui.events import CustomEvent, Event, EventType
+from agui.testing import assert_valid
+
+T = TypeVar("T")
+Ctx = RunContext[JsonValue]
+Message = MutableMapping[str, Any]
+App = Callable[[MutableMapping[str, Any], Any, Any], Awaitable[None]]
+
+BODY = json.dumps({"threadId": "t", "runId": "r", "messages": []}).encode()
+JSON_HEADERS = {"content-type": "application/json", "accept": "text/event-stream"}
+PING = b": ping\n\n"
+
+
+def drive(main: Coroutine[Any, Any, T], *, timeout: float = 10.0) -> T:
+    """Run one test's coroutine on a fresh loop, bounded, and check it leaves no task behind."""
+
+    async def bounded() -> T:
+        before = asyncio.all_tasks()
+        result = await asyncio.wait_for(main, timeout)
+        await asyncio.sleep(0)  # let finished tasks be reaped
+        leftover = asyncio.all_tasks() - before - {asyncio.current_task()}
+        assert leftover == set(), f"tasks left running: {leftover}"
+        return result
+
+    return asyncio.run(bounded())
+
+
+@dataclasses.dataclass
+class Exchange:
+    """Everything the app sent for one request, and how many times it read the request."""
+
+    sent: list[Message] = dataclasses.field(default_factory=list[Message])
+    reads: int = 0
+
+    @property
+    def status(self) -> int:
+        return int(self.sent[0]["status"])
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {bytes(k).decode(): bytes(v).decode() for k, v in self.sent[0]["headers"]}
+
+    @property
+    def bodies(self) -> list[bytes]:
+        return [bytes(message.get("body", b"")) for message in self.sent[1:]]
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(self.bodies)
+
+    def json(self) -> dict[str, Any]:
+        assert self.headers["content-type"] == "application/json"
+        value: dict[str, Any] = json.loads(self.body)
+        return value
+
+    def events(self) -> list[Event]:
+        """The streamed events, checked: LF-only `data:` frames that make a valid stream."""
+        assert self.sent[-1].get("more_body", False) is False
+        events = [agui.parse_event(frame) for frame in data_frames(self.body)]
+        assert_valid(events)
+        return events
+
+
+def data_frames(body: bytes) -> list[bytes]:
+    assert b"\r" not in body
+    assert body.endswith(b"\n\n")
+    frames = body[:-2].split(b"\n\n")
+    assert all(frame.startswith((b"data: ", b": ")) for frame in frames)
+    return [frame.removeprefix(b"data: ") for frame in frames if frame.startswith(b"data: ")]
+
+
+def frame_count(body: bytes) -> int:
+    return body.count(b"data: ")
+
+
+async def call(  # noqa: PLR0913 - a request has this many parts
+    app: App,
+    *,
+    method: str = "POST",
+    path: str = "/",
+    headers: Mapping[str, str] = JSON_HEADERS,
+    body: bytes = BODY,
+    chunks: list[bytes] | None = None,
+    on_send: Callable[[Message, Exchange], None] | None = None,
+    gone: asyncio.Event | None = None,
+    send_error: Callable[[Message], bool] | None = None,
+    send_exception: type[Exception] = OSError,
+    slow: int = 0,
+    extra: list[Message] | None = None,
+) -> Exchange:
+    """One request: the body (in `chunks` if given), then `http.disconnect` once `gone` is set.
+
+    `slow` is how many loop turns each send takes; `extra` are messages received after the body.
+    """
+    exchange = Exchange()
+    pending: list[Message] = [
+        {"type": "http.request", "body": chunk, "more_body": True}
+        for chunk in (chunks if chunks is not None else [body])
+    ]
+    if pending:
+        pending[-1]["more_body"] = False
+    pending += extra or []
+    left = gone if gone is not None else asyncio.Event()
+
+    async def receive() -> Message:
+        exchange.reads += 1
+        if pending:
+            return pending.pop(0)
+        await left.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: Message) -> None:
+        if send_error is not None and send_error(message):
+            raise send_exception("the client went away")  # noqa: EM101, TRY003 - a fake transport
+        for _ in range(slow):
+            await asyncio.sleep(0)
+        exchange.sent.append(message)
+        if on_send is not None:
+            on_send(message, exchange)
+
+    scope: dict[str, Any] = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+    }
+    await app(scope, receive, send)
+    return exchange
+
+
+async def hello(ctx: Ctx) -> None:
+    ctx.say("Hello!")
+
+
+# -- refusals ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["GET", "PUT", "DELETE", "HEAD", "OPTIONS"])
+def test_other_methods_are_refused_with_405_and_allow_post(method: str) -> None:
+    exchange = drive(call(asgi_app(hello), method=method))
+
+    assert exchange.status == 405
+    assert exchange.headers["allow"] == "POST"
+    assert exchange.headers["vary"] == "Accept"
+    assert exchange.json() == {
+        "code": "METHOD_NOT_ALLOWED",
+        "message": f"this endpoint runs an agent on POST; {method} is not allowed",
+    }
+    assert exchange.reads == 0
+
+
+@pytest.mark.parametrize(
+    ("accept", "status"),
+    [
+        ("*/*", 200),
+        ("text/*", 200),
+        ("text/event-stream", 200),
+        ("text/html;q=0.9, text/event-stream;q=1.0", 200),
+        ("application/json, text/*;q=0.1", 200),
+        ("text/*;q=0.4, application/json", 200),
+        ("", 200),
+        ("  ", 200),
+        ("TEXT/EVENT-STREAM", 200),
+        ("text/event-stream;q=oops", 200),
+        ("application/vnd.ag-ui.event+proto, text/event-stream", 200),
+        ("application/xml", 406),
+        ("text/plain", 406),
+        ("text/event-stream;q=0", 406),
+        ("*/*;q=0", 406),
+        ("text/event-stream;q=0, */*", 406),
+        ("application/vnd.ag-ui.event+proto", 406),
+        ("not-a-media-type", 406),
+    ],
+)
+def test_accept_is_negotiated_like_the_rust_table(accept: str, status: int) -> None:
+    headers = {"content-type": "application/json", "accept": accept}
+    exchange = drive(call(asgi_app(hello), headers=headers))
+
+    assert exchange.status == status
+    assert exchange.headers["vary"] == "Accept"
+    if status == 406:
+        assert exchange.json()["code"] == "NOT_ACCEPTABLE"
+        assert repr(accept) in exchange.json()["message"]
+        assert "text/event-stream" in exchange.json()["message"]
+        assert exchange.reads == 0
+    else:
+        exchange.events()
+
+
+def test_a_missing_accept_header_is_answered_with_sse() -> None:
+    exchange = drive(call(asgi_app(hello), headers={"content-type": "application/json"}))
+
+    assert exchange.status == 200
+    assert exchange.headers["content-type"] == "text/event-stream"
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "application/json",
+        "Application/JSON; charset=UTF-8",
+        "application/json;charset=utf-8",
+        "application/vnd.api+json",
+        "text/json",
+        "",
+    ],
+)
+def test_json_content_types_are_accepted(content_type: str) -> None:
+    headers = {"content-type": content_type, "accept": "text/event-stream"}
+    exchange = drive(call(asgi_app(hello), headers=headers))
+
+    assert exchange.status == 200
+    exchange.events()
+
+
+def test_a_missing_content_type_is_accepted() -> None:
+    exchange = drive(call(asgi_app(hello), headers={}))
+
+    assert exchange.status == 200
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "json"],
+)
+def test_a_body_that_is_not_json_is_refused_with_415(content_type: str) -> None:
+    headers = {"content-type": content_type}
+    exchange = drive(call(asgi_app(hello), headers=headers))
+
+    assert exchange.status == 415
+    assert exchange.json() == {
+        "code": "UNSUPPORTED_MEDIA_TYPE",
+        "message": f"expected a JSON request body, got Content-Type {content_type!r}",
+    }
+    assert exchange.reads == 0
+
+
+def test_a_declared_length_over_the_limit_is_refused_before_reading() -> None:
+    headers = {**JSON_HEADERS, "content-length": "2000"}
+    exchange = drive(call(asgi_app(hello, max_body_bytes=1000), headers=headers))
+
+    assert exchange.status == 413
+    assert exchange.json()["code"] == "BODY_TOO_LARGE"
+    assert "limit of 1000 bytes (2000 bytes)" in exchange.json()["message"]
+    assert exchange.reads == 0
+
+
+def test_a_chunked_body_is_counted_and_refused_as_soon_as_it_passes_the_limit() -> None:
+    chunks = [b" " * 400] * 10
+    exchange = drive(call(asgi_app(hello, max_body_bytes=1000), chunks=chunks))
+
+    assert exchange.status == 413
+    assert exchange.json()["code"] == "BODY_TOO_LARGE"
+    assert exchange.reads == 3
+
+
+def test_a_body_of_exactly_the_limit_is_read() -> None:
+    body = BODY + b" " * (1000 - len(BODY))
+    headers = {**JSON_HEADERS, "content-length": str(len(body))}
+    exchange = drive(call(asgi_app(hello, max_body_bytes=1000), headers=headers, body=body))
+
+    assert exchange.status == 200
+
+
+def test_a_body_split_in_chunks_is_reassembled() -> None:
+    chunks = [BODY[:5], b"", BODY[5:20], BODY[20:]]
+    exchange = drive(call(asgi_app(hello), chunks=chunks))
+
+    assert exchange.status == 200
+    assert [e.type for e in exchange.events()][-1] == EventType.RUN_FINISHED
+
+
+@pytest.mark.parametrize("length", ["-1", "ten", "1e3", ""])
+def test_a_content_length_that_is_not_a_count_is_refused_with_400(length: str) -> None:
+    headers = {**JSON_HEADERS, "content-length": length}
+    exchange = drive(call(asgi_app(hello), headers=headers))
+
+    assert exchange.status == 400
+    assert exchange.json()["code"] == "INVALID_CONTENT_LENGTH"
+
+
+@pytest.mark.parametrize("body", [b"", b"  \n\t "])
+def test_an_empty_body_is_refused_with_400(body: bytes) -> None:
+    exchange = drive(call(asgi_app(hello), body=body))
+
+    assert exchange.status == 400
+    assert exchange.json() == {
+        "code": "EMPTY_BODY",
+        "message": "the request body is empty; expected an AG-UI RunAgentInput JSON object",
+    }
+
+
+@pytest.mark.parametrize("body", [b"{", b'{"threadId": "t",}', b"NaN", b"\xff\xfe"])
+def test_a_body_that_is_not_json_is_refused_with_400(body: bytes) -> None:
+    exchange = drive(call(asgi_app(hello), body=body))
+
+    assert exchange.status == 400
+    assert exchange.json()["code"] == "INVALID_JSON"
+    assert exchange.json()["message"].startswith("the body is not valid JSON")
+
+
+def test_an_input_that_does_not_validate_is_refused_with_422_naming_the_fields() -> None:
+    body = json.dumps({"threadId": "t", "messages": [{"role": "user"}]}).encode()
+    exchange = drive(call(asgi_app(hello), body=body))
+
+    assert exchange.status == 422
+    answer = exchange.json()
+    assert answer["code"] == "INVALID_INPUT"
+    assert answer["message"].startswith("the run input is invalid")
+    paths = [error["path"] for error in answer["errors"]]
+    assert "/runId" in paths
+    assert any(path.startswith("/messages/0") for path in paths)
+    assert all(set(error) == {"path", "message"} for error in answer["errors"])
+
+
+@pytest.mark.parametrize(
+    ("body", "kind"), [(b"[]", "an array"), (b'"x"', "a string"), (b"null", "null"), (b"1", "a")]
+)
+def test_an_input_that_is_not_an_object_is_refused_with_422(body: bytes, kind: str) -> None:
+    exchange = drive(call(asgi_app(hello), body=body))
+
+    assert exchange.status == 422
+    assert f"must be a JSON object, not {kind}" in exchange.json()["message"]
+    assert exchange.json()["errors"][0]["path"] == ""
+
+
+LENIENT_INPUTS: list[dict[str, JsonValue]] = [
+    {"thread_id": "t", "run_id": "r", "messages": []},
+    {"threadId": "t", "runId": "r"},
+    {
+        "threadId": "t",
+        "runId": "r",
+        "state": {"a": 1},
+        "messages": [{"id": "m1", "role": "user", "content": "hi"}],
+        "tools": [{"name": "search", "description": "look", "parameters": {}}],
+        "context": [{"description": "tz", "value": "UTC"}],
+        "forwardedProps": {"x": None},
+    },
+    {
+        "thread_id": "t",
+        "run_id": "r",
+        "state": None,
+        "tools": [],
+        "context": [],
+        "forwarded_props": {},
+    },
+]
+
+
+@pytest.mark.parametrize(
+    "body",
+    LENIENT_INPUTS,
+    ids=["snake", "minimal", "camel-full", "snake-empty"],
+)
+def test_camel_and_snake_case_inputs_with_or_without_extras_are_accepted(
+    body: dict[str, JsonValue],
+) -> None:
+    seen: list[RunAgentInput] = []
+
+    async def agent(ctx: Ctx) -> None:
+        seen.append(ctx.input)
+
+    exchange = drive(call(asgi_app(agent), body=json.dumps(body).encode()))
+
+    assert exchange.status == 200
+    assert [e.type for e in exchange.events()] == [EventType.RUN_STARTED, EventType.RUN_FINISHED]
+    assert (seen[0].thread_id, seen[0].run_id) == ("t", "r")
+
+
+def test_unknown_members_are_stripped_and_logged_not_warned(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    body = json.dumps({"threadId": "t", "runId": "r", "colour": "red"}).encode()
+    with caplog.at_level(logging.INFO, logger="agui.asgi"):
+        exchange = drive(call(asgi_app(hello), body=body))
+
+    assert exchange.status == 200
+    assert "Removed unrecognised material at '/colour'" in caplog.text
+
+
+def test_a_client_that_leaves_while_sending_its_body_gets_nothing() -> None:
+    async def main() -> Exchange:
+        gone = asyncio.Event()
+        gone.set()
+        return await call(asgi_app(hello), chunks=[], gone=gone)
+
+    exchange = drive(main())
+
+    assert exchange.sent == []
+
+
+# -- authorization -----------------------------------------------------------------------------
+
+
+def test_authorize_refuses_a_request_without_credentials_with_401_before_reading() -> None:
+    seen: list[Mapping[str, str]] = []
+
+    def authorize(headers: Mapping[str, str]) -> bool:
+        seen.append(headers)
+        return False
+
+    headers = {**JSON_HEADERS, "X-Trace": "abc"}
+    exchange = drive(call(asgi_app(hello, authorize=authorize), headers=headers))
+
+    assert exchange.status == 401
+    assert exchange.headers["www-authenticate"] == "Bearer"
+    assert exchange.json()["code"] == "UNAUTHORIZED"
+    assert exchange.reads == 0
+    assert seen[0]["x-trace"] == "abc"
+
+
+def test_authorize_refuses_credentials_it_does_not_accept_with_403() -> None:
+    async def authorize(headers: Mapping[str, str]) -> bool:
+        await asyncio.sleep(0)
+        return headers.get("authorization") == "Bearer good"
+
+    app = asgi_app(hello, authorize=authorize)
+    refused = drive(call(app, headers={**JSON_HEADERS, "authorization": "Bearer bad"}))
+    admitted = drive(call(app, headers={**JSON_HEADERS, "authorization": "Bearer good"}))
+
+    assert refused.status == 403
+    assert refused.json()["code"] == "FORBIDDEN"
+    assert "www-authenticate" not in refused.headers
+    assert admitted.status == 200
+
+
+def test_authorize_may_refuse_with_a_status_and_message_of_its_own() -> None:
+    def authorize(_headers: Mapping[str, str]) -> bool:
+        message = "slow down"
+        raise Refused(message, status=429, headers={"Retry-After": "3"})
+
+    exchange = drive(call(asgi_app(hello, authorize=authorize)))
+
+    assert exchange.status == 429
+    assert exchange.headers["retry-after"] == "3"
+    assert exchange.json() == {"code": "REFUSED", "message": "slow down"}
+
+
+def test_a_refusal_must_be_a_client_error_status() -> None:
+    with pytest.raises(UsageError, match="a refusal is a 4xx status, not 200"):
+        Refused("fine", status=200)
+
+
+def test_repeated_headers_reach_authorize_joined() -> None:
+    seen: list[str] = []
+
+    def authorize(headers: Mapping[str, str]) -> bool:
+        seen.append(headers["x-tag"])
+        return True
+
+    async def main() -> Exchange:
+        app = asgi_app(hello, authorize=authorize)
+
+        async def doubled(scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+            scope["headers"] = [*scope["headers"], (b"x-tag", b"a"), (b"X-Tag", b"b")]
+            await app(scope, receive, send)
+
+        return await call(doubled)
+
+    assert drive(main()).status == 200
+    assert seen == ["a, b"]
+
+
+@pytest.mark.parametrize(
+    ("method", "headers", "status"),
+    [
+        ("GET", {"accept": "text/plain", "content-type": "text/plain"}, 405),
+        ("POST", {"accept": "text/plain", "content-type": "text/plain"}, 401),
+    ],
+)
+def test_method_is_checked_before_authorize_and_authorize_before_accept(
+    method: str, headers: dict[str, str], status: int
+) -> None:
+    exchange = drive(
+        call(asgi_app(hello, authorize=lambda _: False), method=method, headers=headers)
+    )
+
+    assert exchange.status == status
+
+
+@pytest.mark.parametrize(
+    ("headers", "body", "status"),
+    [
+        ({"accept": "text/plain", "content-type": "text/plain"}, BODY, 406),
+        ({"content-type": "text/plain", "content-length": "99999"}, BODY, 415),
+        ({"content-length": "99999"}, b"{", 413),
+        ({}, b"{", 400),
+        ({}, b"{}", 422),
+    ],
+)
+def test_refusals_come_in_order_accept_type_size_json_input(
+    headers: dict[str, str], body: bytes, status: int
+) -> None:
+    exchange = drive(call(asgi_app(hello, max_body_bytes=1000), headers=headers, body=body))
+
+    assert exchange.status == status
+
+
+# -- streaming ---------------------------------------------------------------------------------
+
+
+def test_a_run_streams_sse_with_no_buffering_headers() -> None:
+    exchange = drive(call(asgi_app(hello)))
+
+    assert exchange.status == 200
+    assert exchange.headers == {
+        "content-type": "text/event-stream",
+        "cache-control": "no-cache, no-store, no-transform",
+        "x-accel-buffering": "no",
+        "vary": "Accept",
+    }
+    assert [e.type for e in exchange.events()] == [
+        EventType.RUN_STARTED,
+        EventType.TEXT_MESSAGE_START,
+        EventType.TEXT_MESSAGE_CONTENT,
+        EventType.TEXT_MESSAGE_END,
+        EventType.RUN_FINISHED,
+    ]
+    assert all(message.get("more_body") for message in exchange.sent[1:-1])
+
+
+def test_frames_arrive_while_the_agent_is_still_running() -> None:
+    async def main() -> tuple[Exchange, list[str]]:
+        release = asyncio.Event()
+        log: list[str] = []
+
+        async def agent(ctx: Ctx) -> None:
+            ctx.say("first")
+            await release.wait()
+            log.append("released")
+            ctx.say("second")
+
+        def on_send(message: Message, exchange: Exchange) -> None:
+            if b"TEXT_MESSAGE_END" in message.get("body", b"") and not release.is_set():
+                log.append(f"saw {frame_count(exchange.body)} frames")
+                release.set()
+
+        return await call(asgi_app(agent), on_send=on_send), log
+
+    exchange, log = drive(main())
+
+    assert log == ["saw 4 frames", "released"]
+    assert len(exchange.events()) == 8
+
+
+def test_events_emitted_without_awaiting_go_out_in_one_send() -> None:
+    async def main() -> Exchange:
+        proceed = asyncio.Event()
+
+        async def agent(ctx: Ctx) -> None:
+            ctx.say("one")
+            ctx.say("two")
+            await proceed.wait()
+            ctx.say("three")
+            ctx.say("four")
+
+        def on_send(message: Message, _exchange: Exchange) -> None:
+            if message["type"] == "http.response.body":
+                proceed.set()
+
+        return await call(asgi_app(agent), on_send=on_send)
+
+    exchange = drive(main())
+
+    assert [frame_count(body) for body in exchange.bodies] == [7, 7, 0]
+    exchange.events()
+
+
+def test_an_agent_that_awaits_between_events_still_shares_sends() -> None:
+    async def agent(ctx: Ctx) -> None:
+        for index in range(64):
+            ctx.emit(CustomEvent(name="tick", value=index))
+            await asyncio.sleep(0)
+
+    exchange = drive(call(asgi_app(agent)))
+
+    counts = [frame_count(body) for body in exchange.bodies]
+    assert sum(counts) == 66
+    assert len(counts) <= 8
+    exchange.events()
+
+
+def test_events_queued_during_a_slow_send_go_out_together_in_the_next() -> None:
+    async def agent(ctx: Ctx) -> None:
+        for index in range(30):
+            ctx.emit(CustomEvent(name="tick", value=index))
+            await asyncio.sleep(0)
+
+    exchange = drive(call(asgi_app(agent), slow=10))
+
+    counts = [frame_count(body) for body in exchange.bodies]
+    assert sum(counts) == 32
+    assert len(counts) < 10
+    assert max(counts) >= 5
+    exchange.events()
+
+
+def test_request_messages_after_the_body_do_not_end_the_stream() -> None:
+    extra: list[Message] = [{"type": "http.request", "body": b"", "more_body": False}]
+    exchange = drive(call(asgi_app(hello), extra=extra))
+
+    assert len(exchange.events()) == 5
+
+
+def test_a_run_task_that_fails_outside_the_agent_is_logged(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken_drive(_agent: object, ctx: Ctx, *, debug: bool) -> None:
+        del debug
+        ctx.receiver.close()
+        message = "the driver broke"
+        raise RuntimeError(message)
+
+    monkeypatch.setattr("agui.asgi.drive", broken_drive)
+    exchange = drive(call(asgi_app(hello)))
+
+    assert exchange.status == 200
+    assert exchange.body == b""
+    assert "run task 'agui run r' failed" in caplog.text
+    assert "the driver broke" in caplog.text
+
+
+def test_a_large_batch_is_split_into_bounded_sends() -> None:
+    async def agent(ctx: Ctx) -> None:
+        with ctx.message() as message:
+            for index in range(2500):
+                message.delta(f"{index} ")
+
+    exchange = drive(call(asgi_app(agent)))
+
+    assert [frame_count(body) for body in exchange.bodies] == [1024, 1024, 456, 0]
+    assert len(exchange.events()) == 2504
+
+
+def test_an_idle_stream_gets_keepalive_comment_frames() -> None:
+    async def main() -> Exchange:
+        wake = asyncio.Event()
+
+        async def agent(ctx: Ctx) -> None:
+            ctx.say("thinking")
+            await wake.wait()
+            ctx.say("done")
+
+        def on_send(_message: Message, exchange: Exchange) -> None:
+            if exchange.bodies.count(PING) == 3:
+                wake.set()
+
+        return await call(asgi_app(agent, keepalive=0.01), on_send=on_send)
+
+    exchange = drive(main())
+
+    pings = [index for index, body in enumerate(exchange.bodies) if body == PING]
+    assert pings == [1, 2, 3]
+    assert [e.type for e in exchange.events()].count("TEXT_MESSAGE_START") == 2
+
+
+def test_a_busy_or_unconfigured_stream_gets_no_keepalive() -> None:
+    async def agent(ctx: Ctx) -> None:
+        await asyncio.sleep(0.05)
+        ctx.say("late")
+
+    exchange = drive(call(asgi_app(agent)))
+
+    assert PING not in exchange.bodies
+
+
+def test_transformers_come_from_a_factory_fresh_for_each_request() -> None:
+    class Numbering:
+        def __init__(self) -> None:
+            self.seen = 0
+
+        def transform(self, event: Event) -> list[Event]:
+            self.seen += 1
+            if event.type != EventType.RUN_STARTED:
+                return [event]
+            return [event, CustomEvent(name="number", value=self.seen)]
+
+    app = asgi_app(hello, transformers=lambda: [Numbering()])
+    runs = [drive(call(app)).events() for _ in range(2)]
+
+    assert [[e.value for e in events if isinstance(e, CustomEvent)] for events in runs] == [
+        [1],
+        [1],
+    ]
+
+
+def test_the_state_type_and_debug_flag_reach_the_run() -> None:
+    @dataclasses.dataclass
+    class Counter:
+        count: int = 0
+
+    async def agent(ctx: RunContext[Counter]) -> None:
+        ctx.state.count += 1
+        ctx.publish_state()
+        message = f"count is {ctx.state.count}"
+        raise RuntimeError(message)
+
+    body = json.dumps({"threadId": "t", "runId": "r", "state": {"count": 41}}).encode()
+    quiet = drive(call(asgi_app(agent, state=Counter), body=body)).events()
+    loud = drive(call(asgi_app(agent, state=Counter, debug=True), body=body)).events()
+
+    assert [e.model_dump(mode="json") for e in quiet if e.type == EventType.STATE_SNAPSHOT] == [
+        {"type": "STATE_SNAPSHOT", "snapshot": {"count": 42}}
+    ]
+    assert quiet[-1].type == loud[-1].type == EventType.RUN_ERROR
+    assert "count is 42" not in quiet[-1].model_dump_json()
+    assert "RuntimeError: count is 42" in loud[-1].model_dump_json()
+
+
+def test_an_event_that_cannot_be_serialized_ends_the_stream_with_run_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    finished: list[bool] = []
+
+    async def agent(ctx: Ctx) -> None:
+        try:
+            ctx.emit(CustomEvent.model_construct(name="bad", value=cast("JsonValue", object())))
+            await asyncio.sleep(10)
+        finally:
+            finished.append(ctx.cancelled)
+
+    exchange = drive(call(asgi_app(agent)))
+
+    assert exchange.sent[-1] == {"type": "http.response.body", "body": b""}
+    events = [agui.parse_event(frame) for frame in data_frames(exchange.body)]
+    assert [e.type for e in events] == [EventType.RUN_STARTED, EventType.RUN_ERROR]
+    assert events[-1].model_dump(mode="json")["code"] == "SERIALIZATION_ERROR"
+    assert finished == [True]
+    assert "a CUSTOM event could not be serialized" in caplog.text
+
+
+# -- disconnects -------------------------------------------------------------------------------
+
+
+def _parked_agent(log: list[str], parked: asyncio.Event) -> Callable[[Ctx], Awaitable[None]]:
+    async def agent(ctx: Ctx) -> None:
+        ctx.say("working")
+        try:
+            parked.set()
+            await asyncio.Event().wait()
+        finally:
+            log.append(f"finally ran, cancelled={ctx.cancelled}")
+
+    return agent
+
+
+def test_a_disconnect_mid_run_cancels_the_agent_and_tells_the_hook() -> None:
+    async def main() -> tuple[Exchange, list[str]]:
+        log: list[str] = []
+        parked = asyncio.Event()
+        gone = asyncio.Event()
+
+        def on_disconnect(run_input: RunAgentInput) -> None:
+            log.append(f"told about {run_input.run_id}")
+
+        def on_send(message: Message, _exchange: Exchange) -> None:
+            if b"TEXT_MESSAGE_END" in message.get("body", b""):
+                gone.set()
+
+        app = asgi_app(_parked_agent(log, parked), on_disconnect=on_disconnect)
+        return await call(app, gone=gone, on_send=on_send), log
+
+    exchange, log = drive(main())
+
+    assert log == ["finally ran, cancelled=True", "told about r"]
+    assert b"TEXT_MESSAGE_END" in exchange.body
+    assert b"RUN_FINISHED" not in exchange.body
+    assert exchange.sent[-1].get("more_body") is True
+
+
+def test_an_async_disconnect_hook_is_awaited_and_its_failure_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def main() -> list[str]:
+        log: list[str] = []
+        parked = asyncio.Event()
+        gone = asyncio.Event()
+
+        async def on_disconnect(run_input: RunAgentInput) -> None:
+            await asyncio.sleep(0)
+            log.append("told")
+            message = f"hook failed for {run_input.run_id}"
+            raise RuntimeError(message)
+
+        app = asgi_app(_parked_agent(log, parked), on_disconnect=on_disconnect)
+        request = asyncio.create_task(call(app, gone=gone))
+        await parked.wait()
+        gone.set()
+        await request
+        return log
+
+    assert drive(main()) == ["finally ran, cancelled=True", "told"]
+    assert "the on_disconnect hook failed for run r" in caplog.text
+
+
+def test_a_failed_send_counts_as_a_disconnect() -> None:
+    async def main() -> list[str]:
+        log: list[str] = []
+        parked = asyncio.Event()
+
+        def fail_after_start(message: Message) -> bool:
+            return parked.is_set() and message["type"] == "http.response.body"
+
+        async def agent(ctx: Ctx) -> None:
+            parked.set()
+            await asyncio.sleep(0)
+            try:
+                ctx.say("nobody hears this")
+                await asyncio.Event().wait()
+            finally:
+                log.append(f"finally ran, cancelled={ctx.cancelled}")
+
+        app = asgi_app(agent, on_disconnect=lambda _input: log.append("told"))
+        await call(app, send_error=fail_after_start)
+        return log
+
+    assert drive(main()) == ["finally ran, cancelled=True", "told"]
+
+
+def test_a_send_that_fails_unexpectedly_is_logged_and_ends_the_run(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def main() -> list[str]:
+        log: list[str] = []
+        parked = asyncio.Event()
+        app = asgi_app(_parked_agent(log, parked), on_disconnect=lambda _: log.append("told"))
+
+        def fail_once_parked(message: Message) -> bool:
+            return parked.is_set() and message["type"] == "http.response.body"
+
+        async def nudge() -> None:
+            await parked.wait()
+            await asyncio.sleep(0)
+
+        await asyncio.gather(
+            call(app, send_error=fail_once_parked, send_exception=RuntimeError), nudge()
+        )
+        return log
+
+    assert drive(main()) == ["finally ran, cancelled=True", "told"]
+    assert "streaming failed; treating the client as gone" in caplog.text
+
+
+def test_a_receive_that_fails_while_streaming_is_logged_and_ends_the_run(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def main() -> list[str]:
+        log: list[str] = []
+        parked = asyncio.Event()
+        app = asgi_app(_parked_agent(log, parked))
+        incoming: list[Message] = [{"type": "http.request", "body": BODY}]
+
+        async def receive() -> Message:
+            if incoming:
+                return incoming.pop(0)
+            await parked.wait()
+            message = "the server lost the connection's state"
+            raise RuntimeError(message)
+
+        async def send(_message: Message) -> None:
+            return None
+
+        await app({"type": "http", "method": "POST", "headers": []}, receive, send)
+        return log
+
+    assert drive(main()) == ["finally ran, cancelled=True"]
+    assert "watching the client failed; treating it as gone" in caplog.text
+
+
+def test_a_client_gone_before_the_response_starts_runs_nothing() -> None:
+    ran: list[bool] = []
+
+    async def agent(_ctx: Ctx) -> None:
+        ran.append(True)
+
+    exchange = drive(call(asgi_app(agent), send_error=lambda _message: True))
+
+    assert exchange.sent == []
+    assert ran == []
+
+
+def test_a_keepalive_that_cannot_be_sent_counts_as_a_disconnect() -> None:
+    async def main() -> list[str]:
+        log: list[str] = []
+        parked = asyncio.Event()
+        app = asgi_app(_parked_agent(log, parked), keepalive=0.01)
+        await call(app, send_error=lambda message: message.get("body") == PING)
+        return log
+
+    assert drive(main()) == ["finally ran, cancelled=True"]
+
+
+def test_an_agent_that_ignores_cancellation_is_given_up_on_after_the_grace_period(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def main() -> list[str]:
+        log: list[str] = []
+        parked = asyncio.Event()
+        gone = asyncio.Event()
+        stop = asyncio.Event()
+
+        async def stubborn(_ctx: Ctx) -> None:
+            try:
+                parked.set()
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                log.append("ignored the cancel")
+                await stop.wait()
+                log.append("stopped")
+                raise
+
+        app = asgi_app(stubborn, cancel_grace=0.02)
+        request = asyncio.create_task(call(app, gone=gone))
+        await parked.wait()
+        gone.set()
+        await request
+        log.append("request returned")
+        stop.set()  # the test stops what it started
+        for task in asyncio.all_tasks():
+            if task.get_name() == "agui run r":
+                await asyncio.wait({task})
+        return log
+
+    assert drive(main()) == ["ignored the cancel", "request returned", "stopped"]
+    assert "run task 'agui run r' ignored being cancelled" in caplog.text
+
+
+def test_detach_lets_the_run_finish_without_a_listener() -> None:
+    async def main() -> tuple[list[str], list[int]]:
+        log: list[str] = []
+        parked = asyncio.Event()
+        gone = asyncio.Event()
+        resume = asyncio.Event()
+        finished = asyncio.Event()
+
+        async def agent(ctx: Ctx) -> None:
+            ctx.say("before")
+            parked.set()
+            await resume.wait()
+            ctx.say("after")
+            log.append(f"finished, cancelled={ctx.cancelled}")
+            finished.set()
+
+        app = asgi_app(agent, disconnect="detach", on_disconnect=lambda _input: log.append("told"))
+        request = asyncio.create_task(call(app, gone=gone))
+        await parked.wait()
+        gone.set()
+        await request
+        counts = [app.detached_runs]
+        resume.set()
+        await finished.wait()
+        for _ in range(100):  # the detached task ends a few loop turns after the run
+            if not app.detached_runs:
+                break
+            await asyncio.sleep(0)
+        counts.append(app.detached_runs)
+        return log, counts
+
+    log, counts = drive(main())
+
+    assert log == ["told", "finished, cancelled=False"]
+    assert counts == [1, 0]
+
+
+def test_detached_runs_are_cancelled_on_lifespan_shutdown() -> None:
+    async def main() -> tuple[list[str], list[Message]]:
+        log: list[str] = []
+        parked = asyncio.Event()
+        gone = asyncio.Event()
+        app = asgi_app(_parked_agent(log, parked), disconnect="detach")
+        request = asyncio.create_task(call(app, gone=gone))
+        await parked.wait()
+        gone.set()
+        await request
+        assert app.detached_runs == 1
+        sent = await lifespan(app)
+        log.append(f"detached runs: {app.detached_runs}")
+        return log, sent
+
+    log, sent = drive(main())
+
+    assert log == ["finally ran, cancelled=True", "detached runs: 0"]
+    assert [m["type"] for m in sent] == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+
+
+def test_a_run_that_ends_before_the_disconnect_is_noticed_is_not_detached() -> None:
+    async def main() -> list[str]:
+        log: list[str] = []
+        gone = asyncio.Event()
+
+        async def agent(_ctx: Ctx) -> None:
+            gone.set()
+            await asyncio.sleep(0)
+
+        app = asgi_app(agent, disconnect="detach", on_disconnect=lambda _: log.append("told"))
+
+        def fail_after_start(message: Message) -> bool:
+            return bool(message["type"] == "http.response.body")
+
+        await call(app, send_error=fail_after_start, gone=gone)
+        log.append(f"detached runs: {app.detached_runs}")
+        return log
+
+    assert drive(main()) == ["told", "detached runs: 0"]
+
+
+# -- other scopes and mounting -----------------------------------------------------------------
+
+
+async def lifespan(app: AguiApp[Any]) -> list[Message]:
+    incoming = [{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}]
+    sent: list[Message] = []
+
+    async def receive() -> Message:
+        return incoming.pop(0)
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    await app({"type": "lifespan", "asgi": {"version": "3.0"}}, receive, send)
+    return sent
+
+
+def test_lifespan_startup_and_shutdown_complete() -> None:
+    sent = drive(lifespan(asgi_app(hello)))
+
+    assert sent == [{"type": "lifespan.startup.complete"}, {"type": "lifespan.shutdown.complete"}]
+
+
+@pytest.mark.parametrize(
+    ("first", "answer"),
+    [
+        ("websocket.connect", [{"type": "websocket.close", "code": 1003}]),
+        ("websocket.disconnect", []),
+    ],
+)
+def test_a_websocket_is_refused(first: str, answer: list[Message]) -> None:
+    async def main() -> list[Message]:
+        sent: list[Message] = []
+
+        async def receive() -> Message:
+            return {"type": first}
+
+        async def send(message: Message) -> None:
+            sent.append(message)
+
+        await asgi_app(hello)({"type": "websocket", "path": "/"}, receive, send)
+        return sent
+
+    assert drive(main()) == answer
+
+
+def test_an_unknown_scope_type_is_an_error() -> None:
+    async def main() -> None:
+        async def receive() -> Message:
+            raise AssertionError
+
+        async def send(_message: Message) -> None:
+            raise AssertionError
+
+        await asgi_app(hello)({"type": "telepathy"}, receive, send)
+
+    with pytest.raises(ValueError, match="cannot handle an ASGI 'telepathy' scope"):
+        drive(main())
+
+
+def test_the_app_mounts_inside_starlette_beside_other_routes() -> None:
+    async def health(_request: Request) -> PlainTextResponse:
+        return PlainTextResponse("ok")
+
+    site = Starlette(
+        routes=[Route("/health", health), Mount("/agent", app=asgi_app(hello))],
+    )
+    streamed = drive(call(site, path="/agent/"))
+    refused = drive(call(site, path="/agent/", method="GET"))
+    checked = drive(call(site, path="/health", method="GET"))
+
+    assert streamed.status == 200
+    assert [e.type for e in streamed.events()][-1] == EventType.RUN_FINISHED
+    assert refused.status == 405
+    assert (checked.status, checked.body) == (200, b"ok")
+
+
+# -- options -----------------------------------------------------------------------------------
+
+
+def test_the_package_reexports_asgi_app() -> None:
+    assert agui.asgi_app is asgi_app
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"transformers": []}, "transformers must be a factory"),
+        ({"max_body_bytes": 0}, "max_body_bytes must be positive, not 0"),
+        ({"keepalive": 0}, "keepalive must be a positive number of seconds or None, not 0"),
+        ({"disconnect": "linger"}, "disconnect must be 'cancel' or 'detach', not 'linger'"),
+        ({"cancel_grace": -1}, "cancel_grace must be zero or more seconds, not -1"),
+        ({"inspector": True}, "the inspector is not available in this release"),
+    ],
+)
+def test_bad_options_are_refused_when_the_app_is_built(
+    options: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(UsageError, match=message):
+        asgi_app(hello, **options)
+
+
+def test_something_that_is_not_an_agent_is_refused() -> None:
+    with pytest.raises(UsageError, match="agent must be an async function"):
+        asgi_app(42)  # type: ignore[arg-type]
