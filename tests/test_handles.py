@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import pickle
 from collections.abc import Callable, Sequence
-from typing import TypeVar, get_args
+from typing import Any, TypeVar, get_args
 
 import pytest
-from pydantic import BaseModel, JsonValue
+from pydantic import BaseModel, JsonValue, ValidationError
 from typing_extensions import TypedDict
 
 from agui import (
@@ -18,15 +20,22 @@ from agui import (
     RunContext,
     ToolCallHandle,
     UsageError,
+    _fast,
 )
 from agui.events import (
     CustomEvent,
     Event,
     ReasoningEncryptedValueEvent,
+    ReasoningEndEvent,
+    ReasoningMessageContentEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageStartEvent,
+    ReasoningStartEvent,
     StateSnapshotEvent,
     StepFinishedEvent,
     StepStartedEvent,
     TextMessageContentEvent,
+    TextMessageEndEvent,
     TextMessageStartEvent,
     ToolCallArgsEvent,
     ToolCallEndEvent,
@@ -666,3 +675,230 @@ def test_a_tool_call_refused_by_the_verifier_does_not_stay_claimed() -> None:
     with ctx.tool_call("g") as call:
         call.end()
     assert types_of(events.drain()) == [EventType.TOOL_CALL_START, EventType.TOOL_CALL_END]
+
+
+# -- events built without validation ----------------------------------------------------------
+# The handles build the events they generate without running pydantic's validator (agui._fast).
+# Such an event must be the very object validation makes, and anything the handles cannot vouch
+# for (a str subclass, a role outside the literal, a non-str) must take the validating path.
+
+
+class Text(str):
+    """A str subclass: pydantic stores it as a plain str."""
+
+    __slots__ = ()
+
+
+def _assert_same_event(built: BaseModel, validated: BaseModel) -> None:
+    assert type(built) is type(validated)
+    assert built == validated
+    assert validated == built
+    assert list(built.__dict__.items()) == list(validated.__dict__.items())
+    assert all(
+        type(value) is type(validated.__dict__[key]) for key, value in built.__dict__.items()
+    )
+    assert built.model_fields_set == validated.model_fields_set
+    assert type(built.model_fields_set) is set
+    assert built.__pydantic_extra__ is validated.__pydantic_extra__ is None
+    assert built.__pydantic_private__ is validated.__pydantic_private__ is None
+    assert repr(built) == repr(validated)
+    assert hash(built) == hash(validated)
+    assert built.model_dump_json() == validated.model_dump_json()
+    assert built.model_dump() == validated.model_dump()
+    assert pickle.loads(pickle.dumps(built)) == validated  # noqa: S301 - our own bytes
+    assert copy.copy(built) == validated
+    assert copy.deepcopy(built) == validated
+    assert built.model_copy() == validated
+    assert built.model_copy(update={"timestamp": 1}) == validated.model_copy(
+        update={"timestamp": 1}
+    )
+    assert type(validated).model_validate(built.model_dump()) == built
+
+
+BUILT: list[tuple[str, Callable[[], BaseModel], Callable[[], BaseModel]]] = [
+    (
+        "text-content",
+        lambda: _fast.text_content("m1", "Hi"),
+        lambda: TextMessageContentEvent(message_id="m1", delta="Hi"),
+    ),
+    (
+        "tool-args",
+        lambda: _fast.tool_args("c1", "{}"),
+        lambda: ToolCallArgsEvent(tool_call_id="c1", delta="{}"),
+    ),
+    (
+        "reasoning-content",
+        lambda: _fast.reasoning_content("m1", "Hmm"),
+        lambda: ReasoningMessageContentEvent(message_id="m1", delta="Hmm"),
+    ),
+    (
+        "text-start",
+        lambda: _fast.text_start("m1", "user", None),
+        lambda: TextMessageStartEvent(message_id="m1", role="user", name=None),
+    ),
+    (
+        "text-start-named",
+        lambda: _fast.text_start("m1", "assistant", "bot"),
+        lambda: TextMessageStartEvent(message_id="m1", role="assistant", name="bot"),
+    ),
+    (
+        "text-end",
+        lambda: _fast.text_end("m1"),
+        lambda: TextMessageEndEvent(message_id="m1"),
+    ),
+    (
+        "tool-start",
+        lambda: _fast.tool_start("c1", "f", None),
+        lambda: ToolCallStartEvent(tool_call_id="c1", tool_call_name="f", parent_message_id=None),
+    ),
+    (
+        "tool-start-parented",
+        lambda: _fast.tool_start("c1", "f", "m1"),
+        lambda: ToolCallStartEvent(tool_call_id="c1", tool_call_name="f", parent_message_id="m1"),
+    ),
+    (
+        "tool-end",
+        lambda: _fast.tool_end("c1"),
+        lambda: ToolCallEndEvent(tool_call_id="c1"),
+    ),
+    (
+        "tool-result",
+        lambda: _fast.tool_result("m2", "c1", "21C"),
+        lambda: ToolCallResultEvent(message_id="m2", tool_call_id="c1", content="21C", role="tool"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("built", "validated"), [case[1:] for case in BUILT], ids=[case[0] for case in BUILT]
+)
+def test_an_event_built_without_validation_is_the_object_validation_makes(
+    built: Callable[[], BaseModel], validated: Callable[[], BaseModel]
+) -> None:
+    _assert_same_event(built(), validated())
+
+
+def test_each_builder_gets_a_fresh_dict_and_fields_set() -> None:
+    first, second = _fast.text_content("m1", "a"), _fast.text_content("m1", "b")
+    assert first.__dict__ is not second.__dict__
+    assert first.model_fields_set is not second.model_fields_set
+    assert first.delta == "a"
+
+
+def test_the_generic_builder_takes_a_template_and_a_fields_set() -> None:
+    fields = _fast.template(StepStartedEvent)
+    fields["step_name"] = "plan"
+    _assert_same_event(
+        _fast.build(StepStartedEvent, fields, {"step_name"}), StepStartedEvent(step_name="plan")
+    )
+
+
+def test_every_event_a_handle_generates_equals_its_validated_twin() -> None:
+    ctx, events = new()
+    with ctx.message("user", name="me") as message:
+        message.delta("Hi")
+    with ctx.reasoning() as thinking:
+        thinking.delta("Hmm")
+    with ctx.tool_call("f", parent_message_id=message.id) as call:
+        call.args("{}")
+        call.result("21C")
+    twins: list[BaseModel] = [
+        TextMessageStartEvent(message_id="r-msg-1", role="user", name="me"),
+        TextMessageContentEvent(message_id="r-msg-1", delta="Hi"),
+        TextMessageEndEvent(message_id="r-msg-1"),
+        ReasoningStartEvent(message_id="r-msg-2"),
+        ReasoningMessageStartEvent(message_id="r-msg-2"),
+        ReasoningMessageContentEvent(message_id="r-msg-2", delta="Hmm"),
+        ReasoningMessageEndEvent(message_id="r-msg-2"),
+        ReasoningEndEvent(message_id="r-msg-2"),
+        ToolCallStartEvent(
+            tool_call_id="r-call-1", tool_call_name="f", parent_message_id="r-msg-1"
+        ),
+        ToolCallArgsEvent(tool_call_id="r-call-1", delta="{}"),
+        ToolCallEndEvent(tool_call_id="r-call-1"),
+        ToolCallResultEvent(
+            message_id="r-msg-3", tool_call_id="r-call-1", content="21C", role="tool"
+        ),
+    ]
+    sent = events.drain()
+    assert len(sent) == len(twins)
+    for event, twin in zip(sent, twins, strict=True):
+        _assert_same_event(event, twin)
+
+
+@pytest.mark.parametrize("kind", ["message", "reasoning"])
+def test_a_str_subclass_delta_goes_out_as_a_plain_str(kind: str) -> None:
+    ctx, events = new()
+    with ctx.message() if kind == "message" else ctx.reasoning() as block:
+        block.delta(Text("Hi"))
+        block.delta(Text(""))
+    (content,) = [e for e in events.drain() if e.type.endswith("CONTENT")]
+    assert type(getattr(content, "delta", None)) is str
+    assert getattr(content, "delta", None) == "Hi"
+
+
+def test_a_str_subclass_args_fragment_is_buffered_and_sent_as_a_plain_str() -> None:
+    ctx, events = new()
+    with ctx.tool_call("f") as call:
+        call.args(Text('{"a":'))
+        call.args(Text(""))
+        call.args("1}")
+        assert call.parse_args() == {"a": 1}
+    (first, _) = only(events.drain(), ToolCallArgsEvent)
+    assert type(first.delta) is str
+
+
+def _text_sender(
+    ctx: RunContext[JsonValue], kind: str
+) -> tuple[Handle[JsonValue], Callable[[Any], None]]:
+    """A block of `kind` and the method that streams its text."""
+    if kind == "message":
+        message = ctx.message()
+        return message, message.delta
+    if kind == "reasoning":
+        thinking = ctx.reasoning()
+        return thinking, thinking.delta
+    call = ctx.tool_call("f")
+    return call, call.args
+
+
+@pytest.mark.parametrize("value", [None, 0, 1, b"Hi", ["Hi"]], ids=repr)
+@pytest.mark.parametrize("kind", ["message", "reasoning", "tool call"])
+def test_a_delta_that_is_not_text_is_refused_with_usage_error(kind: str, value: object) -> None:
+    ctx, events = new()
+    block, send = _text_sender(ctx, kind)
+    with block:
+        sent = len(events.drain())
+        with pytest.raises(
+            UsageError, match=rf"\(\) on (text )?{kind}( block)? '.+ takes text \(a str\), not "
+        ):
+            send(value)
+        assert len(events.drain()) == 0
+    assert sent == (2 if kind == "reasoning" else 1)
+
+
+def test_a_role_outside_the_literal_is_still_refused_by_the_model() -> None:
+    ctx, events = new()
+    with pytest.raises(ValidationError, match="role"):
+        ctx.message("tool")  # type: ignore[arg-type]
+    with ctx.message(Text("user"), name=Text("me")) as message:  # type: ignore[arg-type]
+        pass
+    start = only(events.drain(), TextMessageStartEvent)[0]
+    assert (type(start.role), type(start.name)) == (str, str)
+    assert message.closed
+
+
+def test_a_tool_call_with_a_str_subclass_id_sends_the_plain_str_on_every_event() -> None:
+    ctx, events = new()
+    with ctx.tool_call(Text("f"), call_id=Text("c1"), parent_message_id=Text("m")) as call:
+        call.args("{}")
+        call.result([TextPart(text="21C")])
+    for event in events.drain():
+        assert type(getattr(event, "tool_call_id", "")) is str
+    assert isinstance(call.id, Text)
+
+
+def test_a_tool_call_whose_name_is_not_text_is_refused_by_the_model() -> None:
+    ctx, _ = new()
+    with pytest.raises(ValidationError, match="tool_call_name"):
+        ctx.tool_call(1)  # type: ignore[arg-type]

@@ -3,24 +3,39 @@
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring
 from pathlib import Path
-from typing import TypedDict
+from typing import Literal, TypedDict, cast, get_args, get_origin
 
+import pydantic_core
 import pytest
-from pydantic import JsonValue
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel, JsonValue
 
 from agui.errors import UsageError
 from agui.events import (
     CustomEvent,
     Event,
     RawEvent,
+    ReasoningMessageContentEvent,
     RunFinishedEvent,
     StateSnapshotEvent,
     TextMessageContentEvent,
+    TextMessageEndEvent,
     TextMessageStartEvent,
+    ToolCallArgsEvent,
+    ToolCallResultEvent,
     ToolCallStartEvent,
 )
-from agui.sse import SSE_MEDIA_TYPE, comment_frame, encode_sse, event_json
+from agui.messages import TextPart
+from agui.sse import (
+    _LEAN,  # pyright: ignore[reportPrivateUsage]
+    SSE_MEDIA_TYPE,
+    comment_frame,
+    encode_sse,
+    event_json,
+)
 from agui.types import RunAgentInput
 from agui.wire import parse_event
 
@@ -176,3 +191,164 @@ def test_a_comment_frame_refuses_a_line_break(text: str) -> None:
 
 def test_the_sse_media_type_is_text_event_stream() -> None:
     assert SSE_MEDIA_TYPE == "text/event-stream"
+
+
+# -- the quicker paths give the serializer's very bytes ----------------------------------------
+# `encode_sse` and `event_json` write the delta events themselves and serialize the other
+# text-only events with `exclude_none`; each must match the model's own serializer exactly.
+
+
+def _serializer_json(event: Event) -> bytes:
+    return event.__pydantic_serializer__.to_json(event)
+
+
+def _assert_serializer_bytes(event: Event) -> None:
+    expected = _serializer_json(event)
+    assert event_json(event) == expected
+    assert encode_sse(event) == b"data: " + expected + b"\n\n"
+
+
+def test_the_string_escaper_matches_pydantic_core_on_every_code_point() -> None:
+    every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    assert encode_basestring(every).encode() == pydantic_core.to_json(every)
+
+
+DELTA_EVENTS: list[tuple[type[Event], str]] = [
+    (TextMessageContentEvent, "message_id"),
+    (ToolCallArgsEvent, "tool_call_id"),
+    (ReasoningMessageContentEvent, "message_id"),
+]
+TEXT = st.text(alphabet=st.characters(codec="utf-8"))
+TIMESTAMPS = st.one_of(st.none(), st.integers(-(2**53 - 1), 2**53 - 1))
+
+
+@settings(max_examples=300)
+@given(
+    kind=st.sampled_from(DELTA_EVENTS),
+    entity=TEXT,
+    delta=st.one_of(TEXT, st.sampled_from(["\u2028\u2029", "\x00\x1f\x7f", '"\\/', "é😀"])),
+    timestamp=TIMESTAMPS,
+)
+def test_a_delta_event_is_written_as_its_serializer_would_for_any_text(
+    kind: tuple[type[Event], str], entity: str, delta: str, timestamp: int | None
+) -> None:
+    cls, id_field = kind
+    event = cls.model_validate({id_field: entity, "delta": delta, "timestamp": timestamp})
+    _assert_serializer_bytes(event)
+
+
+def _literals(annotation: object) -> tuple[object, ...]:
+    """The values of a `Literal` field (optional or not), or nothing for any other field."""
+    if get_origin(annotation) is Literal:
+        return get_args(annotation)
+    return next((_literals(arg) for arg in get_args(annotation) if _literals(arg)), ())
+
+
+@given(
+    kind=st.sampled_from(sorted(_LEAN, key=lambda cls: cls.__name__)),
+    text=TEXT,
+    timestamp=TIMESTAMPS,
+    subagent=st.one_of(st.none(), TEXT),
+    optionals=st.booleans(),
+)
+def test_a_text_only_event_is_written_as_its_serializer_would(
+    *,
+    kind: type[BaseModel],
+    text: str,
+    timestamp: int | None,
+    subagent: str | None,
+    optionals: bool,
+) -> None:
+    fields: dict[str, object] = {"timestamp": timestamp, "subagent_run_id": subagent}
+    for name, field in kind.model_fields.items():
+        if name in {*fields, "type", "raw_event", "metadata"} or (
+            field.exclude_if is not None and not optionals
+        ):
+            continue
+        literals = _literals(field.annotation)
+        fields[name] = literals[-1] if literals else text
+    _assert_serializer_bytes(cast("Event", kind.model_validate(fields)))
+
+
+def test_the_text_only_events_are_the_attributable_ones_with_text_fields_and_the_result() -> None:
+    names = {cls.__name__ for cls in _LEAN}
+    assert "ToolCallResultEvent" in names
+    assert names.isdisjoint({"StateDeltaEvent", "CustomEvent", "RunStartedEvent", "RawEvent"})
+    assert len(names) == 18
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        TextMessageContentEvent(message_id="m", delta="d", subagent_run_id="s"),
+        TextMessageContentEvent(message_id="m", delta="d", metadata={"k": None}),
+        ToolCallArgsEvent(tool_call_id="c", delta="d", raw_event=[None]),
+        ToolCallResultEvent(
+            message_id="m", tool_call_id="c", content=[TextPart(text="t", metadata={"k": None})]
+        ),
+        TextMessageStartEvent(message_id="m", metadata={"k": None}, raw_event=None),
+    ],
+    ids=["subagent", "metadata", "raw-event", "content-parts", "start-metadata"],
+)
+def test_an_envelope_or_data_holding_nulls_is_written_as_the_serializer_would(
+    event: Event,
+) -> None:
+    _assert_serializer_bytes(event)
+
+
+def _unvalidated(cls: type[Event], **fields: object) -> Event:
+    """An event built without validation, holding what its model would refuse."""
+    return cls.model_construct(**fields)  # type: ignore[arg-type]
+
+
+UNVALIDATED = [
+    _unvalidated(TextMessageContentEvent, type="X", message_id="m", delta="d"),
+    _unvalidated(TextMessageContentEvent, message_id="m", delta="d", timestamp=2**60),
+    _unvalidated(TextMessageContentEvent, message_id="m", delta="d", timestamp=True),
+    _unvalidated(TextMessageContentEvent, delta="d"),
+    _unvalidated(ToolCallArgsEvent, tool_call_id=None, delta="d"),
+    _unvalidated(TextMessageEndEvent, message_id=None),
+    _unvalidated(TextMessageEndEvent),
+]
+
+
+@pytest.mark.parametrize(
+    "event",
+    UNVALIDATED,
+    ids=["type", "huge-timestamp", "bool-timestamp", "no-id", "null-id", "null-end", "no-end-id"],
+)
+def test_an_event_built_unvalidated_is_still_written_as_the_serializer_would(event: Event) -> None:
+    _assert_serializer_bytes(event)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_a_value_of_the_wrong_type_is_left_to_the_serializer() -> None:
+    _assert_serializer_bytes(_unvalidated(TextMessageContentEvent, message_id="m", delta=5))
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        TextMessageContentEvent(message_id="m", delta="\ud800"),
+        ToolCallArgsEvent(tool_call_id="\udfff", delta="d", timestamp=1),
+        TextMessageEndEvent(message_id="\ud800"),
+    ],
+    ids=["delta", "id", "lean"],
+)
+def test_a_lone_surrogate_raises_the_serializers_error(event: Event) -> None:
+    with pytest.raises(pydantic_core.PydanticSerializationError, match="surrogates not allowed"):
+        event_json(event)
+    with pytest.raises(pydantic_core.PydanticSerializationError, match="surrogates not allowed"):
+        encode_sse(event)
+
+
+def test_deltas_of_alternating_ids_each_carry_their_own_id() -> None:
+    first, second = "m-1", "m-2"
+    events = [
+        TextMessageContentEvent(message_id=first, delta="a"),
+        TextMessageContentEvent(message_id=first, delta="b", timestamp=2),
+        TextMessageContentEvent(message_id=second, delta="c"),
+        TextMessageContentEvent(message_id=first, delta="d"),
+    ]
+    for event in events:
+        _assert_serializer_bytes(event)

@@ -127,6 +127,7 @@ class Ledger:
 
     def __init__(self, known_tool_call_ids: Iterable[str]) -> None:
         self.open: tuple[dict[str, None], ...] = ({}, {}, {}, {})
+        self.open_text, self.open_tools = self.open[TEXT], self.open[TOOL]
         reasoning_owners: dict[str, str | None] = {}
         self.owners: tuple[dict[str, str | None], ...] = (
             {},
@@ -226,25 +227,44 @@ class Ledger:
         if k == TOOL:
             self.known_calls.add(entity_id)
 
+    # The four methods below run for nearly every event of a stream. Each first tries the
+    # common case, which `_touch` would accept without a change: no chunk stream open, no
+    # subagent tag, the entity open. Anything else takes `_touch`, which checks it all.
+
     def message_content(
         self, k: int, e: ev.TextMessageContentEvent | ev.ReasoningMessageContentEvent
     ) -> None:
         """Continue an open text or reasoning message."""
-        self._touch(e.type, k, e.message_id, e.subagent_run_id, end=False)
+        if self.lanes or e.subagent_run_id is not None or e.message_id not in self.open[k]:
+            self._touch(e.type, k, e.message_id, e.subagent_run_id, end=False)
+
+    def text_content(self, e: ev.TextMessageContentEvent) -> None:
+        """Continue an open text message (`message_content` for TEXT, without the indirection)."""
+        if self.lanes or e.subagent_run_id is not None or e.message_id not in self.open_text:
+            self._touch(e.type, TEXT, e.message_id, e.subagent_run_id, end=False)
 
     def message_end(
         self, k: int, e: ev.TextMessageEndEvent | ev.ReasoningMessageEndEvent | ev.ReasoningEndEvent
     ) -> None:
         """Close an open text or reasoning message, or reasoning span."""
-        self._touch(e.type, k, e.message_id, e.subagent_run_id, end=True)
+        opened = self.open[k]
+        if self.lanes or e.subagent_run_id is not None or e.message_id not in opened:
+            self._touch(e.type, k, e.message_id, e.subagent_run_id, end=True)
+        else:
+            del opened[e.message_id]
 
     def tool_args(self, e: ev.ToolCallArgsEvent) -> None:
         """Continue an open tool call."""
-        self._touch(e.type, TOOL, e.tool_call_id, e.subagent_run_id, end=False)
+        if self.lanes or e.subagent_run_id is not None or e.tool_call_id not in self.open_tools:
+            self._touch(e.type, TOOL, e.tool_call_id, e.subagent_run_id, end=False)
 
     def tool_end(self, e: ev.ToolCallEndEvent) -> None:
         """Close an open tool call."""
-        self._touch(e.type, TOOL, e.tool_call_id, e.subagent_run_id, end=True)
+        opened = self.open[TOOL]
+        if self.lanes or e.subagent_run_id is not None or e.tool_call_id not in opened:
+            self._touch(e.type, TOOL, e.tool_call_id, e.subagent_run_id, end=True)
+        else:
+            del opened[e.tool_call_id]
 
     def _touch(self, type_: str, k: int, entity_id: str, tag: str | None, *, end: bool) -> None:
         closing = self.closing(tag) if self.lanes else None

@@ -16,7 +16,7 @@ import asyncio
 import inspect
 import logging
 from collections.abc import Awaitable, Iterable, Sequence
-from typing import Generic, TypeVar, overload
+from typing import Generic, TypeVar, get_args, overload
 
 from pydantic import JsonValue
 
@@ -317,11 +317,16 @@ class RunContext(Generic[S]):
             raise UsageError(message)
         if not forced and self.token.cancelled:
             raise Cancelled(self.token.reason)
-        outputs = apply_transformers(self._transformers, event) if self._transformers else (event,)
-        for output in outputs:
-            self._verifier.observe(output)
-            self._track(output)
-            self._receiver.push(output)
+        if self._transformers:
+            for output in apply_transformers(self._transformers, event):
+                self._verifier.observe(output)
+                self._track(output)
+                self._receiver.push(output)
+            return
+        self._verifier.observe(event)
+        if type(event) not in _UNTRACKED:
+            self._track(event)
+        self._receiver.push(event)
 
     def _track(self, event: Event) -> None:
         if isinstance(event, ToolCallStartEvent):
@@ -396,6 +401,24 @@ class RunContext(Generic[S]):
         except Exception:  # noqa: BLE001 - the error already propagating must win
             _log.exception("closing %s failed while an error propagated", handle.describe())
             self._release(handle)
+
+
+_UNTRACKED: frozenset[type] = frozenset(
+    cls
+    for cls in get_args(get_args(Event)[0])
+    if not issubclass(
+        cls,
+        (
+            ToolCallStartEvent,
+            ToolCallResultEvent,
+            StateSnapshotEvent,
+            StateDeltaEvent,
+            RunFinishedEvent,
+            RunErrorEvent,
+        ),
+    )
+)
+"""The event classes `_track` has nothing to do for (exact types: a subclass is tracked)."""
 
 
 def _tool_call_ids(messages: Iterable[Message]) -> set[str]:

@@ -16,12 +16,22 @@ finished call by accident.
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeVar, cast, overload
 
 import pydantic_core
 from pydantic import JsonValue, TypeAdapter, ValidationError
 from typing_extensions import Self
 
+from agui._fast import (
+    reasoning_content,
+    text_content,
+    text_end,
+    text_start,
+    tool_args,
+    tool_end,
+    tool_result,
+    tool_start,
+)
 from agui.errors import InvalidArguments, UsageError
 from agui.events import (
     Event,
@@ -34,10 +44,8 @@ from agui.events import (
     StepFinishedEvent,
     StepStartedEvent,
     TextMessageContentEvent,
-    TextMessageEndEvent,
     TextMessageStartEvent,
     ToolCallArgsEvent,
-    ToolCallEndEvent,
     ToolCallStartEvent,
 )
 from agui.types import ToolResultContent
@@ -50,6 +58,7 @@ __all__ = ["Handle", "MessageHandle", "ReasoningHandle", "StepHandle", "ToolCall
 S = TypeVar("S")
 T = TypeVar("T")
 TextRole = Literal["assistant", "user", "system", "developer"]
+_ROLES = frozenset(("assistant", "user", "system", "developer"))
 
 
 class Handle(Generic[S]):
@@ -136,11 +145,18 @@ class Handle(Generic[S]):
 
     def _check_open(self, action: str) -> None:
         if not self._open:
-            message = (
-                f"cannot call {action}() on {self.describe()}: it has ended; "
-                "open a new block for more output"
-            )
-            raise UsageError(message)
+            self._refuse(action)
+
+    def _refuse(self, action: str) -> NoReturn:
+        message = (
+            f"cannot call {action}() on {self.describe()}: it has ended; "
+            "open a new block for more output"
+        )
+        raise UsageError(message)
+
+    def _refuse_non_text(self, action: str, value: object) -> NoReturn:
+        message = f"{action}() on {self.describe()} takes text (a str), not {type(value).__name__}"
+        raise UsageError(message)
 
     def _closed(self) -> None:
         self._open = False
@@ -168,16 +184,23 @@ class MessageHandle(Handle[S]):
         super().__init__(ctx)
         self.id = ctx._new_message_id()
         self.role = role
-        self._start(TextMessageStartEvent(message_id=self.id, role=role, name=name))
+        self._start(_message_start(self.id, role, name))
 
     def describe(self) -> str:  # noqa: D102 - documented on Handle
         return f"text message '{self.id}'"
 
     def delta(self, text: str) -> None:
         """Append text; an empty delta sends nothing."""
-        self._check_open("delta")
-        if text:
-            self._ctx._send(TextMessageContentEvent(message_id=self.id, delta=text))
+        if not self._open:
+            self._refuse("delta")
+        if type(text) is str:
+            if text:
+                self._ctx._send(text_content(self.id, text))
+        elif isinstance(cast("object", text), str):  # a str subclass: the model makes it plain
+            if text:
+                self._ctx._send(TextMessageContentEvent(message_id=self.id, delta=text))
+        else:
+            self._refuse_non_text("delta", text)
 
     def end(self) -> None:
         """Close the message now (leaving the `with` block does the same)."""
@@ -185,7 +208,7 @@ class MessageHandle(Handle[S]):
         self._finish()
 
     def _finish(self) -> None:
-        self._ctx._send(TextMessageEndEvent(message_id=self.id), forced=True)
+        self._ctx._send(text_end(self.id), forced=True)
         self._closed()
 
 
@@ -216,10 +239,16 @@ class ReasoningHandle(Handle[S]):
 
     def delta(self, text: str) -> None:
         """Append reasoning text; an empty delta sends nothing."""
-        self._check_open("delta")
-        if text:
-            event = ReasoningMessageContentEvent(message_id=self.id, delta=text)
-            self._ctx._send(event)
+        if not self._open:
+            self._refuse("delta")
+        if type(text) is str:
+            if text:
+                self._ctx._send(reasoning_content(self.id, text))
+        elif isinstance(cast("object", text), str):  # a str subclass: the model makes it plain
+            if text:
+                self._ctx._send(ReasoningMessageContentEvent(message_id=self.id, delta=text))
+        else:
+            self._refuse_non_text("delta", text)
 
     def encrypted_value(self, value: str) -> None:
         """Attach an opaque value the client stores on this reasoning message."""
@@ -309,12 +338,10 @@ class ToolCallHandle(Handle[S]):
         self.id = call_id if call_id is not None else ctx._new_call_id()
         self.result_message_id = ctx._new_message_id()
         self._fragments: list[str] = []
-        self._ended = False
-        self._start(
-            ToolCallStartEvent(
-                tool_call_id=self.id, tool_call_name=name, parent_message_id=parent_message_id
-            )
-        )
+        start = _tool_call_start(self.id, name, parent_message_id)
+        # The id as the wire has it (a plain str), for the events built without validation.
+        self._wire_id = start.tool_call_id
+        self._start(start)
 
     def describe(self) -> str:  # noqa: D102 - documented on Handle
         return f"tool call '{self.id}' ({self.name})"
@@ -326,10 +353,18 @@ class ToolCallHandle(Handle[S]):
 
     def args(self, delta: str) -> None:
         """Stream a fragment of the argument text; an empty fragment sends nothing."""
-        self._check_open("args")
-        if delta:
-            self._fragments.append(delta)
-            self._ctx._send(ToolCallArgsEvent(tool_call_id=self.id, delta=delta))
+        if not self._open:
+            self._refuse("args")
+        if type(delta) is str:
+            if delta:
+                self._fragments.append(delta)
+                self._ctx._send(tool_args(self._wire_id, delta))
+        elif isinstance(cast("object", delta), str):  # a str subclass: the model makes it plain
+            if delta:
+                self._fragments.append(delta)
+                self._ctx._send(ToolCallArgsEvent(tool_call_id=self._wire_id, delta=delta))
+        else:
+            self._refuse_non_text("args", delta)
 
     def args_json(self, value: object) -> None:
         """Send arguments given as a value (dict, pydantic model, dataclass) as one JSON text."""
@@ -363,7 +398,11 @@ class ToolCallHandle(Handle[S]):
         """End the call and send its result; returns the result's message id."""
         self._check_open("result")
         self._finish()
-        self._ctx.tool_result(self.id, content, message_id=self.result_message_id)
+        if type(content) is str:
+            event = tool_result(self.result_message_id, self._wire_id, content)
+            self._ctx._send(event)
+        else:
+            self._ctx.tool_result(self._wire_id, content, message_id=self.result_message_id)
         return self.result_message_id
 
     def result_json(self, value: object) -> str:
@@ -371,8 +410,24 @@ class ToolCallHandle(Handle[S]):
         return self.result(_to_json_text(value, what=f"the result of {self.describe()}"))
 
     def _finish(self) -> None:
-        self._ctx._send(ToolCallEndEvent(tool_call_id=self.id), forced=True)
+        self._ctx._send(tool_end(self._wire_id), forced=True)
         self._closed()
+
+
+def _message_start(message_id: str, role: object, name: object) -> TextMessageStartEvent:
+    if type(role) is str and role in _ROLES and (name is None or type(name) is str):
+        return text_start(message_id, role, name)
+    return TextMessageStartEvent(message_id=message_id, role=role, name=name)  # type: ignore[arg-type]
+
+
+def _tool_call_start(call_id: object, name: object, parent: object) -> ToolCallStartEvent:
+    if type(call_id) is str and type(name) is str and (parent is None or type(parent) is str):
+        return tool_start(call_id, name, parent)
+    return ToolCallStartEvent(
+        tool_call_id=call_id,  # type: ignore[arg-type]
+        tool_call_name=name,  # type: ignore[arg-type]
+        parent_message_id=parent,  # type: ignore[arg-type]
+    )
 
 
 def _to_json_text(value: object, *, what: str) -> str:

@@ -44,7 +44,8 @@ class EventReceiver:
     def push(self, event: Event) -> None:
         """Queue one event and wake the reader (used by the run context)."""
         self._queue.append(event)
-        self._wake()
+        if self._waiter is not None:
+            self._wake()
 
     def close(self) -> None:
         """Mark the end of the stream; a reader finishes once the queue is empty."""

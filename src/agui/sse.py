@@ -4,16 +4,34 @@ Each event is one frame, `data: <compact one-line UTF-8 JSON>\n\n`: LF only (the
 TypeScript client splits frames on `\n\n` alone, so CRLF never splits), no `event:` or `id:`
 lines, no ASCII escaping. Serialized JSON never holds a raw newline, so one `data:` line is
 always enough. Comment frames (`: ping\n\n`) keep an idle connection alive through proxies.
+
+Two quicker paths give the serializer's very bytes. The streaming deltas (text, tool-call
+arguments, reasoning), which are most of a stream, are written directly when their envelope is
+empty or holds only a timestamp: a constant prefix per event type, then the id's and the delta's
+JSON strings. `json.encoder.encode_basestring` escapes a string exactly as pydantic-core does
+(the same characters, the same `\u00XX` spellings; the tests compare every code point). The
+other events whose fields are all text (starts and ends, steps, results) hold `None` only in
+optional fields, which the wire leaves out, so pydantic-core's `exclude_none` writes them
+without calling the per-field omission check. Anything else takes the model's serializer.
 """
 
 from __future__ import annotations
 
-from typing import cast
+from collections.abc import Callable, Mapping
+from json.encoder import encode_basestring
+from typing import Literal, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel
 
 from agui.errors import UsageError
-from agui.events import Event
+from agui.events import (
+    AttributableEvent,
+    Event,
+    ReasoningMessageContentEvent,
+    TextMessageContentEvent,
+    ToolCallArgsEvent,
+    ToolCallResultEvent,
+)
 
 __all__ = ["SSE_MEDIA_TYPE", "comment_frame", "encode_sse", "event_json"]
 
@@ -29,13 +47,19 @@ def event_json(event: Event) -> bytes:
         >>> event_json(CustomEvent(name="ping", value=None))
         b'{"type":"CUSTOM","name":"ping","value":null}'
     """
-    if not isinstance(cast("object", event), BaseModel):
-        message = (
-            f"expected an AG-UI event model, got {type(event).__name__}: "
-            "build one (e.g. agui.events.CustomEvent(...)) or read a dict with agui.parse_event"
-        )
-        raise UsageError(message)
-    return event.__pydantic_serializer__.to_json(event)
+    cls = type(event)
+    write = _JSON.get(cls)
+    if write is not None:
+        try:
+            text = write(event.__dict__)
+            if text is not None:
+                return text.encode()
+        except (KeyError, UnicodeEncodeError):
+            pass  # a field left unset, or a lone surrogate: the serializer has its own way
+    required = _LEAN.get(cls)
+    if required is not None and _holds_all(event.__dict__, required):
+        return event.__pydantic_serializer__.to_json(event, exclude_none=True)
+    return _serialize(event)
 
 
 def encode_sse(event: Event) -> bytes:
@@ -48,7 +72,29 @@ def encode_sse(event: Event) -> bytes:
         data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"héllo\n"}
         <BLANKLINE>
     """
-    return b"data: " + event_json(event) + b"\n\n"
+    cls = type(event)
+    write = _FRAMES.get(cls)
+    if write is not None:
+        try:
+            text = write(event.__dict__)
+            if text is not None:
+                return text.encode()
+        except (KeyError, UnicodeEncodeError):
+            pass  # a field left unset, or a lone surrogate: the serializer has its own way
+    required = _LEAN.get(cls)
+    if required is not None and _holds_all(event.__dict__, required):
+        return b"data: %b\n\n" % event.__pydantic_serializer__.to_json(event, exclude_none=True)
+    return b"data: " + _serialize(event) + b"\n\n"
+
+
+def _serialize(event: Event) -> bytes:
+    if not isinstance(cast("object", event), BaseModel):
+        message = (
+            f"expected an AG-UI event model, got {type(event).__name__}: "
+            "build one (e.g. agui.events.CustomEvent(...)) or read a dict with agui.parse_event"
+        )
+        raise UsageError(message)
+    return event.__pydantic_serializer__.to_json(event)
 
 
 def comment_frame(text: str = "ping") -> bytes:
@@ -62,3 +108,102 @@ def comment_frame(text: str = "ping") -> bytes:
         message = f"an SSE comment is one line; got {text!r}"
         raise UsageError(message)
     return b": " + text.encode() + b"\n\n"
+
+
+# -- the quicker paths -------------------------------------------------------------------------
+
+Writer = Callable[[Mapping[str, object]], Union[str, None]]  # noqa: UP007 - a runtime alias on 3.10
+"""Writes a delta event's JSON (or frame) from its `__dict__`, or `None` to leave it to pydantic."""
+
+_q = encode_basestring
+_ENVELOPE = ("type", "timestamp", "raw_event", "metadata", "subagent_run_id")
+
+
+def _delta_writer(cls: type[BaseModel], id_field: str, lead: str, tail: str) -> Writer:
+    """The writer of an id-and-delta event, between `lead` and `tail`: every token takes it.
+
+    A message's or call's deltas share one id object, so the text around its JSON is kept from
+    one delta to the next.
+    """
+    kind = cast("str", cls.model_fields["type"].default)
+    start = f'{lead}{{"type":"{kind}"'
+    id_key = f',"{cls.model_fields[id_field].alias}":'
+    end = f"}}{tail}"
+    # (id, the text before the delta without a timestamp, the id's part after one), swapped whole
+    last: list[tuple[object, str, str]] = [(None, "", "")]
+
+    def write(fields: Mapping[str, object]) -> str | None:
+        entity, delta = fields[id_field], fields["delta"]
+        if (
+            type(entity) is not str
+            or type(delta) is not str
+            or fields["type"] != kind
+            or fields["subagent_run_id"] is not None
+            or fields["raw_event"] is not None
+            or fields["metadata"] is not None
+        ):
+            return None
+        seen, head, middle = last[0]
+        if seen is not entity:
+            middle = f'{id_key}{_q(entity)},"delta":'
+            head = start + middle
+            last[0] = (entity, head, middle)
+        timestamp = fields["timestamp"]
+        if timestamp is None:
+            return f"{head}{_q(delta)}{end}"
+        if type(timestamp) is int:  # pydantic-core writes every int in decimal, as str() does
+            return f'{start},"timestamp":{timestamp}{middle}{_q(delta)}{end}'
+        return None
+
+    return write
+
+
+def _holds_all(fields: Mapping[str, object], required: tuple[str, ...]) -> bool:
+    """Whether every required field holds a value (only a model built unvalidated may not)."""
+    return all(fields.get(name) is not None for name in required)
+
+
+def _is_text(annotation: object) -> bool:
+    """Whether a field holds text only: `str`, a `Literal` of strings, or either or `None`."""
+    if annotation is str:
+        return True
+    args = get_args(annotation)
+    if get_origin(annotation) is Literal:
+        return all(type(arg) is str for arg in args)
+    if get_origin(annotation) is Union:
+        return all(arg is type(None) or _is_text(arg) for arg in args)
+    return False
+
+
+def _lean() -> dict[type[BaseModel], tuple[str, ...]]:
+    """The events that hold `None` only where the wire omits it, with their required fields.
+
+    Those are the attributable events whose own fields are text (the envelope's `raw_event`
+    and `metadata` are data, whose nulls `exclude_none` keeps), and `TOOL_CALL_RESULT`, whose
+    content parts hold `None` only in optional fields too.
+    """
+    lean: dict[type[BaseModel], tuple[str, ...]] = {}
+    for cls in cast("tuple[type[BaseModel], ...]", get_args(get_args(Event)[0])):
+        own = [f for name, f in cls.model_fields.items() if name not in _ENVELOPE]
+        if issubclass(cls, AttributableEvent) and (
+            cls is ToolCallResultEvent or all(_is_text(f.annotation) for f in own)
+        ):
+            lean[cls] = tuple(name for name, f in cls.model_fields.items() if f.exclude_if is None)
+    return lean
+
+
+def _writers(lead: str, tail: str) -> dict[type[BaseModel], Writer]:
+    """The delta events' writers, between `lead` and `tail`."""
+    return {
+        cls: _delta_writer(cls, id_field, lead, tail)
+        for cls, id_field in (
+            (TextMessageContentEvent, "message_id"),
+            (ToolCallArgsEvent, "tool_call_id"),
+            (ReasoningMessageContentEvent, "message_id"),
+        )
+    }
+
+
+_LEAN = _lean()
+_JSON = _writers("", "")
+_FRAMES = _writers("data: ", "\n\n")

@@ -103,7 +103,8 @@ class StateManager(Generic[S]):
         encoded = self.to_json()
         if encoded == self._published_bytes:
             return None
-        current = cast("JsonValue", pydantic_core.from_json(encoded))
+        # Keys repeat (a list of records has the same few); caching them makes parsing quicker.
+        current = cast("JsonValue", pydantic_core.from_json(encoded, cache_strings="keys"))
         previous = self._published
         known = self._published_bytes is not None
         self._published, self._published_bytes = current, encoded

@@ -374,7 +374,7 @@ class Verifier:
         ledger = self._ledger
         return {
             "TEXT_MESSAGE_START": partial(ledger.message_start, TEXT),
-            "TEXT_MESSAGE_CONTENT": partial(ledger.message_content, TEXT),
+            "TEXT_MESSAGE_CONTENT": ledger.text_content,
             "TEXT_MESSAGE_END": partial(ledger.message_end, TEXT),
             "TEXT_MESSAGE_CHUNK": ledger.text_chunk,
             "TOOL_CALL_START": ledger.tool_start,

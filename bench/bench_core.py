@@ -1,0 +1,457 @@
+"""Server-core benchmark: the canonical run emitted through the handles, and state publishing.
+
+Part 1, handles to SSE bytes. The canonical workload (`workload.py`) is driven the way an agent
+drives agui: `RUN_STARTED`; each text message as `ctx.message()` and 50 `message.delta(text)`;
+each tool call as `ctx.tool_call(name, parent_message_id=...)`, 20 `call.args(fragment)` and
+`call.result(content)`; each `STATE_DELTA` of the workload as a change to the run's state and
+`ctx.publish_state()`; `RUN_FINISHED`. The verifier is on (it always is). Each slice's events are
+drained from the receiver and framed with `encode_sse`. That is 14,877 events: the workload's
+15,052 less its 175 empty argument fragments, which a handle does not send (and without the
+workload's timestamps, which handles do not set). Against it, the official SDK (ag-ui-protocol
+1.0.0) builds the same events, the ones agui sent, from snake_case keyword arguments and frames
+them with its `EventEncoder`. An informational third side, the ceiling, makes the same events
+as real agui instances the cheapest way (`agui._fast.build`) and frames them with `encode_sse`:
+no handle, context, verifier or queue, what any path keeping pydantic instances costs at least.
+All run in one process, interleaved slice by slice in a rotating order; a round's figure is the
+ratio of two sides' totals over the whole run, and the report gives the median and min-max over
+rounds. Every side's frames are checked to be byte-identical over the whole run (the script
+exits 1 otherwise).
+
+Part 2, `publish_state()` on large typed states: (a) a pydantic model holding a 10,000-key dict
+of ints and strings, typed `dict[str, int | str]`; (b) one holding a 10,000-item list of small
+dicts (a `TypedDict` of id, title and done). These are `bench_patch.py`'s workloads (a) and (b).
+A publish after a small change (one member changed, one added, one removed; one item removed at
+the front, one edited in the middle, one appended) is timed whole, as a server runs it:
+serialize the typed state, compare, parse, diff, choose delta or snapshot, verify, queue, drain,
+`encode_sse`. So is a publish of an unchanged state (nothing is sent), and the first publish
+(a snapshot). The reference is a stdlib `json.dumps` of the full snapshot (compact, UTF-8
+bytes), timed in the same round next to them. The differ alone against `jsonpatch.make_patch`
+is `bench_patch.py`'s subject.
+
+Times are the benchmark thread's CPU time (`time.thread_time`; `--clock wall` for
+`time.perf_counter`), so the time a loaded machine gives other processes is not counted;
+the garbage collector stays on.
+
+Run: `.venv/bin/python bench/bench_core.py [--rounds 11] [--slice 5] [--state-rounds 21]
+[--repeats 3] [--clock cpu|wall]`
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import pydantic
+from ag_ui.encoder import EventEncoder
+from pydantic import BaseModel, JsonValue
+from pydantic.alias_generators import to_snake
+from typing_extensions import TypedDict
+from workload import EventSpec, official_class, workload
+
+from agui import RunAgentInput, RunContext
+from agui._fast import build
+from agui.events import Event, RunFinishedEvent, RunStartedEvent
+from agui.sse import encode_sse, event_json
+
+TARGET_HANDLES = 6.0
+"""The handles-to-SSE path should be at least this many times faster than the official SDK."""
+TARGET_PUBLISH = 1.5
+"""A publish after a change should cost at most this many stdlib `json.dumps` of the snapshot."""
+TARGET_UNCHANGED = 0.3
+"""A publish of an unchanged state should cost at most this many `json.dumps` of the snapshot."""
+
+THREAD, RUN = "thread-1", "run-1"
+clock = time.thread_time
+
+# -- part 1: the canonical run through the handles ---------------------------------------------
+
+
+@dataclass
+class Unit:
+    """One construct of the run: what the agent does for it, as data."""
+
+    kind: str  # "start", "message", "tool", "state", "finish"
+    texts: list[str] = field(default_factory=list)
+    name: str = ""
+    content: str = ""
+    index: int = 0
+
+
+def units_of(specs: list[EventSpec]) -> list[Unit]:
+    """The workload's events regrouped as the constructs an agent opens and fills."""
+    units: list[Unit] = []
+    for kind, fields in specs:
+        if kind == "RUN_STARTED":
+            units.append(Unit("start"))
+        elif kind == "RUN_FINISHED":
+            units.append(Unit("finish"))
+        elif kind == "TEXT_MESSAGE_START":
+            units.append(Unit("message"))
+        elif kind == "TOOL_CALL_START":
+            units.append(Unit("tool", name=fields["tool_call_name"]))
+        elif kind in {"TEXT_MESSAGE_CONTENT", "TOOL_CALL_ARGS"}:
+            units[-1].texts.append(fields["delta"])
+        elif kind == "TOOL_CALL_RESULT":
+            units[-1].content = fields["content"]
+        elif kind == "STATE_DELTA":
+            units.append(Unit("state", index=len(units)))
+    return units
+
+
+def _change_state(state: dict[str, Any], index: int) -> None:
+    """A change of 1 to 3 members, like the workload's STATE_DELTA operations."""
+    step = index % 3
+    if step == 0:
+        state["status"] = f"step {index}"
+    elif step == 1:
+        state["tasks"].append({"id": index, "done": False})
+        state["owner"] = None if state["owner"] else "me"
+    else:
+        state["notes"][f"n{index}"] = None
+        state.pop("draft", None)
+        state["counter"] = index
+
+
+class AguiRun:
+    """One run of the workload through a `RunContext`, played construct by construct."""
+
+    def __init__(self) -> None:
+        state = {
+            "status": "idle",
+            "tasks": [],
+            "owner": "me",
+            "notes": {},
+            "draft": "",
+            "counter": 0,
+        }
+        self.ctx: RunContext[JsonValue] = RunContext(
+            RunAgentInput(thread_id=THREAD, run_id=RUN, state=state)
+        )
+        self.parent = ""
+
+    def play(self, units: list[Unit]) -> list[bytes]:
+        """Emit the units' events, then drain and frame everything they queued."""
+        self.act(units)
+        return [encode_sse(event) for event in self.ctx.receiver.drain()]
+
+    def events(self, units: list[Unit]) -> list[Event]:
+        """The events the units emit, unframed."""
+        self.act(units)
+        return self.ctx.receiver.drain()
+
+    def act(self, units: list[Unit]) -> None:
+        """What an agent does: open, fill and close each construct."""
+        ctx = self.ctx
+        for unit in units:
+            if unit.kind == "message":
+                with ctx.message() as message:
+                    for text in unit.texts:
+                        message.delta(text)
+                self.parent = message.id
+            elif unit.kind == "tool":
+                with ctx.tool_call(unit.name, parent_message_id=self.parent) as call:
+                    for fragment in unit.texts:
+                        call.args(fragment)
+                    call.result(unit.content)
+            elif unit.kind == "state":
+                state = ctx.state
+                assert isinstance(state, dict)
+                _change_state(state, unit.index)
+                ctx.publish_state()
+            elif unit.kind == "start":
+                ctx.emit(RunStartedEvent(thread_id=THREAD, run_id=RUN, protocol_version="1.0"))
+                ctx.init_state()
+            else:
+                ctx.emit(RunFinishedEvent(thread_id=THREAD, run_id=RUN))
+
+
+Built = list[tuple[type[BaseModel], dict[str, Any]]]
+"""Each event's official class, looked up before timing, and its keyword arguments."""
+
+
+def official_inputs(events: list[Event]) -> Built:
+    """Each event as its official class and the snake_case keyword arguments an app would pass."""
+    built: Built = []
+    for event in events:
+        wire = json.loads(event_json(event))
+        kind = wire.pop("type")
+        built.append((official_class(kind), {to_snake(key): value for key, value in wire.items()}))
+    return built
+
+
+def official_encode(items: Built) -> list[bytes]:
+    """Build official models and frame them with the official encoder."""
+    encode = EventEncoder().encode
+    return [encode(cls(**fields)).encode() for cls, fields in items]  # type: ignore[arg-type]
+
+
+Prebuilt = list[tuple[type[BaseModel], dict[str, Any], set[str]]]
+"""Each event's class, `__dict__` and fields-set: what the ceiling contender builds from."""
+
+
+def prebuilt(events: list[Event]) -> Prebuilt:
+    return [(type(e), dict(e.__dict__), set(e.model_fields_set)) for e in events]
+
+
+def ceiling_encode(items: Prebuilt) -> list[bytes]:
+    """Real event instances made the cheapest way (`agui._fast.build`), framed; nothing else."""
+    return [encode_sse(build(cls, values.copy(), names.copy())) for cls, values, names in items]  # type: ignore[arg-type]
+
+
+@dataclass
+class HandleFigures:
+    """Per-round speedups and seconds, and the byte-identity check."""
+
+    count: int
+    mismatches: int
+    speedups: list[float] = field(default_factory=list)
+    ceiling: list[float] = field(default_factory=list)
+    agui: list[float] = field(default_factory=list)
+    official: list[float] = field(default_factory=list)
+
+
+def handles_part(rounds: int, size: int) -> HandleFigures:
+    """The whole run per round, each slice of `size` constructs timed on every side in turn."""
+    units = units_of(workload())
+    slices = [units[start : start + size] for start in range(0, len(units), size)]
+    probe = AguiRun()
+    events = [probe.events(part) for part in slices]
+    inputs = [official_inputs(part) for part in events]
+    bare = [prebuilt(part) for part in events]
+
+    check = AguiRun()
+    ours = [frame for part in slices for frame in check.play(part)]
+    theirs = [frame for built in inputs for frame in official_encode(built)]
+    floor = [frame for items in bare for frame in ceiling_encode(items)]
+    figures = HandleFigures(
+        count=len(ours),
+        mismatches=sum(a != b for a, b in zip(ours, theirs, strict=True))
+        + sum(a != b for a, b in zip(floor, theirs, strict=True)),
+    )
+
+    for turn in range(-1, rounds):  # the first round warms up and is dropped
+        gc.collect()
+        run = AguiRun()
+        totals = {"agui": 0.0, "official": 0.0, "ceiling": 0.0}
+        for index, (part, built, items) in enumerate(zip(slices, inputs, bare, strict=True)):
+            sides: list[tuple[str, Callable[[], object]]] = [
+                ("agui", partial(run.play, part)),
+                ("official", partial(official_encode, built)),
+                ("ceiling", partial(ceiling_encode, items)),
+            ]
+            shift = (turn + index) % len(sides)
+            for name, side in sides[shift:] + sides[:shift]:
+                began = clock()
+                side()
+                totals[name] += clock() - began
+        if turn >= 0:
+            figures.agui.append(totals["agui"])
+            figures.official.append(totals["official"])
+            figures.speedups.append(totals["official"] / totals["agui"])
+            figures.ceiling.append(totals["official"] / totals["ceiling"])
+    return figures
+
+
+# -- part 2: publish_state on large typed states -----------------------------------------------
+
+
+class Task(TypedDict):
+    id: int
+    title: str
+    done: bool
+
+
+class ObjectState(BaseModel):
+    members: dict[str, int | str] = {}
+
+
+class ListState(BaseModel):
+    tasks: list[Task] = []
+
+
+def object_state() -> ObjectState:
+    return ObjectState(members={f"key{i}": (i if i % 2 else f"value {i}") for i in range(10_000)})
+
+
+def list_state() -> ListState:
+    return ListState(tasks=[{"id": i, "title": f"task {i}", "done": False} for i in range(10_000)])
+
+
+def change_object(state: ObjectState, turn: int) -> None:
+    """One member changed, one added, one removed (and back on the next turn)."""
+    members = state.members
+    members["key5000"] = f"changed {turn}"
+    if turn % 2:
+        members["added"] = turn
+        del members["key0"]
+    else:
+        members.pop("added", None)
+        members["key0"] = "value 0"
+
+
+def change_list(state: ListState, turn: int) -> None:
+    """One item removed at the front, one edited in the middle, one appended."""
+    tasks = state.tasks
+    del tasks[0]
+    tasks[len(tasks) // 2]["title"] = f"edited {turn}"
+    tasks.append({"id": 10_000 + turn, "title": f"task {10_000 + turn}", "done": False})
+
+
+STATES: dict[str, tuple[Callable[[], BaseModel], Callable[[Any, int], None]]] = {
+    "(a) model holding a 10k-key dict": (object_state, change_object),
+    "(b) model holding 10k small dicts": (list_state, change_list),
+}
+
+
+def _dumps(value: JsonValue) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _publish(ctx: RunContext[Any]) -> list[bytes]:
+    """One whole publish as a server runs it: publish, drain, frame."""
+    ctx.publish_state()
+    return [encode_sse(event) for event in ctx.receiver.drain()]
+
+
+@dataclass
+class StateFigures:
+    """Per-round ratios to one `json.dumps` of the full snapshot, and what the publishes sent."""
+
+    changed: list[float] = field(default_factory=list)
+    unchanged: list[float] = field(default_factory=list)
+    first: list[float] = field(default_factory=list)
+    kinds: set[str] = field(default_factory=set)
+
+
+def state_round(
+    make: Callable[[], BaseModel], change: Callable[[Any, int], None], turn: int, repeats: int
+) -> tuple[dict[str, float], set[str]]:
+    """Seconds of one round on a fresh context: a first publish, then `repeats` changes."""
+    ctx, _ = RunContext.new(RunAgentInput(thread_id=THREAD, run_id=RUN), state=type(make()))
+    ctx.state = make()
+    took = dict.fromkeys(("dumps", "first", "changed", "unchanged"), 0.0)
+    sent: set[str] = set()
+    began = clock()
+    _publish(ctx)
+    took["first"] = (clock() - began) * repeats
+    for repeat in range(repeats):
+        change(ctx.state, turn * repeats + repeat)
+        snapshot = ctx.state.model_dump(mode="json")
+        reference_first = (turn + repeat) % 2 == 0
+        if reference_first:
+            began = clock()
+            _dumps(snapshot)
+            took["dumps"] += clock() - began
+        began = clock()
+        frames = _publish(ctx)
+        middle = clock()
+        unchanged = _publish(ctx)
+        ended = clock()
+        took["changed"] += middle - began
+        took["unchanged"] += ended - middle
+        if not reference_first:
+            began = clock()
+            _dumps(snapshot)
+            took["dumps"] += clock() - began
+        sent.update(json.loads(frame[len(b"data: ") :])["type"] for frame in frames)
+        assert unchanged == [], "an unchanged state sends nothing"
+    return took, sent
+
+
+def state_part(rounds: int, repeats: int) -> dict[str, StateFigures]:
+    """Per workload, each round's publish times as ratios to its `json.dumps` time."""
+    figures: dict[str, StateFigures] = {}
+    for name, (make, change) in STATES.items():
+        found = figures[name] = StateFigures()
+        for turn in range(-1, rounds):  # the first round warms up and is dropped
+            gc.collect()
+            took, sent = state_round(make, change, turn, repeats)
+            found.kinds |= sent
+            if turn >= 0:
+                found.changed.append(took["changed"] / took["dumps"])
+                found.unchanged.append(took["unchanged"] / took["dumps"])
+                found.first.append(took["first"] / took["dumps"])
+    return figures
+
+
+# -- the report ---------------------------------------------------------------------------------
+
+
+def _ratio_line(label: str, ratios: list[float], width: int = 50) -> str:
+    return (
+        f"{label:<{width}} median {statistics.median(ratios):5.2f}x"
+        f"   (min {min(ratios):.2f}x, max {max(ratios):.2f}x)"
+    )
+
+
+def _verdict(met: bool) -> str:  # noqa: FBT001 - a plain predicate
+    return "meets it" if met else "MISSES it"
+
+
+def main() -> int:
+    global clock  # noqa: PLW0603 - chosen once, from the command line
+    parser = argparse.ArgumentParser(description="agui server core vs official SDK, as ratios")
+    parser.add_argument("--rounds", type=int, default=11, help="handle rounds (default 11)")
+    parser.add_argument("--slice", type=int, default=5, help="constructs per timed slice")
+    parser.add_argument("--state-rounds", type=int, default=21, help="publish rounds")
+    parser.add_argument("--repeats", type=int, default=3, help="changes per publish round")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu", help="what is timed")
+    args = parser.parse_args()
+    clock = time.thread_time if args.clock == "cpu" else time.perf_counter
+
+    print(
+        f"Python {platform.python_version()}, pydantic {pydantic.VERSION}, {platform.machine()}; "
+        f"{args.clock} time"
+    )
+    handles = handles_part(args.rounds, args.slice)
+    print(
+        f"\nhandles -> SSE: {handles.count} events, verifier on; {args.rounds} rounds, "
+        f"interleaved by slices of {args.slice} constructs"
+    )
+    print(_ratio_line("speedup, official build+encode / agui handles", handles.speedups))
+    met = statistics.median(handles.speedups) >= TARGET_HANDLES
+    print(f"target: agui >= {TARGET_HANDLES}x faster than official: {_verdict(met)}")
+    print(
+        _ratio_line("ceiling: official / instances + encode_sse alone", handles.ceiling)
+        + " (informational)"
+    )
+    print(
+        f"byte-identical frames, agui and ceiling vs official: {handles.count} events, "
+        f"{handles.mismatches} mismatches (expected 0)"
+    )
+    print(
+        "for scale only (machine-dependent), median us/event: "
+        f"official {statistics.median(handles.official) / handles.count * 1e6:.2f}, "
+        f"agui {statistics.median(handles.agui) / handles.count * 1e6:.2f}"
+    )
+
+    print(
+        f"\npublish_state() / one json.dumps of the full snapshot; {args.state_rounds} rounds "
+        f"of {args.repeats} changes"
+    )
+    for name, found in state_part(args.state_rounds, args.repeats).items():
+        sent = "/".join(sorted(found.kinds))
+        print(name)
+        print(_ratio_line(f"  publish after a change (sent {sent})", found.changed))
+        print(_ratio_line("  publish of an unchanged state (sends nothing)", found.unchanged))
+        print(_ratio_line("  first publish (a snapshot)", found.first))
+        changed = statistics.median(found.changed) <= TARGET_PUBLISH
+        unchanged = statistics.median(found.unchanged) <= TARGET_UNCHANGED
+        print(
+            f"  targets: a publish <= {TARGET_PUBLISH}x: {_verdict(changed)}; "
+            f"unchanged <= {TARGET_UNCHANGED}x: {_verdict(unchanged)}"
+        )
+    print("\nthe differ alone vs jsonpatch.make_patch: bench/bench_patch.py")
+    return 1 if handles.mismatches else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
