@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from typing import cast
+from collections.abc import Awaitable, Callable, Sequence
 
 import pytest
 from pydantic import JsonValue
@@ -230,6 +229,19 @@ def test_until_cancelled_on_a_tripped_token_raises_at_once_and_closes_the_corout
         work.close()
 
 
+def test_until_cancelled_on_a_tripped_token_leaves_a_future_it_was_given_alone() -> None:
+    ctx, _ = new()
+    ctx.token.cancel("already")
+
+    async def main() -> bool:
+        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        with pytest.raises(Cancelled, match="already"):
+            await ctx.until_cancelled(future)
+        return future.cancelled()
+
+    assert asyncio.run(main()) is False
+
+
 def test_cancelling_the_task_awaiting_until_cancelled_stops_the_work() -> None:
     ctx, _ = new()
     stopped: list[str] = []
@@ -381,7 +393,7 @@ def test_closing_the_run_iterator_early_cancels_the_agent_and_runs_its_finally()
             unwound.append("finally")
 
     async def main() -> Event:
-        stream = cast("AsyncGenerator[Event, None]", run(agent, request(), token=token))
+        stream = run(agent, request(), token=token)
         first = await anext(stream)
         await stream.aclose()
         return first
