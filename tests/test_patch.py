@@ -38,7 +38,7 @@ def strictly_equal(a: JsonValue, b: JsonValue) -> bool:
 
 def jsonpatch_apply(doc: JsonValue, ops: Ops) -> JsonValue:
     """`jsonpatch.apply_patch`, typed: the library ships no type information."""
-    untyped = jsonpatch.apply_patch  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    untyped = jsonpatch.apply_patch
     return cast("Callable[[JsonValue, Ops], JsonValue]", untyped)(doc, ops)
 
 
