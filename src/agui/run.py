@@ -225,7 +225,11 @@ def _end_with_error(ctx: RunContext[S], error: BaseException, *, debug: bool) ->
     if ctx.terminated:
         _log.error("run %s failed after its terminal event", ctx.run_id, exc_info=error)
         return
-    _log.error("run %s failed with %s", ctx.run_id, code, exc_info=error)
+    if isinstance(error, AgentError):
+        # A failure the agent chose, with a message meant for the user: no traceback.
+        _log.info("run %s ended with %s: %s", ctx.run_id, code, error)
+    else:
+        _log.error("run %s failed with %s", ctx.run_id, code, exc_info=error)
     for handle_error in _close_all(ctx):
         _log.error("closing a block of run %s failed", ctx.run_id, exc_info=handle_error)
     event = RunErrorEvent(
