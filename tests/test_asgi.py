@@ -1127,7 +1127,6 @@ def test_the_package_reexports_asgi_app() -> None:
         ({"keepalive": 0}, "keepalive must be a positive number of seconds or None, not 0"),
         ({"disconnect": "linger"}, "disconnect must be 'cancel' or 'detach', not 'linger'"),
         ({"cancel_grace": -1}, "cancel_grace must be zero or more seconds, not -1"),
-        ({"inspector": True}, "the inspector is not available in this release"),
     ],
 )
 def test_bad_options_are_refused_when_the_app_is_built(

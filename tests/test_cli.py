@@ -6,7 +6,9 @@ wait is bounded.
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
+import io
 import json
 import os
 import select
@@ -14,8 +16,9 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
@@ -25,11 +28,15 @@ import pytest
 import uvicorn
 
 import agui
-from agui import cli
+from agui import _capture, _commands, cli
+from agui._render import Renderer
 from agui.cli import TargetError, load_agent, load_state_type, load_target, main
+from agui.client import SSEParser
+from agui.events import ToolCallStartEvent
 from agui.testing import assert_valid, fold
 
 AGUI = Path(sys.executable).parent / "agui"
+ROOT = Path(__file__).resolve().parents[1]
 App = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 STARTUP_SECONDS = 20.0
 
@@ -444,3 +451,1154 @@ def test_a_file_that_is_not_python_is_refused(project: Path) -> None:
 
     with pytest.raises(TargetError, match=r"cannot load '.*data\.txt': it is not a Python file"):
         load_target(f"{data}:agent")
+
+
+# -- serve: state types and files loaded once --------------------------------------------------
+
+STATE_FILE = """
+from dataclasses import dataclass
+from typing import Any
+
+from agui import RunContext
+
+
+@dataclass
+class Board:
+    tasks: list[str]
+
+
+async def typed(ctx: RunContext[Board]) -> None:
+    ctx.say(str(ctx.state))
+
+
+async def untyped(ctx):
+    ctx.say("no annotation")
+
+
+async def loose(ctx: RunContext[object]) -> None:
+    ctx.say("object")
+
+
+async def generic(ctx: RunContext[dict[str, Any]]) -> None:
+    ctx.say("a generic alias is no class")
+
+
+async def unresolved(ctx: "RunContext[Missing]") -> None:
+    ctx.say("the name does not resolve")
+
+
+class Runner:
+    async def run(self, ctx: RunContext[Board]) -> None:
+        ctx.say("from a method")
+
+
+runner = Runner()
+"""
+
+
+@pytest.mark.parametrize(
+    ("attr", "state"),
+    [
+        ("typed", "Board"),
+        ("runner", "Board"),
+        ("untyped", None),
+        ("loose", None),
+        ("generic", None),
+        ("unresolved", None),
+    ],
+)
+def test_serve_reads_the_state_type_from_the_agents_annotation(
+    project: Path, attr: str, state: str | None
+) -> None:
+    (project / "typed_agents.py").write_text(STATE_FILE)
+
+    agent = load_agent(f"{project / 'typed_agents.py'}:{attr}")
+    found = cli._annotated_state(agent)  # pyright: ignore[reportPrivateUsage]
+
+    assert (found.__name__ if found is not None else None) == state
+
+
+def test_a_file_is_loaded_once_so_an_agent_and_its_state_share_their_classes(
+    project: Path,
+) -> None:
+    path = project / "typed_agents.py"
+    path.write_text(STATE_FILE)
+
+    agent = load_agent(f"{path}:typed")
+    state = load_state_type(f"{path}:Board")
+
+    assert cli._annotated_state(agent) is state  # pyright: ignore[reportPrivateUsage]
+    assert load_agent(f"{path}:typed") is agent
+
+
+def test_a_file_whose_module_name_is_taken_loads_beside_the_other(project: Path) -> None:
+    other = project / "elsewhere"
+    other.mkdir()
+    (other / "agents.py").write_text("async def agent(ctx):\n    ctx.say('the other one')\n")
+    first = load_target(f"{project / 'agents.py'}:agent")
+
+    second = load_target(f"{other / 'agents.py'}:agent")
+
+    assert first is not second
+    assert sys.modules["agents"].__file__ == str(project / "agents.py")
+    assert inspect.getmodule(second) is not inspect.getmodule(first)
+
+
+# -- verify: the conformance corpus ------------------------------------------------------------
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "conformance"
+CORPUS_STREAMS = sorted((CORPUS / "spec-1.1" / "streams").glob("*.json")) + sorted(
+    (CORPUS / "spec-1.0-partial" / "streams").glob("*.json")
+)
+
+
+def _conformance_module() -> Any:
+    """tests/test_conformance.py, for its classification of the corpus (tests are no package)."""
+    path = Path(__file__).with_name("test_conformance.py")
+    spec = importlib.util.spec_from_file_location("agui_tests_conformance", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+CONFORMANCE = _conformance_module()
+STRICTER: set[str] = set(CONFORMANCE.STRICTER)
+MALFORMED: set[str] = set(CONFORMANCE.MALFORMED)
+
+
+def verify_status(fixture: dict[str, Any]) -> int:
+    """The status `agui verify` owes a fixture: 1 where agui refuses it, 0 where it accepts."""
+    if fixture["name"] in STRICTER | MALFORMED:
+        return 1
+    return 0 if CONFORMANCE.expectation(fixture)["outcome"] == "completed" else 1
+
+
+def test_the_corpus_is_there_for_verify() -> None:
+    assert len(CORPUS_STREAMS) > 60
+    assert {"truncated-run-reported-as-completed"} == STRICTER
+    assert "malformed-known-field-fatal" in MALFORMED
+
+
+@pytest.mark.parametrize("path", CORPUS_STREAMS, ids=[path.stem for path in CORPUS_STREAMS])
+def test_verify_reaches_the_corpus_verdict_on_every_stream(
+    path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fixture: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    capture = tmp_path / f"{path.stem}.json"
+    capture.write_text(json.dumps(fixture["stream"]), encoding="utf-8")
+
+    status = main(["verify", str(capture)])
+
+    out = capsys.readouterr().out
+    assert status == verify_status(fixture), out
+    lines = out.splitlines()
+    assert lines[-1].startswith(f"{capture}: ")
+    assert lines[-1].endswith("(JSON array)")
+    expect = CONFORMANCE.expectation(fixture)
+    if status == 1 and fixture["name"] not in MALFORMED | STRICTER:
+        assert expect.get("errorContains", "") in out
+    if fixture["name"] in MALFORMED:
+        assert ": malformed-event: " in out
+
+
+def corpus_file(name: str, tmp_path: Path, *, sse: bool = False) -> Path:
+    fixture = json.loads((CORPUS / "spec-1.1" / "streams" / f"{name}.json").read_text())
+    if sse:
+        body = "".join(f"data: {json.dumps(event)}\n\n" for event in fixture["stream"])
+        path = tmp_path / f"{name}.sse"
+        path.write_text(body)
+    else:
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(fixture["stream"]))
+    return path
+
+
+def test_verify_as_a_command_reports_the_event_index_and_rule(tmp_path: Path) -> None:
+    path = corpus_file("event-after-run-finished-fatal", tmp_path)
+
+    completed = subprocess.run(  # noqa: S603 - the project's own console script
+        [str(AGUI), "verify", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=STARTUP_SECONDS,
+        check=False,
+    )
+
+    assert completed.returncode == 1
+    assert completed.stdout.splitlines() == [
+        (
+            f"{path}: event 2 (TEXT_MESSAGE_START): event-after-run-finished: Cannot send "
+            "event type 'TEXT_MESSAGE_START': The run has already finished with 'RUN_FINISHED'. "
+            "Start a new run with 'RUN_STARTED'."
+        ),
+        f"{path}: 3 events in 1 run: 1 violation (JSON array)",
+    ]
+    assert completed.stderr == ""
+
+
+def test_verify_as_a_command_reads_an_sse_body_from_standard_input(tmp_path: Path) -> None:
+    body = corpus_file("conformant-run-is-quiet", tmp_path, sse=True).read_bytes()
+
+    completed = subprocess.run(  # noqa: S603 - the project's own console script
+        [str(AGUI), "verify", "-"],
+        input=body,
+        capture_output=True,
+        timeout=STARTUP_SECONDS,
+        check=False,
+    )
+
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.decode() == "<stdin>: 9 events in 1 run: valid (SSE)\n"
+
+
+# -- verify: formats and the reporting policy --------------------------------------------------
+
+RUN = [
+    {"type": "RUN_STARTED", "threadId": "t", "runId": "r1"},
+    {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
+    {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Hi"},
+    {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+    {"type": "RUN_FINISHED", "threadId": "t", "runId": "r1"},
+]
+
+
+def run_verify(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[str], str]:
+    status = main(["verify", *argv])
+    captured = capsys.readouterr()
+    return status, captured.out.splitlines(), captured.err
+
+
+@pytest.mark.parametrize(
+    ("text", "shape"),
+    [
+        (json.dumps(RUN), "JSON array"),
+        ("\n".join(json.dumps(event) for event in RUN) + "\n", "JSON lines"),
+        ("".join(f"data: {json.dumps(event)}\r\n\r\n" for event in RUN), "SSE"),
+        (": a comment first\n\n" + "".join(f"data:{json.dumps(e)}\n\n" for e in RUN), "SSE"),
+        (json.dumps({"name": "a fixture", "stream": RUN}, indent=2), "conformance fixture"),
+        ("\ufeff" + json.dumps(RUN, indent=2), "JSON array"),
+    ],
+    ids=["array", "lines", "sse-crlf", "sse-comment", "fixture", "bom"],
+)
+def test_verify_tells_the_format_from_the_first_bytes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, shape: str
+) -> None:
+    path = tmp_path / "capture"
+    path.write_text(text, encoding="utf-8")
+
+    status, out, _ = run_verify(capsys, str(path))
+
+    assert status == 0
+    assert out == [f"{path}: 5 events in 1 run: valid ({shape})"]
+
+
+def test_verify_reads_a_last_sse_frame_without_its_blank_line_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "run.sse"
+    path.write_text("\n\n".join(f"data: {json.dumps(event)}" for event in RUN))
+
+    status, out, _ = run_verify(capsys, str(path))
+
+    assert status == 0
+    assert out == [
+        (
+            f"{path}: 5 events in 1 run: valid "
+            "(SSE; note: the last frame had no blank line after it; it was read anyway)"
+        )
+    ]
+
+
+def test_verify_reports_the_first_violation_of_each_run_and_counts_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stream = [
+        RUN[0],
+        RUN[2],  # content for a message that is not open: the first violation of run r1
+        RUN[3],  # ... its end follows from it: counted, not shown
+        RUN[4],
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r2"},
+        {"type": "STEP_FINISHED", "stepName": "plan"},  # the first violation of run r2
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r2"},
+    ]
+    path = tmp_path / "two-runs.json"
+    path.write_text(json.dumps(stream))
+
+    status, out, _ = run_verify(capsys, str(path))
+
+    assert status == 1
+    assert [line.split(": ", 3)[1:3] for line in out[:-1]] == [
+        ["event 1 (TEXT_MESSAGE_CONTENT)", "message-not-open"],
+        ["event 5 (STEP_FINISHED)", "step-not-open"],
+    ]
+    assert out[-1] == (
+        f"{path}: 7 events in 2 runs: 2 violations (1 more in the same runs not shown) (JSON array)"
+    )
+
+
+def test_verify_goes_on_past_items_that_are_not_events_and_reports_truncation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = [
+        json.dumps(RUN[0]),
+        "not json",
+        json.dumps({"type": "FUTURE_EVENT", "x": 1}),
+        json.dumps({**RUN[1], "colour": "red"}),
+    ]
+    path = tmp_path / "odd.jsonl"
+    path.write_text("\n".join(lines))
+
+    status, out, _ = run_verify(capsys, str(path))
+
+    assert status == 1
+    assert out[0].startswith(f"{path}: event 1: invalid-json: the item is not valid JSON")
+    assert out[1] == (
+        f"{path}: event 2 (FUTURE_EVENT): note: dropped: unknown event type 'FUTURE_EVENT': "
+        "AG-UI 1.0 does not define it (a consumer drops it)"
+    )
+    assert out[2] == (
+        f"{path}: event 3 (TEXT_MESSAGE_START): note: Removed unrecognised material at "
+        "'/colour' on TEXT_MESSAGE_START"
+    )
+    assert out[3].startswith(f"{path}: end of stream: truncated: The stream ended without")
+    assert out[4] == f"{path}: 2 events in 1 run: 2 violations (JSON lines)"
+
+
+@pytest.mark.parametrize(
+    ("stream", "rule"),
+    [
+        ([RUN[0], [1, 2], RUN[4]], "malformed-event: an event must be a JSON object, not list"),
+        ([RUN[0], {"type": "RUN_FINISHED"}], "malformed-event: RUN_FINISHED: field '/threadId'"),
+    ],
+)
+def test_verify_reports_items_that_are_not_valid_events(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], stream: list[object], rule: str
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(stream))
+
+    status, out, _ = run_verify(capsys, str(path))
+
+    assert status == 1
+    assert rule in out[0]
+
+
+def test_verify_knows_the_tool_calls_of_the_input_it_is_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    resumed = [
+        RUN[0],
+        {"type": "TOOL_CALL_RESULT", "messageId": "m2", "toolCallId": "c1", "content": "ok"},
+        RUN[4],
+    ]
+    stream = tmp_path / "resumed.json"
+    stream.write_text(json.dumps(resumed))
+    given = tmp_path / "input.json"
+    history = [
+        {"id": "a1", "role": "assistant", "toolCalls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+        ]},
+    ]  # fmt: skip
+    given.write_text(json.dumps({"threadId": "t", "runId": "r1", "messages": history}))
+
+    without, out, _ = run_verify(capsys, str(stream))
+    with_input, _, _ = run_verify(capsys, str(stream), "--input", str(given))
+
+    assert without == 1
+    assert "tool-result-unknown-call" in out[0]
+    assert with_input == 0
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot read"),
+        ("", "the input is empty: no events to check"),
+        ("   \n", "the input is empty: no events to check"),
+        ("hello", "cannot tell the format"),
+        ("[1, 2", "the input starts like a JSON array but is not JSON"),
+    ],
+    ids=["missing", "empty", "blank", "prose", "broken-array"],
+)
+def test_verify_exits_2_when_it_cannot_read_a_source(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None, message: str
+) -> None:
+    path = tmp_path / "capture"
+    if content is not None:
+        path.write_text(content)
+
+    status, out, err = run_verify(capsys, str(path))
+
+    assert status == 2
+    assert out == []
+    assert err.startswith(f"agui verify: error: {path}: ")
+    assert message in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--input", "/no/such/input.json"], "cannot read --input '/no/such/input.json'"),
+        (["--state", "{"], "--state is not JSON"),
+        (["-H", "no colon"], "--header 'no colon' is not 'Name: value'"),
+    ],
+)
+def test_verify_exits_2_for_options_it_cannot_use(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(RUN))
+
+    status, _, err = run_verify(capsys, str(path), *argv)
+
+    assert status == 2
+    assert message in err
+
+
+def test_verify_refuses_an_input_that_is_not_a_run_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    given = tmp_path / "input.json"
+    given.write_text('{"threadId": "t"}')
+
+    status, _, err = run_verify(capsys, "-", "--input", str(given))
+
+    assert status == 2
+    assert "is not a RunAgentInput: the run input is invalid: '/runId'" in err
+
+
+def test_verify_checks_several_sources_and_exits_with_the_worst(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(RUN))
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(RUN[:2]))
+    stdin = io.TextIOWrapper(io.BytesIO(json.dumps(RUN).encode()))
+    monkeypatch.setattr(sys, "stdin", stdin)
+
+    status, out, _ = run_verify(capsys, str(good), str(bad), "-")
+    assert status == 1
+    assert out[0] == f"{good}: 5 events in 1 run: valid (JSON array)"
+    assert out[-1] == "<stdin>: 5 events in 1 run: valid (JSON array)"
+
+    status, _, _ = run_verify(capsys, str(good), str(tmp_path / "missing.json"), str(bad))
+    assert status == 2
+
+
+# -- live endpoints: a server in a thread ------------------------------------------------------
+
+Asgi = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
+
+
+@contextmanager
+def serving(app: Asgi) -> Generator[str, None, None]:
+    """Serve `app` with uvicorn in a thread on a free port of 127.0.0.1; stop it on exit."""
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", ws="none")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="cli test server", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while not server.started:
+        assert thread.is_alive(), "the test server stopped while starting"
+        assert time.monotonic() < deadline, "the test server did not start in time"
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        server.should_exit = True
+        thread.join(STARTUP_SECONDS)
+        assert not thread.is_alive(), "the test server did not stop in time"
+
+
+def replaying(
+    *frames: bytes, status: int = 200, content_type: bytes = b"text/event-stream"
+) -> Asgi:
+    """An endpoint that answers every POST with these bytes, whatever it is asked."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        while (await receive()).get("more_body"):
+            pass
+        headers = [(b"content-type", content_type)]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        for frame in frames:
+            await send({"type": "http.response.body", "body": frame, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+    return app
+
+
+def frames(*events: dict[str, Any] | str) -> list[bytes]:
+    return [
+        b"data: " + (e if isinstance(e, str) else json.dumps(e)).encode() + b"\n\n" for e in events
+    ]
+
+
+BROKEN = frames(
+    RUN[0],
+    {"type": "FUTURE_EVENT"},  # dropped, with a note
+    RUN[2],  # content for a message that is not open
+    RUN[3],  # follows from it: counted, not shown
+    "not json",  # counted too
+    {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "f"},
+    {"type": "TOOL_CALL_END", "toolCallId": "c1"},
+)  # and no terminal event
+
+
+async def hello_agent(ctx: agui.RunContext[object]) -> None:
+    ctx.say(f"Hello, {ctx.last_user_text or 'you'}!")
+
+
+def test_verify_checks_a_live_endpoint(capsys: pytest.CaptureFixture[str]) -> None:
+    with serving(agui.asgi_app(hello_agent)) as url:
+        status, out, _ = run_verify(capsys, url, "-m", "Ada")
+
+    assert status == 0
+    assert out == [f"{url}: 5 events in 1 run: valid (HTTP)"]
+
+
+def test_verify_reports_a_live_endpoints_violations(capsys: pytest.CaptureFixture[str]) -> None:
+    with serving(replaying(*BROKEN)) as url:
+        status, out, _ = run_verify(capsys, url)
+
+    assert status == 1
+    assert [line.split(": ")[2] for line in out[:3]] == ["note", "message-not-open", "truncated"]
+
+
+def test_verify_exits_2_with_the_servers_json_error(capsys: pytest.CaptureFixture[str]) -> None:
+    refusal = b'{"code":"INVALID_INPUT","message":"no runId"}'
+    with serving(replaying(refusal, status=422, content_type=b"application/json")) as url:
+        status, out, err = run_verify(capsys, url)
+
+    assert status == 2
+    assert out == []
+    assert err == (
+        f"agui verify: error: {url}: HTTP 422 Unprocessable Entity from {url}\n"
+        '{\n  "code": "INVALID_INPUT",\n  "message": "no runId"\n}\n'
+    )
+
+
+# -- watch ---------------------------------------------------------------------------------------
+
+
+def run_watch(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[str], str]:
+    status = main(["watch", *argv])
+    captured = capsys.readouterr()
+    return status, captured.out.splitlines(), captured.err
+
+
+def test_watch_shows_the_task_board_served_by_agui_serve() -> None:
+    """The agent is typed `RunContext[Board]`; `agui serve` reads the state type from that."""
+    with agui_serve("examples/task_board/app.py:agent", cwd=ROOT) as url:
+        completed = subprocess.run(  # noqa: S603 - the project's own console script
+            [str(AGUI), "watch", url, "-m", "add buy milk, call mum", "--tool", "add_task",
+             "--state", '{"tasks": [{"id": 1, "title": "water plants"}]}'],
+            capture_output=True,
+            text=True,
+            timeout=STARTUP_SECONDS,
+            check=False,
+        )  # fmt: skip
+
+    assert completed.returncode == 0, completed.stderr
+    lines = completed.stdout.splitlines()
+    assert lines[:3] == [
+        "[Run Started]",
+        "[Step Started: update the board]",
+        "[Reasoning] The user wants 2 new task(s) on the board; one call each.",
+    ]
+    assert lines[3:6] == [
+        '[Tool Call: add_task] {"title":"buy milk"}',
+        (
+            '[State Snapshot] {"tasks":[{"id":1,"title":"water plants","done":false},'
+            '{"id":2,"title":"buy milk","done":false}]}'
+        ),
+        '[Tool Result: add_task] {"added":{"id":2,"title":"buy milk","done":false}}',
+    ]
+    assert lines[6].startswith('[Tool Call: add_task] {"title":"call mum"}')
+    assert lines[7].startswith("[State Delta] [")
+    assert "Added #2 buy milk, #3 call mum." in lines
+    assert lines[-5].startswith('[Tool Call: render_a2ui] {"surfaceId":"task-board"}')
+    assert lines[-4].startswith('[Tool Result: render_a2ui] {"operations":[')
+    assert lines[-3:] == [
+        "[Step Finished: update the board]",
+        "[Run Finished]",
+        (
+            '[Final State] {"tasks":[{"id":1,"title":"water plants","done":false},'
+            '{"id":2,"title":"buy milk","done":false},{"id":3,"title":"call mum","done":false}]}'
+        ),
+    ]
+
+
+def test_watch_shows_an_approval_the_run_waits_for(capsys: pytest.CaptureFixture[str]) -> None:
+    from examples.task_board.app import app  # noqa: PLC0415 - only this test serves it
+
+    state = '{"tasks": [{"id": 1, "title": "water plants"}]}'
+    with serving(app) as url:
+        status, out, _ = run_watch(capsys, url, "-m", "delete 1", "--tool", "delete_task",
+                                   "--state", state)  # fmt: skip
+
+    assert status == 0
+    assert out[-3] == "[Run Finished: interrupt]"
+    assert out[-2].startswith("[Interrupt: approve-run-")
+    assert "] Delete task #1 'water plants'? (tool call run-" in out[-2]
+    assert out[-1] == '[Final State] {"tasks":[{"id":1,"title":"water plants","done":false}]}'
+
+
+def test_watch_shows_violations_where_they_happen_and_exits_1(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with serving(replaying(*BROKEN)) as url:
+        status, out, err = run_watch(capsys, url)
+
+    assert status == 1
+    assert out[0] == "[Run Started]"
+    assert out[1] == (
+        "[Note] event 1 (FUTURE_EVENT): dropped: unknown event type 'FUTURE_EVENT': AG-UI 1.0 "
+        "does not define it (a consumer drops it)"
+    )
+    assert out[2] == "Hi"
+    assert out[3].startswith(
+        "[Violation: message-not-open] event 2 (TEXT_MESSAGE_CONTENT): Cannot send"
+    )
+    assert out[4] == "[Tool Call: f]"
+    assert out[5].startswith("[Violation: truncated] end of stream: The stream ended without")
+    assert len(out) == 6
+    assert (
+        err == "agui watch: 5 events in 1 run: 2 violations (2 more in the same runs not shown)\n"
+    )
+
+
+def test_watch_raw_prints_wire_json_lines_that_verify_accepts(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with serving(agui.asgi_app(hello_agent)) as url:
+        status, out, err = run_watch(capsys, url, "--raw", "-m", "Ada")
+
+    assert status == 0
+    assert err == ""
+    assert [json.loads(line)["type"] for line in out] == [
+        "RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",
+        "RUN_FINISHED",
+    ]  # fmt: skip
+    assert json.loads(out[2])["delta"] == "Hello, Ada!"
+    stdin = io.TextIOWrapper(io.BytesIO(("\n".join(out) + "\n").encode()))
+    monkeypatch.setattr(sys, "stdin", stdin)
+    assert run_verify(capsys, "-")[:2] == (0, ["<stdin>: 5 events in 1 run: valid (JSON lines)"])
+
+
+def test_watch_raw_sends_violations_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    with serving(replaying(*BROKEN)) as url:
+        status, out, err = run_watch(capsys, url, "--raw")
+
+    assert status == 1
+    assert out[4] == "not json"
+    assert len(out) == 7
+    errors = err.splitlines()
+    assert errors[0].startswith("agui watch: event 1 (FUTURE_EVENT): note: dropped: ")
+    assert errors[1].startswith(
+        "agui watch: event 2 (TEXT_MESSAGE_CONTENT): message-not-open: Cannot send"
+    )
+    assert errors[2].startswith("agui watch: end of stream: truncated: ")
+
+
+def test_watch_sends_the_message_state_tools_and_headers_it_is_given(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    seen: list[agui.RunAgentInput] = []
+    headers: list[dict[str, str]] = []
+
+    async def echo(ctx: agui.RunContext[object]) -> None:
+        seen.append(ctx.input)
+        ctx.say("ok")
+
+    def authorize(given: Mapping[str, str]) -> bool:
+        headers.append(dict(given))
+        return given.get("authorization") == "Bearer s3cret"
+
+    app = agui.asgi_app(echo, authorize=authorize)
+    with serving(app) as url:
+        status, _, _ = run_watch(
+            capsys, url, "-m", "hi", "--state", '{"n": 1}', "--tool", "a,b", "--tool", "c",
+            "-H", "Authorization: Bearer s3cret",
+        )  # fmt: skip
+        refused, _, err = run_watch(capsys, url, "-H", "Authorization: Bearer wrong")
+
+    assert status == 0
+    [given] = seen
+    assert [m.content for m in given.messages] == ["hi"]
+    assert given.state == {"n": 1}
+    assert [tool.name for tool in given.tools or []] == ["a", "b", "c"]
+    assert headers[0]["accept"] == "text/event-stream"
+    assert refused == 2
+    assert err.startswith(f'agui watch: error: HTTP 403 Forbidden from {url}\n{{\n  "code":')
+
+
+@pytest.mark.parametrize(
+    ("app", "message"),
+    [
+        (replaying(b"<html>", content_type=b"text/html"), "answered with text/html, not an event"),
+        (replaying(b"oops", status=500, content_type=b"text/plain"), "HTTP 500 Internal Server"),
+    ],
+    ids=["html", "server-error"],
+)
+def test_watch_exits_2_when_the_answer_is_no_stream(
+    capsys: pytest.CaptureFixture[str], app: Asgi, message: str
+) -> None:
+    with serving(app) as url:
+        status, out, err = run_watch(capsys, url)
+
+    assert status == 2
+    assert out == []
+    assert message in err
+
+
+def test_watch_exits_2_when_it_cannot_connect(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/"
+
+    status, out, err = run_watch(capsys, url, "--timeout", "5")
+
+    assert status == 2
+    assert out == []
+    assert err.startswith(f"agui watch: error: the connection to {url} failed: ConnectError")
+
+
+def test_watch_exits_2_for_a_state_that_is_not_json(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run_watch(capsys, "http://127.0.0.1:9/", "--state", "{")
+
+    assert status == 2
+    assert err.startswith("agui watch: error: --state is not JSON: ")
+
+
+def test_watch_stops_quietly_on_ctrl_c(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*_args: object, **_kwargs: object) -> Iterator[str]:
+        yield json.dumps(RUN[0])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_commands, "post_stream", interrupted)
+
+    status, out, err = run_watch(capsys, "http://127.0.0.1:9/")
+
+    assert status == 130
+    assert out == ["[Run Started]"]
+    assert err == "agui watch: error: interrupted\n"
+
+
+def test_watch_and_verify_name_the_extra_when_httpx_is_missing(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "httpx", None)
+
+    assert main(["watch", "http://127.0.0.1:9/"]) == 2
+    assert "pip install 'agui-server[client]'" in capsys.readouterr().err
+    assert main(["verify", "http://127.0.0.1:9/"]) == 2
+    assert "pip install 'agui-server[client]'" in capsys.readouterr().err
+
+
+# -- demo ----------------------------------------------------------------------------------------
+
+
+class Terminal(io.StringIO):
+    """Standard output that records each flush, to see text arrive in pieces."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.flushed: list[str] = []
+
+    def flush(self) -> None:
+        self.flushed.append(self.getvalue())
+
+
+@pytest.fixture
+def demo_module_names(monkeypatch: pytest.MonkeyPatch) -> Generator[None, None, None]:
+    """The demo loads the travel example by file; keep that from other tests' modules."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.delenv("AGUI_MODEL_BASE_URL", raising=False)  # the scripted model, always
+    before = set(sys.modules)
+    yield
+    for name in set(sys.modules) - before:
+        if name == "app" or name.startswith("app_"):
+            del sys.modules[name]
+
+
+DEMO_LINES = [
+    "[Run Started]",
+    '[Tool Call: get_weather] {"location":"Paris"}',
+    '[Tool Result: get_weather] {"location":"Paris",',
+    '[Tool Call: search_restaurants] {"location":"Paris","cuisine":"italian"}',
+    "[Tool Result: search_restaurants] [{",
+    "In Paris it is ",
+    "[Run Finished]",
+]
+
+
+def test_demo_shows_the_travel_run_as_it_streams(
+    demo_module_names: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    del demo_module_names
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stdout", terminal)
+    threads = threading.active_count()
+
+    assert main(["demo"]) == 0
+
+    lines = terminal.getvalue().splitlines()
+    assert len(lines) == len(DEMO_LINES)
+    assert all(line.startswith(start) for line, start in zip(lines, DEMO_LINES, strict=True))
+    answer = lines[5]
+    assert answer.endswith("Enjoy your trip!")
+    pieces = [text for text in terminal.flushed if lines[4] in text and answer not in text]
+    assert len(pieces) > 10, "the answer was not written as its deltas arrived"
+    assert threading.active_count() == threads
+    assert "agui demo server" not in [thread.name for thread in threading.enumerate()]
+
+
+def test_demo_raw_prints_the_events_which_verify_accepts(
+    demo_module_names: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    del demo_module_names
+
+    assert main(["demo", "--raw", "-m", "Weather in Oslo?"]) == 0
+
+    out = capsys.readouterr().out
+    events = [agui.parse_event(line) for line in out.splitlines()]
+    assert [e.tool_call_name for e in events if isinstance(e, ToolCallStartEvent)] == [
+        "get_weather"
+    ]
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(out.encode())))
+    status, lines, _ = run_verify(capsys, "-")
+    assert status == 0
+    assert lines[0].endswith("in 1 run: valid (JSON lines)")
+
+
+def test_demo_names_the_extras_it_needs(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "uvicorn", None)
+
+    assert main(["demo"]) == 2
+    assert capsys.readouterr().err == (
+        "agui demo: error: the demo needs uvicorn: pip install 'agui-server[serve,client]'\n"
+    )
+
+
+def test_demo_says_so_when_the_travel_example_is_missing(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_commands, "travel_example", lambda: None)
+
+    assert main(["demo"]) == 2
+    assert "cannot find the travel example" in capsys.readouterr().err
+
+
+def test_the_demo_asks_the_question_of_the_travel_example() -> None:
+    from examples.travel.app import QUESTION  # noqa: PLC0415 - the example, read by this test only
+
+    assert _commands.DEMO_QUESTION == QUESTION
+    assert _commands.travel_example() == ROOT / "examples" / "travel" / "app.py"
+
+
+@pytest.mark.parametrize(
+    ("command", "text"),
+    [
+        ("demo", "--raw"),
+        ("watch", "--tool NAME"),
+        ("verify", "SOURCE [SOURCE ...]"),
+    ],
+)
+def test_each_command_has_help(capsys: pytest.CaptureFixture[str], command: str, text: str) -> None:
+    assert main([command, "--help"]) == 0
+
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: agui {command}")
+    assert text in out
+    assert "exit status:" in out
+
+
+def test_demo_reports_a_server_that_does_not_start(
+    demo_module_names: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    del demo_module_names
+
+    def fails(_self: uvicorn.Server, sockets: list[socket.socket] | None = None) -> None:
+        del sockets
+
+    monkeypatch.setattr(uvicorn.Server, "run", fails)
+
+    assert main(["demo"]) == 2
+    assert capsys.readouterr().err == "agui demo: error: the demo server did not start\n"
+
+
+@pytest.mark.parametrize(
+    ("source", "status", "message"),
+    [
+        ("raise RuntimeError('broken example')\n", 2, "RuntimeError: broken example"),
+        (
+            "import agui\n\nasync def agent(ctx):\n    raise agui.AgentError('no model today')\n",
+            1,
+            "agui demo: the run did not finish",
+        ),
+    ],
+    ids=["does-not-load", "run-error"],
+)
+def test_demo_fails_when_its_example_does(
+    demo_module_names: None,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    source: str,
+    status: int,
+    message: str,
+) -> None:
+    del demo_module_names
+    example = tmp_path / "app.py"
+    example.write_text(source)
+    monkeypatch.setattr(_commands, "travel_example", lambda: example)
+
+    assert main(["demo"]) == status
+    captured = capsys.readouterr()
+    assert message in captured.err
+    if status == 1:
+        assert "[Run Error: AGENT_ERROR] no model today" in captured.out
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, _capture.CaptureError])
+def test_demo_stops_its_server_when_interrupted_or_cut_off(
+    demo_module_names: None,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    error: type[BaseException],
+) -> None:
+    del demo_module_names
+
+    def stopped(*_args: object, **_kwargs: object) -> int:
+        message = "cut off"
+        raise error(message)
+
+    monkeypatch.setattr(_commands, "_follow", stopped)
+
+    assert main(["demo"]) == (130 if error is KeyboardInterrupt else 2)
+    assert capsys.readouterr().err.startswith("agui demo: error: ")
+    assert "agui demo server" not in [thread.name for thread in threading.enumerate()]
+
+
+def test_the_travel_example_is_not_found_outside_a_checkout_or_a_wheel(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def nowhere(_self: Path) -> bool:
+        return False
+
+    monkeypatch.setattr(Path, "is_file", nowhere)
+
+    assert _commands.travel_example() is None
+
+
+def test_an_object_without_a_run_method_names_no_state() -> None:
+    assert cli._annotated_state(cast("Any", 42)) is None  # pyright: ignore[reportPrivateUsage]
+
+
+# -- reading edge cases --------------------------------------------------------------------------
+
+
+def test_verify_reads_one_event_object_as_a_stream_of_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "error.json"
+    path.write_text('{"type": "RUN_ERROR", "message": "refused"}')
+
+    assert run_verify(capsys, str(path))[:2] == (
+        0,
+        [f"{path}: 1 event in 0 runs: valid (JSON lines)"],
+    )
+
+
+def test_watch_raw_keeps_a_multi_line_frame_on_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    multi = b'data: {"type": "RUN_STARTED",\ndata: "threadId": "t", "runId": "r"}\n\n'
+    prose = b"data: two\ndata: lines\n\n"
+    with serving(replaying(multi, prose, *frames(RUN[4]))) as url:
+        status, out, _ = run_watch(capsys, url, "--raw")
+
+    assert status == 1
+    assert out == [
+        '{"type":"RUN_STARTED","threadId":"t","runId":"r"}',
+        "two lines",
+        json.dumps(RUN[4]),
+    ]
+
+
+def test_a_frame_too_large_to_read_is_reported(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_capture, "SSEParser", lambda: SSEParser(max_frame_bytes=8))
+    with serving(replaying(*frames(*RUN))) as url:
+        status, _, err = run_watch(capsys, url)
+
+    assert status == 2
+    assert "an SSE frame grew past 8 bytes" in err
+
+
+def test_a_long_error_body_is_cut_at_64_kib(capsys: pytest.CaptureFixture[str]) -> None:
+    body = b"x" * (100 * 1024)
+    with serving(
+        replaying(body[:50_000], body[50_000:], status=500, content_type=b"text/plain")
+    ) as url:
+        status, _, err = run_watch(capsys, url)
+
+    assert status == 2
+    assert err.count("x") == 64 * 1024
+
+
+# -- the rendering -------------------------------------------------------------------------------
+
+
+def render(*raw: dict[str, Any], state: Any = None) -> list[str]:
+    out = io.StringIO()
+    renderer = Renderer(out, state=state)
+    for item in raw:
+        renderer.event(agui.parse_event(item))
+    renderer.close()
+    return out.getvalue().splitlines()
+
+
+def test_every_kind_of_event_is_shown() -> None:
+    lines = render(
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "STEP_STARTED", "stepName": "plan"},
+        {"type": "REASONING_START", "messageId": "s1"},
+        {"type": "REASONING_MESSAGE_START", "messageId": "s2", "role": "reasoning"},
+        {"type": "REASONING_MESSAGE_CONTENT", "messageId": "s2", "delta": "Hmm."},
+        {"type": "REASONING_MESSAGE_END", "messageId": "s2"},
+        {"type": "REASONING_MESSAGE_CHUNK", "messageId": "s3", "delta": "Chunked "},
+        {"type": "REASONING_MESSAGE_CHUNK", "delta": "thought."},
+        {"type": "REASONING_ENCRYPTED_VALUE", "subtype": "message", "entityId": "s3",
+         "encryptedValue": "xyz"},
+        {"type": "REASONING_END", "messageId": "s1"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "user"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "A user line"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m2"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m2"},
+        {"type": "TEXT_MESSAGE_CHUNK", "messageId": "m3", "role": "developer", "delta": "Dev "},
+        {"type": "TEXT_MESSAGE_CHUNK", "delta": "note."},
+        {"type": "TEXT_MESSAGE_CHUNK", "messageId": "m4", "delta": "Plain."},
+        {"type": "TEXT_MESSAGE_CHUNK", "messageId": "m4"},
+        {"type": "TOOL_CALL_CHUNK", "toolCallId": "k1", "toolCallName": "lookup", "delta": '{"q":'},
+        {"type": "TOOL_CALL_CHUNK", "delta": '"x"}'},
+        {"type": "TOOL_CALL_CHUNK", "toolCallId": "k2", "toolCallName": "other", "delta": "{}"},
+        {"type": "TOOL_CALL_CHUNK", "delta": ""},
+        {"type": "TOOL_CALL_RESULT", "messageId": "r1", "toolCallId": "k1",
+         "content": [{"type": "text", "text": "found"}]},
+        {"type": "TOOL_CALL_RESULT", "messageId": "r2", "toolCallId": "nobody", "content": "?"},
+        {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/n", "value": None}]},
+        {"type": "STATE_DELTA", "delta": [{"op": "remove", "path": "/missing"}]},
+        {"type": "MESSAGES_SNAPSHOT", "messages": []},
+        {"type": "ACTIVITY_SNAPSHOT", "messageId": "a1", "activityType": "plan",
+         "content": {"steps": 2}},
+        {"type": "ACTIVITY_DELTA", "messageId": "a1", "activityType": "plan",
+         "patch": [{"op": "replace", "path": "/steps", "value": 3}]},
+        {"type": "CUSTOM", "name": "ping", "value": None},
+        {"type": "RAW", "event": {"x": "y" * 400}},
+        {"type": "SUBAGENT_STARTED", "subagentRunId": "sa", "name": "researcher"},
+        {"type": "SUBAGENT_FINISHED", "subagentRunId": "sa"},
+        {"type": "SUBAGENT_STARTED", "subagentRunId": "sb", "name": "writer"},
+        {"type": "SUBAGENT_ERROR", "subagentRunId": "sb", "message": "gave up"},
+        {"type": "STEP_FINISHED", "stepName": "plan"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "outcome": {"type": "cancelled"}},
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r2"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r2",
+         "outcome": {"type": "success", "pendingToolCallIds": ["c9"]}},
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r3"},
+        {"type": "RUN_ERROR", "message": "boom"},
+        state={"n": 1},
+    )  # fmt: skip
+
+    assert lines == [
+        "[Run Started]",
+        "[Step Started: plan]",
+        "[Reasoning] Hmm.",
+        "[Reasoning] Chunked thought.",
+        "[Reasoning Encrypted Value]",
+        "[User] A user line",
+        "[Developer] Dev note.",
+        "Plain.",
+        '[Tool Call: lookup] {"q":"x"}',
+        "[Tool Call: other] {}",
+        '[Tool Result: lookup] [{"type":"text","text":"found"}]',
+        "[Tool Result: nobody] ?",
+        '[State Delta] [{"op":"add","path":"/n","value":null}]',
+        '[State Delta] [{"op":"remove","path":"/missing"}]',
+        (
+            "[Note] the state delta does not apply to the state shown: operation 0 (remove): "
+            "path '/missing' does not exist: the object at '' has no member 'missing'"
+        ),
+        "[Messages Snapshot] 0 message(s)",
+        '[Activity: plan] {"steps":2}',
+        '[Activity Delta: plan] [{"op":"replace","path":"/steps","value":3}]',
+        "[Custom: ping] null",
+        '[Raw] {"x":"' + "y" * 293 + "…",
+        "[Subagent Started: researcher]",
+        "[Subagent Finished: sa]",
+        "[Subagent Started: writer]",
+        "[Subagent Error: sb] gave up",
+        "[Step Finished: plan]",
+        "[Run Finished: cancelled]",
+        '[Final State] {"n":null}',
+        "[Run Started]",
+        "[Run Finished] waiting for the app to answer tool calls: c9",
+        "[Run Started]",
+        "[Run Error] boom",
+    ]
+
+
+def test_a_call_is_shown_before_the_state_published_inside_it() -> None:
+    lines = render(
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "add"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": '{"a":'},
+        {"type": "STATE_SNAPSHOT", "snapshot": {"a": 1}},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": "1}"},
+        {"type": "TOOL_CALL_END", "toolCallId": "c1"},
+        {"type": "TOOL_CALL_START", "toolCallId": "c2", "toolCallName": "again"},
+        {"type": "CUSTOM", "name": "inside", "value": 1},
+        {"type": "CUSTOM", "name": "inside", "value": 2},
+        {"type": "TOOL_CALL_END", "toolCallId": "c2"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "gone", "delta": "x"},
+        {"type": "TOOL_CALL_END", "toolCallId": "gone"},
+    )
+
+    assert lines == [
+        "[Run Started]",
+        '[Tool Call: add] {"a":',
+        '[State Snapshot] {"a":1}',
+        "[Tool Call: add] (more arguments) 1}",
+        "[Tool Call: again]",
+        "[Custom: inside] 1",
+        "[Custom: inside] 2",
+        "[Tool Call: ?]",
+    ]
+
+
+def test_interleaved_text_messages_each_keep_their_prefix() -> None:
+    lines = render(
+        {"type": "TEXT_MESSAGE_START", "messageId": "a", "role": "system"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "b"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a", "delta": "one"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "b", "delta": "two"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a", "delta": " more\nlines"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "b"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "a"},
+        {"type": "TOOL_CALL_CHUNK", "delta": "ignored: no call to continue"},
+    )
+
+    assert lines == ["[System] one", "two", "[System]  more", "lines"]

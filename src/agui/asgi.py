@@ -22,6 +22,16 @@ stream, as a JSON body `{"code": ..., "message": ...}` (`Content-Type: applicati
 `Accept` is negotiated like the Rust SDK (`agui._negotiation`): missing means `*/*`, the most
 specific range decides, and `q=0` refuses.
 
+**The inspector.** With `inspector=True` the endpoint also answers `GET` (and `HEAD`) at its
+path with the inspector page (`agui.inspector`): one self-contained HTML page that POSTs runs to
+the same URL and shows the conversation, tool calls, state, outcome and event log. The page is
+static and holds nothing of the agent's, so it is served without calling `authorize`; the runs it
+starts are POSTs, admitted as any other. Its `Accept` is negotiated like a POST's: a `GET` that
+cannot take `text/html`, such as an `EventSource` asking only for `text/event-stream`, is refused
+with 406 (`NOT_ACCEPTABLE`, naming POST as the way to a stream), since GET does exist there but
+has only the page to give. Other methods get 405 with `Allow: GET, HEAD, POST`. Without the
+inspector (the default), a `GET` is refused with 405 and `Allow: POST`, as in the table above.
+
 **Authorization.** `authorize(headers)` gets the request headers (lower-case names) before the
 body is read and returns `True` to admit the request (it may be async). When it returns `False`
 the status says whether credentials were offered: no `Authorization` header gives 401 with
@@ -69,11 +79,13 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from typing import ClassVar, Generic, Literal, TypeVar, cast
 
+from agui import inspector as _inspector
 from agui._negotiation import (
     Message,
     Receive,
@@ -84,6 +96,7 @@ from agui._negotiation import (
     check_content_type,
     check_method,
     decode_input,
+    negotiate,
     read_body,
     request_headers,
     send_refusal,
@@ -199,6 +212,7 @@ class AguiApp(Generic[S]):
         on_disconnect: DisconnectHook | None,
         authorize: Authorize | None,
         cancel_grace: float,
+        inspector: bool,
     ) -> None:
         self._agent = agent
         self._state = state
@@ -210,6 +224,7 @@ class AguiApp(Generic[S]):
         self._on_disconnect = on_disconnect
         self._authorize = authorize
         self._grace = cancel_grace
+        self._inspector = inspector
         self._detached: set[asyncio.Task[None]] = set()
 
     @property
@@ -246,6 +261,13 @@ class AguiApp(Generic[S]):
         await send({"type": "lifespan.shutdown.complete"})
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        method = scope.get("method", "GET")
+        if self._inspector and method != "POST":
+            try:
+                await _answer_inspector(scope, send, method)
+            except Refusal as refusal:
+                await send_refusal(send, refusal)
+            return
         try:
             run_input = await self._admit(scope, receive)
         except Refusal as refusal:
@@ -501,6 +523,42 @@ async def _finish_detached(
         _log_failure(run)
 
 
+_PAGE_ALLOWS = "GET, HEAD, POST"
+
+
+async def _answer_inspector(scope: Scope, send: Send, method: str) -> None:
+    """Answer a request that is not a POST at an endpoint with the inspector: the page, or why not.
+
+    Raises:
+        Refusal: 405 for a method other than GET or HEAD, 406 for an `Accept` without HTML.
+    """
+    if method not in ("GET", "HEAD"):
+        message = (
+            f"this endpoint runs an agent on POST and serves its inspector page on GET; "
+            f"{method} is not allowed"
+        )
+        raise Refusal(405, "METHOD_NOT_ALLOWED", message, [("allow", _PAGE_ALLOWS)])
+    accept = request_headers(scope).get("accept")
+    if negotiate(accept, ("text/html",)) is None:
+        message = (
+            f"GET serves the inspector page, text/html, which this request does not accept "
+            f"({accept!r}); an event stream is the answer to a POST of a RunAgentInput"
+        )
+        raise Refusal(406, "NOT_ACCEPTABLE", message)
+    body = _inspector.page().encode("utf-8")
+    headers = [
+        *(
+            (name.encode("latin-1"), value.encode("latin-1"))
+            for name, value in _inspector.headers()
+        ),
+        (b"content-length", str(len(body)).encode("ascii")),
+        (b"vary", b"Accept"),
+    ]
+    with contextlib.suppress(OSError):
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})
+
+
 async def _refuse_websocket(receive: Receive, send: Send) -> None:
     message = await receive()
     if message["type"] == "websocket.connect":
@@ -535,7 +593,8 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         on_disconnect: told the run's input when its client left before the stream ended.
         authorize: decides from the request headers, before the body is read (401/403).
         cancel_grace: how long a cancelled run may take to unwind, in seconds.
-        inspector: reserved for a later release; must be `False` (GET stays 405).
+        inspector: also answer GET at the endpoint's path with the inspector page, a browser
+            view of the runs it starts (see `agui.inspector`); off by default (GET gets 405).
 
     Example:
         >>> async def hello(ctx):
@@ -547,9 +606,6 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         agui.errors.UsageError: transformers must be a factory ...
     """
     _check_options(agent, transformers, max_body_bytes, keepalive, disconnect, cancel_grace)
-    if inspector:
-        message = "the inspector is not available in this release; leave inspector=False"
-        raise UsageError(message)
     return AguiApp(
         agent,
         state=state,
@@ -561,6 +617,7 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         on_disconnect=on_disconnect,
         authorize=authorize,
         cancel_grace=cancel_grace,
+        inspector=inspector,
     )
 
 

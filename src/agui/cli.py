@@ -1,10 +1,20 @@
-"""The `agui` command.
+"""The `agui` command: serve an agent, watch and verify AG-UI streams, and a demo.
 
-`agui serve TARGET` serves an agent over HTTP with uvicorn (`pip install "agui-server[serve]"`):
-one POST per run, answered with the AG-UI event stream, as `agui.asgi_app` does. TARGET names
-the agent as `package.module:attr` (imported with the current directory on `sys.path`) or as
-`path/to/file.py:attr` (loaded from that file, with its directory on `sys.path`). The agent is
-an `async def agent(ctx)` taking one argument, or an object with such an async `run` method.
+| command | what it does |
+| --- | --- |
+| `agui serve TARGET` | serves an agent over HTTP with uvicorn |
+| `agui demo` | serves the travel example on a free port, asks it a question, shows the run |
+| `agui watch URL` | sends one request to any AG-UI endpoint and shows the run, verified |
+| `agui verify SOURCE...` | checks captured streams, or a live endpoint, with agui's verifier |
+
+**serve.** `agui serve TARGET` serves an agent over HTTP with uvicorn
+(`pip install "agui-server[serve]"`): one POST per run, answered with the AG-UI event stream, as
+`agui.asgi_app` does. TARGET names the agent as `package.module:attr` (imported with the
+current directory on `sys.path`) or as `path/to/file.py:attr` (loaded from that file, with its
+directory on `sys.path`; a file is loaded once, so the agent and `--state` may come from the
+same one). The agent is an `async def agent(ctx)` taking one argument, or an object with such
+an async `run` method. Without `--state`, the state type is the one the agent's annotation
+names, when it is a class: `async def agent(ctx: RunContext[Board])` is served with `Board`.
 
 ```
 agui serve examples/hello.py:agent --port 8000 --path /agent
@@ -18,8 +28,32 @@ that cannot be loaded is reported on stderr with exit status 2, naming what is w
 module, the attribute, or why the object is not an agent. A port that cannot be bound, or
 uvicorn missing, exits with status 1.
 
+**demo, watch, verify.** `agui demo` and `agui watch` show a run as a person reads it:
+`[Run Started]`, `[Tool Call: NAME] ARGUMENTS`, `[Tool Result: NAME] CONTENT`, the answer as
+its deltas arrive, `[Run Finished]`, and the state at the end (`[Final State]`). With `--raw`
+they print the events instead, one wire JSON object a line, which `agui verify -` reads back.
+Every event is checked by agui's verifier as it arrives, and a violation is shown with its
+rule where it happens; `agui verify` prints each one with its event's index. They go on after
+a violation: the first violation of each run is reported and the rest of that run counted
+(they mostly follow from the first), and the end of the stream is always checked, so a stream
+without a terminal event is reported as `truncated`. An item that is not JSON, or not a valid
+event, is a violation (`invalid-json`, `malformed-event`); an event type AG-UI 1.0 does not
+define is dropped with a note, as the official client drops it. The demo and `watch` need httpx
+(`agui-server[client]`), the demo uvicorn too.
+
+Exit statuses:
+
+- `0`: done, and the stream is valid (`serve`: stopped with Ctrl-C).
+- `1`: the stream breaks AG-UI's rules, or the demo's run did not finish; `serve`: the port
+  cannot be bound, or uvicorn is missing.
+- `2`: the command line, a target or an input cannot be used: a usage error, a target that does
+  not load, a file that cannot be read or whose format cannot be told, a server that cannot be
+  reached or answers with an HTTP error (its JSON body is printed), a missing optional
+  dependency (`demo`, `watch`, `verify`).
+- `130`: interrupted with Ctrl-C (`demo`, `watch`).
+
 Each command is a subparser added by one `_add_<command>` function listed in `_COMMANDS`, so
-further commands plug in beside `serve`.
+further commands plug in beside `serve`; `demo`, `watch` and `verify` come from a private module.
 """
 
 from __future__ import annotations
@@ -32,13 +66,16 @@ import json
 import os
 import socket
 import sys
+import typing
+import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from agui import __version__
+from agui import __version__, _commands
 from agui.asgi import Receive, Scope, Send, asgi_app
+from agui.context import RunContext
 
 if TYPE_CHECKING:
     from agui.run import AgentLike
@@ -133,6 +170,11 @@ def _add_serve(commands: _Commands) -> None:
         action="store_true",
         help="put exception text into RUN_ERROR messages (never in production)",
     )
+    serve.add_argument(
+        "--inspector",
+        action="store_true",
+        help="also answer GET on PATH with the inspector page: open the URL in a browser",
+    )
     serve.set_defaults(handler=_serve)
 
 
@@ -140,7 +182,7 @@ def _serve(args: argparse.Namespace) -> int:
     path = "/" + str(args.path).strip("/")
     try:
         agent = load_agent(args.target)
-        state = load_state_type(args.state) if args.state else None
+        state = load_state_type(args.state) if args.state else _annotated_state(agent)
     except TargetError as error:
         return _fail("serve", str(error), EXIT_USAGE)
     try:
@@ -153,7 +195,9 @@ def _serve(args: argparse.Namespace) -> int:
     except OSError as error:
         return _fail("serve", f"cannot listen on {args.host}:{args.port}: {error}", EXIT_FAILURE)
     host, port = sock.getsockname()[:2]
-    app = _PathApp(asgi_app(agent, state=state, debug=bool(args.debug)), path)
+    app = _PathApp(
+        asgi_app(agent, state=state, debug=bool(args.debug), inspector=bool(args.inspector)), path
+    )
     config = uvicorn.Config(
         app, host=host, port=port, timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_SECONDS
     )
@@ -267,7 +311,10 @@ def _load_file(where: str) -> ModuleType:
     if not path.is_file():
         message = f"cannot load {where!r}: no such file"
         raise TargetError(message)
-    name = path.stem if path.stem.isidentifier() else "agui_target"
+    name = _module_name(path)
+    held = sys.modules.get(name)
+    if held is not None and _file_of(held) == path:
+        return held  # loaded once: an agent and its state type then share their classes
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         message = f"cannot load {where!r}: it is not a Python file"
@@ -282,6 +329,20 @@ def _load_file(where: str) -> ModuleType:
         message = f"cannot load {where!r}: {type(error).__name__}: {error}"
         raise TargetError(message) from error
     return module
+
+
+def _module_name(path: Path) -> str:
+    """The file's stem, unless another module holds that name: then one made from the path."""
+    stem = path.stem if path.stem.isidentifier() else "agui_target"
+    held = sys.modules.get(stem)
+    if held is None or _file_of(held) == path:
+        return stem
+    return f"{stem}_{zlib.crc32(str(path).encode()):08x}"
+
+
+def _file_of(module: ModuleType) -> Path | None:
+    where = getattr(module, "__file__", None)
+    return Path(where).resolve() if isinstance(where, str) else None
 
 
 def _load_module(where: str) -> ModuleType:
@@ -313,6 +374,23 @@ def _agent_problem(value: object) -> str | None:
     return f"it is {_describe(value)}"
 
 
+def _annotated_state(agent: AgentLike[Any]) -> type[Any] | None:
+    """The state type the agent's annotation names (`ctx: RunContext[Board]`), if a class."""
+    function: object = agent if inspect.isroutine(agent) else getattr(agent, "run", None)
+    if not callable(function):
+        return None
+    try:
+        hints = typing.get_type_hints(function)
+        first = next(iter(inspect.signature(function).parameters), None)
+    except Exception:  # noqa: BLE001 - an annotation that does not resolve names no state type
+        return None
+    hint = hints.get(first) if first is not None else None
+    if typing.get_origin(hint) is not RunContext:
+        return None
+    state = typing.get_args(hint)[0]
+    return state if isinstance(state, type) and state is not object else None
+
+
 def _takes_one_argument(function: Callable[..., object]) -> bool:
     try:
         inspect.signature(function).bind(None)
@@ -332,5 +410,10 @@ def _fail(command: str, message: str, status: int) -> int:
     return status
 
 
-_COMMANDS: tuple[Callable[[_Commands], None], ...] = (_add_serve,)
+_COMMANDS: tuple[Callable[[_Commands], None], ...] = (
+    _add_serve,
+    _commands.add_demo,
+    _commands.add_watch,
+    _commands.add_verify,
+)
 """Each adds one subcommand to the `agui` parser."""

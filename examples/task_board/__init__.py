@@ -1,0 +1,1 @@
+"""The task board example: `agui serve examples/task_board/app.py:agent`."""

@@ -1,0 +1,1 @@
+"""The travel assistant example: `agui serve examples/travel/app.py:agent`."""

@@ -1,0 +1,161 @@
+"""A new user's first minutes, tried for real: a fresh virtual environment, the README's install
+command as written, then `agui demo`.
+
+One environment serves the whole module (installing is the slow part). pip fetches the
+dependencies from the package registry, so the install may take minutes; it is bounded, and so
+is every command after it. Nothing here is skipped: a README whose install command stops working
+fails this test.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+INSTALL_SECONDS = 900.0
+RUN_SECONDS = 120.0
+
+EXPECTED = [
+    "[Run Started]",
+    '[Tool Call: get_weather] {"location":"Paris"}',
+    "[Tool Result: get_weather] ",
+    '[Tool Call: search_restaurants] {"location":"Paris","cuisine":"italian"}',
+    "[Tool Result: search_restaurants] ",
+    "In Paris it is ",
+    "[Run Finished]",
+]
+"""The lines `agui demo` prints, in order, by how each begins."""
+
+
+def readme_install_command() -> list[str]:
+    """The install command of the README's "Install" section, as a new user would copy it."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Install\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```sh\n(.*?)```", section, flags=re.DOTALL)
+    commands = [line for block in blocks for line in block.splitlines() if "pip install" in line]
+    assert len(commands) == 1, f"expected one install command in the README, found {commands}"
+    assert "from a checkout of this repository" in section.lower()
+    return shlex.split(commands[0])
+
+
+def clean_environment(bin_dir: Path) -> dict[str, str]:
+    """The environment without this test run's virtual environment or model settings."""
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("AGUI_", "VIRTUAL_ENV", "PYTHON", "COV_", "COVERAGE"))
+    }
+    env["PATH"] = os.pathsep.join([str(bin_dir), env.get("PATH", "")])
+    env["VIRTUAL_ENV"] = str(bin_dir.parent)
+    return env
+
+
+@pytest.fixture(scope="module")
+def fresh_install(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """A new virtual environment with the project installed by the README's command."""
+    home = tmp_path_factory.mktemp("new-user")
+    venv.create(home / "venv", with_pip=True, symlinks=sys.platform != "win32")
+    bin_dir = home / "venv" / ("Scripts" if sys.platform == "win32" else "bin")
+    env = clean_environment(bin_dir)
+    command = readme_install_command()
+    assert command[:2] == ["pip", "install"], command
+    installed = subprocess.run(  # noqa: S603 - the README's own command, in a new environment
+        [str(bin_dir / "python"), "-m", *command],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_SECONDS,
+        check=False,
+    )
+    assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
+    return bin_dir, env
+
+
+def test_the_readme_install_command_installs_the_agui_command(
+    fresh_install: tuple[Path, dict[str, str]],
+) -> None:
+    bin_dir, env = fresh_install
+
+    version = subprocess.run(  # noqa: S603 - the installed console script
+        [str(bin_dir / "agui"), "--version"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_SECONDS,
+        check=False,
+    )
+
+    assert version.returncode == 0, version.stderr
+    assert version.stdout.startswith("agui ")
+    site = subprocess.run(  # noqa: S603 - the new environment's interpreter
+        [str(bin_dir / "python"), "-c", "import agui; print(agui.__file__)"],
+        cwd=bin_dir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_SECONDS,
+        check=False,
+    )
+    assert "site-packages" in site.stdout, "the checkout was not installed into the environment"
+
+
+def test_agui_demo_shows_the_travel_run_and_exits_0(
+    fresh_install: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    bin_dir, env = fresh_install
+
+    demo = subprocess.run(  # noqa: S603 - the installed console script
+        [str(bin_dir / "agui"), "demo"],
+        cwd=tmp_path,  # anywhere: the installed package carries the example
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=RUN_SECONDS,
+        check=False,
+    )
+
+    assert demo.returncode == 0, demo.stderr
+    lines = demo.stdout.splitlines()
+    assert len(lines) == len(EXPECTED), demo.stdout
+    for line, start in zip(lines, EXPECTED, strict=True):
+        assert line.startswith(start), demo.stdout
+    assert lines[5].endswith("Enjoy your trip!")
+    assert "Traceback" not in demo.stderr
+
+
+def test_agui_demo_raw_passes_agui_verify(
+    fresh_install: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    bin_dir, env = fresh_install
+
+    with subprocess.Popen(  # noqa: S603 - the installed console script
+        [str(bin_dir / "agui"), "demo", "--raw"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+    ) as demo:
+        assert demo.stdout is not None
+        verify = subprocess.run(  # noqa: S603 - the installed console script
+            [str(bin_dir / "agui"), "verify", "-"],
+            stdin=demo.stdout,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=RUN_SECONDS,
+            check=False,
+        )
+        demo.stdout.close()
+        assert demo.wait(timeout=RUN_SECONDS) == 0
+
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    assert re.fullmatch(r"<stdin>: \d+ events in 1 run: valid \(JSON lines\)\n", verify.stdout)
