@@ -250,9 +250,7 @@ def _data_path(data: object, loc: tuple[int | str, ...]) -> tuple[tuple[object, 
     node = data
     last = len(loc) - 1
     for position, part in enumerate(loc):
-        if node is _MISSING:
-            path.append(part)
-        elif isinstance(node, Mapping):
+        if isinstance(node, Mapping):
             mapping = cast("Mapping[object, object]", node)
             # A tag is never the last component (the error is inside its arm). A tag value may
             # also be a key ("text" on TextPart): it is the tag when the next component
@@ -270,13 +268,13 @@ def _data_path(data: object, loc: tuple[int | str, ...]) -> tuple[tuple[object, 
             elif isinstance(part, str) and _is_arm_label(part):
                 fits = fits and _arm_fits(part, mapping)
             else:
-                path.append(part)
-                node = _MISSING
+                path.extend(loc[position:])  # a missing key: nothing below it to map
+                break
         elif isinstance(node, list):
             items = cast("list[object]", node)
             if isinstance(part, int):
                 path.append(part)
-                node = items[part] if 0 <= part < len(items) else _MISSING
+                node = items[part]
             else:
                 fits = fits and _arm_fits(part, items)
         else:
@@ -284,7 +282,6 @@ def _data_path(data: object, loc: tuple[int | str, ...]) -> tuple[tuple[object, 
     return tuple(path), fits
 
 
-_MISSING = object()
 _SCALAR_ARMS = {"str": str, "int": int, "float": float, "bool": bool, "none": type(None)}
 _CONTAINER_ARMS = frozenset({"list", "dict"})  # the arms of `JsonValue`
 
