@@ -138,7 +138,7 @@ class Command:
 def parse_command(text: str | None) -> Command:
     """Read a command from the user's text; anything unknown is `help`.
 
-    Example:
+    Examples:
         >>> parse_command("Add buy milk, call mum")
         Command(verb='add', titles=('buy milk', 'call mum'), ref='', title='')
         >>> parse_command("rename #2 to call dad").title
@@ -271,7 +271,7 @@ def _approval(call_id: str, task_id: int, title: str) -> agui.Interrupt:
 def pending_delete(history: Sequence[Message]) -> ToolCall | None:
     """The `delete_task` call since the last user message that has no result yet, if any.
 
-    Example:
+    Examples:
         >>> pending_delete([UserMessage(id="u1", content="delete 1")]) is None
         True
     """
@@ -344,7 +344,7 @@ def _render(ctx: agui.RunContext[Board]) -> None:
 def surface(board: Board, *, first: bool) -> dict[str, JsonValue]:
     """The board as A2UI messages: a column of checkboxes, and `beginRendering` when `first`.
 
-    Example:
+    Examples:
         >>> operations = surface(Board(tasks=[Task(id=1, title="buy milk")]), first=True)
         >>> [next(iter(operation)) for operation in operations["operations"]]
         ['surfaceUpdate', 'beginRendering']

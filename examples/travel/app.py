@@ -161,7 +161,7 @@ _FOOD = re.compile(
 def read_request(text: str) -> TravelRequest:
     """Pick the city, the cuisine and the topics out of a question, with simple rules.
 
-    Example:
+    Examples:
         >>> read_request("What's the weather like in Paris and suggest some Italian restaurants?")
         TravelRequest(location='Paris', cuisine='italian', weather=True, restaurants=True)
     """
@@ -185,7 +185,7 @@ def read_request(text: str) -> TravelRequest:
 def scripted_turn(messages: Sequence[ChatMessage]) -> Turn:
     """The scripted model's turn: call the tools a question needs, or answer from their results.
 
-    Example:
+    Examples:
         >>> turn = scripted_turn([ChatMessage.user("Is it raining in Oslo?")])
         >>> [(call.name, call.arguments) for call in turn.calls]
         [('get_weather', {'location': 'Oslo'})]
@@ -257,7 +257,7 @@ def _places_sentence(places: Sequence[Restaurant]) -> str:
 def build_model(env: Mapping[str, str] | None = None) -> ChatModel:
     """The scripted model, or an OpenAI-compatible one when `AGUI_MODEL_BASE_URL` is set.
 
-    Example:
+    Examples:
         >>> type(build_model({})).__name__
         'ScriptedModel'
         >>> build_model({"AGUI_MODEL_BASE_URL": "http://localhost:11434/v1", "AGUI_MODEL": "qwen3"})
@@ -280,7 +280,7 @@ def build_model(env: Mapping[str, str] | None = None) -> ChatModel:
 def build_agent(model: ChatModel | None = None) -> agui.ToolLoopAgent:
     """The travel assistant: the two tools in a tool loop, on `model` or `build_model()`.
 
-    Example:
+    Examples:
         >>> build_agent().toolbox.specs()[0].name
         'get_weather'
     """

@@ -127,7 +127,7 @@ def _request(args: argparse.Namespace) -> tuple[RunAgentInput, dict[str, str]]:
 def add_demo(commands: _Commands) -> None:
     """Add `agui demo`: serve the travel example, ask it a question, show the run.
 
-    Example:
+    Examples:
         >>> parser = argparse.ArgumentParser(prog="agui")
         >>> add_demo(parser.add_subparsers())
         >>> parser.parse_args(["demo", "--raw"]).raw
@@ -156,7 +156,7 @@ def add_demo(commands: _Commands) -> None:
 def add_watch(commands: _Commands) -> None:
     """Add `agui watch`: run an AG-UI endpoint once and show the run, verified, as it streams.
 
-    Example:
+    Examples:
         >>> parser = argparse.ArgumentParser(prog="agui")
         >>> add_watch(parser.add_subparsers())
         >>> parser.parse_args(["watch", "http://127.0.0.1:8000/", "--tool", "a,b"]).tool
@@ -182,7 +182,7 @@ def add_watch(commands: _Commands) -> None:
 def add_verify(commands: _Commands) -> None:
     """Add `agui verify`: check captured streams, or a live endpoint, with agui's verifier.
 
-    Example:
+    Examples:
         >>> parser = argparse.ArgumentParser(prog="agui")
         >>> add_verify(parser.add_subparsers())
         >>> parser.parse_args(["verify", "run.jsonl", "-"]).sources
@@ -222,7 +222,7 @@ def add_verify(commands: _Commands) -> None:
 def travel_example() -> Path | None:
     """Where the travel example is: in the installed package, or in this source checkout.
 
-    Example:
+    Examples:
         >>> travel_example() is None or travel_example().name == "app.py"
         True
     """

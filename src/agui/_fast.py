@@ -57,7 +57,7 @@ _set_private = _slots["__pydantic_private__"].__set__
 def template(cls: type[BaseModel]) -> dict[str, Any]:
     """Every field of `cls` in field order, at its default (`None` where it has none).
 
-    Example:
+    Examples:
         >>> template(TextMessageEndEvent)
         {'type': 'TEXT_MESSAGE_END', 'timestamp': None, 'raw_event': None, 'metadata': None,
          'subagent_run_id': None, 'message_id': None}
@@ -71,7 +71,7 @@ def template(cls: type[BaseModel]) -> dict[str, Any]:
 def build(cls: type[M], values: dict[str, Any], fields_set: set[str]) -> M:
     """An instance of `cls` holding `values` (every field, in field order), unvalidated.
 
-    Example:
+    Examples:
         >>> fields = template(TextMessageEndEvent)
         >>> fields["message_id"] = "m1"
         >>> event = build(TextMessageEndEvent, fields, {"message_id"})

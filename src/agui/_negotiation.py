@@ -69,7 +69,7 @@ _Range = tuple[str, str, float]
 def negotiate(accept: str | None, offered: tuple[str, ...] = OFFERED) -> str | None:
     """The media type to answer an `Accept` header with, or `None` when none is acceptable.
 
-    Example:
+    Examples:
         >>> negotiate("text/html;q=0.9, text/event-stream")
         'text/event-stream'
         >>> negotiate(None), negotiate("*/*"), negotiate("text/*")
@@ -134,7 +134,7 @@ def is_json_content_type(content_type: str | None) -> bool:
     end in `+json`; an empty header counts as missing. Parameters such as `charset` are not
     judged: the body is read as UTF-8, as JSON must be.
 
-    Example:
+    Examples:
         >>> is_json_content_type("Application/JSON; charset=UTF-8"), is_json_content_type(None)
         (True, True)
         >>> is_json_content_type("application/ld+json"), is_json_content_type("text/plain")

@@ -78,7 +78,7 @@ XmlPiece = TextPiece | ReasoningPiece | ToolCallTag | MalformedTag
 class XmlStreamParser:
     """Sorts streamed text into answer text, reasoning and `<tool_call>` tags.
 
-    Example:
+    Examples:
         >>> parser = XmlStreamParser()
         >>> parser.feed("Let me check.<tool_")
         [TextPiece(text='Let me check.')]

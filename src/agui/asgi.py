@@ -67,7 +67,7 @@ mounted in a framework (which keeps lifespan to itself), call it from the framew
 `Accept` that admits only protobuf is therefore refused with 406, and one that admits both (or
 `*/*`) is answered with SSE, which the specification allows.
 
-Example:
+Examples:
     >>> import agui
     >>> async def hello(ctx):
     ...     ctx.say("Hello!")
@@ -158,7 +158,7 @@ class Refused(AguiError):
 
     The JSON body's code is `UNAUTHORIZED` for 401, `FORBIDDEN` for 403, else `REFUSED`.
 
-    Example:
+    Examples:
         >>> error = Refused("this agent needs the 'agents:run' scope", status=403)
         >>> error.status, error.wire_code
         (403, 'FORBIDDEN')
@@ -181,7 +181,7 @@ class Refused(AguiError):
 class AguiApp(Generic[S]):
     """The ASGI application `asgi_app` builds; see the module docstring for its behaviour.
 
-    Example:
+    Examples:
         >>> import asyncio
         >>> async def hello(ctx):
         ...     ctx.say("Hello!")
@@ -596,7 +596,7 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         inspector: also answer GET at the endpoint's path with the inspector page, a browser
             view of the runs it starts (see `agui.inspector`); off by default (GET gets 405).
 
-    Example:
+    Examples:
         >>> async def hello(ctx):
         ...     ctx.say("Hello!")
         >>> app = asgi_app(hello, transformers=lambda: [], keepalive=15.0)

@@ -15,7 +15,7 @@ __all__ = ["CancellationToken"]
 class CancellationToken:
     """A one-way flag with waiters; `cancel()` is idempotent.
 
-    Example:
+    Examples:
         >>> token = CancellationToken()
         >>> token.cancelled
         False

@@ -33,7 +33,7 @@ __all__ = [
 class IdentityCapabilities(WireModel, frozen=True):
     """Who the agent is.
 
-    Example:
+    Examples:
         >>> IdentityCapabilities(name="travel").model_dump_json()
         '{"name":"travel"}'
     """
@@ -50,7 +50,7 @@ class IdentityCapabilities(WireModel, frozen=True):
 class TransportCapabilities(WireModel, frozen=True):
     """How the agent can be reached.
 
-    Example:
+    Examples:
         >>> TransportCapabilities(streaming=True).streaming
         True
     """
@@ -65,7 +65,7 @@ class TransportCapabilities(WireModel, frozen=True):
 class ToolsCapabilities(WireModel, frozen=True):
     """The agent's own tools and how it calls tools.
 
-    Example:
+    Examples:
         >>> ToolsCapabilities(supported=True, client_provided=True).model_dump_json()
         '{"supported":true,"clientProvided":true}'
     """
@@ -79,7 +79,7 @@ class ToolsCapabilities(WireModel, frozen=True):
 class OutputCapabilities(WireModel, frozen=True):
     """What the agent can produce.
 
-    Example:
+    Examples:
         >>> OutputCapabilities(supported_mime_types=["text/plain"]).supported_mime_types
         ['text/plain']
     """
@@ -91,7 +91,7 @@ class OutputCapabilities(WireModel, frozen=True):
 class StateCapabilities(WireModel, frozen=True):
     """How the agent shares state.
 
-    Example:
+    Examples:
         >>> StateCapabilities(snapshots=True, deltas=True).model_dump_json()
         '{"snapshots":true,"deltas":true}'
     """
@@ -105,7 +105,7 @@ class StateCapabilities(WireModel, frozen=True):
 class SubagentInfo(WireModel, frozen=True):
     """A subagent the agent may delegate to.
 
-    Example:
+    Examples:
         >>> SubagentInfo(name="researcher").name
         'researcher'
     """
@@ -117,7 +117,7 @@ class SubagentInfo(WireModel, frozen=True):
 class MultiAgentCapabilities(WireModel, frozen=True):
     """Delegation, handoffs and subagents.
 
-    Example:
+    Examples:
         >>> MultiAgentCapabilities(subagents=[SubagentInfo(name="r")]).model_dump_json()
         '{"subagents":[{"name":"r"}]}'
     """
@@ -131,7 +131,7 @@ class MultiAgentCapabilities(WireModel, frozen=True):
 class ReasoningCapabilities(WireModel, frozen=True):
     """Whether the agent shows its reasoning.
 
-    Example:
+    Examples:
         >>> ReasoningCapabilities(streaming=True).streaming
         True
     """
@@ -144,7 +144,7 @@ class ReasoningCapabilities(WireModel, frozen=True):
 class MultimodalInputCapabilities(WireModel, frozen=True):
     """Media the agent accepts.
 
-    Example:
+    Examples:
         >>> MultimodalInputCapabilities(image=True).image
         True
     """
@@ -159,7 +159,7 @@ class MultimodalInputCapabilities(WireModel, frozen=True):
 class MultimodalOutputCapabilities(WireModel, frozen=True):
     """Media the agent produces.
 
-    Example:
+    Examples:
         >>> MultimodalOutputCapabilities(audio=False).audio
         False
     """
@@ -171,7 +171,7 @@ class MultimodalOutputCapabilities(WireModel, frozen=True):
 class MultimodalCapabilities(WireModel, frozen=True):
     """Media in and out.
 
-    Example:
+    Examples:
         >>> MultimodalCapabilities(input=MultimodalInputCapabilities(pdf=True)).model_dump_json()
         '{"input":{"pdf":true}}'
     """
@@ -183,7 +183,7 @@ class MultimodalCapabilities(WireModel, frozen=True):
 class ExecutionCapabilities(WireModel, frozen=True):
     """Limits and sandboxing of execution; `max_execution_time` is in milliseconds.
 
-    Example:
+    Examples:
         >>> ExecutionCapabilities(max_iterations=8).max_iterations
         8
     """
@@ -197,7 +197,7 @@ class ExecutionCapabilities(WireModel, frozen=True):
 class HumanInTheLoopCapabilities(WireModel, frozen=True):
     """Approvals, interrupts and feedback.
 
-    Example:
+    Examples:
         >>> HumanInTheLoopCapabilities(approvals=True, interrupts=True).model_dump_json()
         '{"approvals":true,"interrupts":true}'
     """
@@ -213,7 +213,7 @@ class HumanInTheLoopCapabilities(WireModel, frozen=True):
 class AgentCapabilities(WireModel, frozen=True):
     """Everything an agent may declare about itself; `custom` is open.
 
-    Example:
+    Examples:
         >>> caps = AgentCapabilities(state=StateCapabilities(deltas=True), custom={"x": None})
         >>> caps.model_dump_json()
         '{"state":{"deltas":true},"custom":{"x":null}}'

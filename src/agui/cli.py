@@ -104,7 +104,7 @@ _BACKLOG = 2048
 class TargetError(Exception):
     """A `module:attr` or `file.py:attr` target that cannot be loaded or is the wrong kind.
 
-    Example:
+    Examples:
         >>> try:
         ...     load_target("no_such_module_here:agent")
         ... except TargetError as error:
@@ -116,7 +116,7 @@ class TargetError(Exception):
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the `agui` command line and return its exit status.
 
-    Example:
+    Examples:
         >>> main(["serve", "no_such_module_here:agent"])
         2
     """
@@ -249,7 +249,7 @@ class _PathApp:
 def load_target(target: str) -> object:
     """The object a `package.module:attr` or `path/to/file.py:attr` target names.
 
-    Example:
+    Examples:
         >>> load_target("agui.testing:collect").__name__
         'collect'
     """
@@ -271,7 +271,7 @@ def load_target(target: str) -> object:
 def load_agent(target: str) -> AgentLike[Any]:
     """Load a target and check that it is an agent.
 
-    Example:
+    Examples:
         >>> load_agent("agui.testing:fold")
         Traceback (most recent call last):
         ...
@@ -291,7 +291,7 @@ def load_agent(target: str) -> AgentLike[Any]:
 def load_state_type(target: str) -> type[Any]:
     """Load a `MODULE:TYPE` target and check that it is a type.
 
-    Example:
+    Examples:
         >>> load_state_type("agui.types:RunAgentInput").__name__
         'RunAgentInput'
     """

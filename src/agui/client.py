@@ -34,7 +34,7 @@ SSE framing, as `SSEParser` reads it (the WHATWG event-stream rules):
 - `event:`, `id:` and `retry:` are ignored: AG-UI does not use them.
 - Bytes after the last empty line are an unfinished frame and are never produced.
 
-Example:
+Examples:
     >>> parser = SSEParser()
     >>> parser.feed(b'data: {"type":"RUN_STARTED",')
     []
@@ -90,7 +90,7 @@ _SHOWN_BODY = 500
 class FrameTooLarge(DecodeError):
     """An SSE frame grew past the parser's `max_frame_bytes` before it ended.
 
-    Example:
+    Examples:
         >>> parser = SSEParser(max_frame_bytes=8)
         >>> parser.feed(b"data: 0123456789")
         Traceback (most recent call last):
@@ -108,7 +108,7 @@ class HTTPStatusError(AguiError):
     `payload` the parsed JSON body when there is one: agui servers refuse a request with
     `{"code": ..., "message": ...}`, which `server_code` and `server_message` read.
 
-    Example:
+    Examples:
         >>> error = HTTPStatusError(422, '{"code":"INVALID_INPUT","message":"no runId"}')
         >>> error.code, error.status, error.server_code
         ('HTTP_STATUS_ERROR', 422, 'INVALID_INPUT')
@@ -169,7 +169,7 @@ class SSEParser:
     `max_frame_bytes` raises `FrameTooLarge`, so a server that never ends a frame cannot fill
     the memory of its reader.
 
-    Example:
+    Examples:
         >>> parser = SSEParser()
         >>> parser.feed(b"data: first\ndata:second\n\nevent: x\nid: 7\n\n")
         ['first\nsecond']
@@ -271,7 +271,7 @@ class AGUIClient:
     Raises:
         ImportError: `httpx` is not installed (install the `agui-server[client]` extra).
 
-    Example:
+    Examples:
         >>> client = AGUIClient("http://127.0.0.1:8000/agent", headers={"Authorization": "x"})
         >>> client.url
         'http://127.0.0.1:8000/agent'

@@ -58,7 +58,7 @@ class RunContext(Generic[S]):
 
     Build one for a unit test with `RunContext.new`; the run driver builds its own.
 
-    Example:
+    Examples:
         >>> from agui import RunAgentInput, RunContext
         >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
         >>> with ctx.tool_call("get_weather") as call:

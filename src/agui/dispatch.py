@@ -76,7 +76,7 @@ class ParsedCall:
 
     `started` means the dispatcher already streamed its START/ARGS/END to the client.
 
-    Example:
+    Examples:
         >>> ParsedCall("get_weather", '{"location":"Paris"}').id is None
         True
     """
@@ -94,7 +94,7 @@ class AssistantTurn:
     `message_id` is the id of the text message the client saw, or of the synthetic assistant
     message the calls hang on when there was no text.
 
-    Example:
+    Examples:
         >>> AssistantTurn(text="Hi", calls=()).calls
         ()
     """
@@ -110,7 +110,7 @@ class AssistantTurn:
 class CallResult:
     """A call as it went out (with its final id) and the result it got.
 
-    Example:
+    Examples:
         >>> CallResult("c1", "get_weather", "{}", ToolResult("sunny")).result.ok
         True
     """
@@ -124,7 +124,7 @@ class CallResult:
 def emit_warning(ctx: RunContext[S], message: str, **detail: JsonValue) -> None:
     """Report something skipped but not fatal: a log line and an `agui.warning` CUSTOM event.
 
-    Example:
+    Examples:
         >>> from agui import RunAgentInput, RunContext
         >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
         >>> emit_warning(ctx, "skipped a malformed tool call", raw="<tool_call>{</tool_call>")
@@ -142,7 +142,7 @@ class TurnWriter(Generic[S]):
     Text goes into one assistant message, opened at the first non-blank text; reasoning into a
     reasoning block. Switching between the two closes the open one.
 
-    Example:
+    Examples:
         >>> from agui import RunAgentInput, RunContext
         >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
         >>> writer = TurnWriter(ctx, turn=1)
@@ -228,7 +228,7 @@ class TurnWriter(Generic[S]):
 class ToolDispatcher(Protocol):
     """How tools are offered to a model and how its calls and their results are carried.
 
-    Example:
+    Examples:
         >>> isinstance(XmlDispatcher(), ToolDispatcher), NativeDispatcher().should_send_tool_specs
         (True, True)
     """
@@ -266,7 +266,7 @@ DispatcherChoice = Literal["native", "xml", "auto"]
 class NativeDispatcher:
     """The provider's structured tool calls, assembled from fragments interleaved by index.
 
-    Example:
+    Examples:
         >>> import asyncio
         >>> from agui import RunAgentInput, RunContext
         >>> from agui.models import ToolCallDelta
@@ -320,7 +320,7 @@ class NativeDispatcher:
 class XmlDispatcher:
     """Tool calls written as `<tool_call>` tags in the text, for models without tool calling.
 
-    Example:
+    Examples:
         >>> import asyncio
         >>> from agui import RunAgentInput, RunContext
         >>> from agui.models import TextDelta
@@ -374,7 +374,7 @@ def select_dispatcher(
 ) -> ToolDispatcher:
     """The dispatcher for `choice`; `"auto"` asks the model whether it calls tools natively.
 
-    Example:
+    Examples:
         >>> from agui.models import ScriptedModel
         >>> type(select_dispatcher("auto", ScriptedModel([], supports_native_tools=False)))
         <class 'agui.dispatch.XmlDispatcher'>

@@ -44,7 +44,7 @@ __all__ = [
 class AguiError(Exception):
     """The base of every error agui raises; `code` is stable and becomes `RUN_ERROR.code`.
 
-    Example:
+    Examples:
         >>> try:
         ...     raise UsageError("a message is already open")
         ... except AguiError as error:
@@ -58,7 +58,7 @@ class AguiError(Exception):
 class UsageError(AguiError):
     """The SDK was called in a way it does not allow, such as opening a block inside another.
 
-    Example:
+    Examples:
         >>> UsageError("tool call 'r-call-1' has ended").code
         'USAGE_ERROR'
     """
@@ -69,7 +69,7 @@ class UsageError(AguiError):
 class StateError(AguiError):
     """The run state does not fit its type, or cannot be serialized or published.
 
-    Example:
+    Examples:
         >>> StateError("state field 'tasks' must be a list").code
         'STATE_ERROR'
     """
@@ -82,7 +82,7 @@ class PatchError(AguiError):
 
     `index` is the position of the failing operation in the patch, when known.
 
-    Example:
+    Examples:
         >>> error = PatchError("path '/a' does not exist", index=0)
         >>> error.code, error.index
         ('PATCH_ERROR', 0)
@@ -100,7 +100,7 @@ class AgentError(AguiError):
 
     Unlike any other exception, its message reaches `RUN_ERROR.message` without `debug=True`.
 
-    Example:
+    Examples:
         >>> AgentError("the tool 'add_task' was not offered by the client").code
         'AGENT_ERROR'
     """
@@ -113,7 +113,7 @@ class InvalidArguments(AguiError):
 
     `tool_call_id` and `tool_name` name the call; `errors` lists `(json_pointer, message)`.
 
-    Example:
+    Examples:
         >>> error = InvalidArguments("bad", tool_call_id="r-call-1", tool_name="get_weather")
         >>> error.code, error.tool_name
         ('INVALID_ARGUMENTS', 'get_weather')
@@ -138,7 +138,7 @@ class InvalidArguments(AguiError):
 class Cancelled(AguiError):
     """The run was cancelled (by the server or a client disconnect); emitting now raises this.
 
-    Example:
+    Examples:
         >>> Cancelled("the run was cancelled").code
         'CANCELLED'
     """
@@ -151,7 +151,7 @@ class DecodeError(AguiError):
 
     `path` names the offending field (a JSON Pointer into the value), when there is one.
 
-    Example:
+    Examples:
         >>> DecodeError("not JSON", path="").path
         ''
     """
@@ -166,7 +166,7 @@ class DecodeError(AguiError):
 class UnknownEventType(DecodeError):
     """An event whose `type` AG-UI 1.0 does not define.
 
-    Example:
+    Examples:
         >>> UnknownEventType("unknown event type 'FOO'").code
         'UNKNOWN_EVENT_TYPE'
     """
@@ -177,7 +177,7 @@ class UnknownEventType(DecodeError):
 class MalformedEvent(DecodeError):
     """A known event type with a field that is missing or has the wrong shape.
 
-    Example:
+    Examples:
         >>> MalformedEvent("field 'delta' must be a string", path="/delta").path
         '/delta'
     """
@@ -190,7 +190,7 @@ class InvalidInput(DecodeError):
 
     `errors` lists each problem as `(json_pointer, message)`.
 
-    Example:
+    Examples:
         >>> InvalidInput("bad input", errors=[("/threadId", "Field required")]).errors
         [('/threadId', 'Field required')]
     """
@@ -208,7 +208,7 @@ class ProtocolViolation(AguiError):
     `rule` is the broken `agui.verify.Rule` (its value is a stable kebab-case name); `event` is
     the event that was refused. The verifier never changes its state when it raises this.
 
-    Example:
+    Examples:
         >>> error = ProtocolViolation("no run has started", rule="first-event-not-run-started")
         >>> error.code, error.rule
         ('PROTOCOL_VIOLATION', 'first-event-not-run-started')

@@ -73,7 +73,7 @@ Timestamp = Annotated[int, Field(strict=True, ge=-(2**53 - 1), le=2**53 - 1)]
 class EventType(str, Enum):
     """The 31 AG-UI 1.0 event types; each member equals its wire string.
 
-    Example:
+    Examples:
         >>> EventType.RUN_STARTED == "RUN_STARTED"
         True
         >>> len(EventType)
@@ -119,7 +119,7 @@ class BaseEvent(WireModel, frozen=True):
     `timestamp` is integer milliseconds, `raw_event` the provider's own event (for debugging),
     and `metadata` an object open by key.
 
-    Example:
+    Examples:
         >>> RunErrorEvent(message="boom", timestamp=1700000000000).model_dump_json()
         '{"type":"RUN_ERROR","timestamp":1700000000000,"message":"boom"}'
     """
@@ -133,7 +133,7 @@ class BaseEvent(WireModel, frozen=True):
 class AttributableEvent(BaseEvent, frozen=True):
     """An event a subagent may produce; `subagent_run_id` absent means the parent agent.
 
-    Example:
+    Examples:
         >>> StepStartedEvent(step_name="plan", subagent_run_id="s1").model_dump_json()
         '{"type":"STEP_STARTED","subagentRunId":"s1","stepName":"plan"}'
     """
@@ -150,7 +150,7 @@ class _SubagentEvent(BaseEvent, frozen=True):
 class TextMessageStartEvent(AttributableEvent, frozen=True):
     """Opens a text message; `role` absent means assistant.
 
-    Example:
+    Examples:
         >>> TextMessageStartEvent(message_id="m1").type
         'TEXT_MESSAGE_START'
     """
@@ -164,7 +164,7 @@ class TextMessageStartEvent(AttributableEvent, frozen=True):
 class TextMessageContentEvent(AttributableEvent, frozen=True):
     """Appends `delta` to an open text message; an empty delta is legal.
 
-    Example:
+    Examples:
         >>> TextMessageContentEvent(message_id="m1", delta="Hi").type
         'TEXT_MESSAGE_CONTENT'
     """
@@ -177,7 +177,7 @@ class TextMessageContentEvent(AttributableEvent, frozen=True):
 class TextMessageEndEvent(AttributableEvent, frozen=True):
     """Closes a text message.
 
-    Example:
+    Examples:
         >>> TextMessageEndEvent(message_id="m1").type
         'TEXT_MESSAGE_END'
     """
@@ -189,7 +189,7 @@ class TextMessageEndEvent(AttributableEvent, frozen=True):
 class TextMessageChunkEvent(AttributableEvent, frozen=True):
     """A self-describing text fragment a client expands to START/CONTENT/END.
 
-    Example:
+    Examples:
         >>> TextMessageChunkEvent(message_id="m1", delta="Hi").type
         'TEXT_MESSAGE_CHUNK'
     """
@@ -204,7 +204,7 @@ class TextMessageChunkEvent(AttributableEvent, frozen=True):
 class ToolCallStartEvent(AttributableEvent, frozen=True):
     """Opens a tool call; `parent_message_id` attaches it to an assistant message.
 
-    Example:
+    Examples:
         >>> ToolCallStartEvent(tool_call_id="c1", tool_call_name="get_weather").type
         'TOOL_CALL_START'
     """
@@ -218,7 +218,7 @@ class ToolCallStartEvent(AttributableEvent, frozen=True):
 class ToolCallArgsEvent(AttributableEvent, frozen=True):
     """A fragment of a tool call's argument text.
 
-    Example:
+    Examples:
         >>> ToolCallArgsEvent(tool_call_id="c1", delta='{"city":').type
         'TOOL_CALL_ARGS'
     """
@@ -231,7 +231,7 @@ class ToolCallArgsEvent(AttributableEvent, frozen=True):
 class ToolCallEndEvent(AttributableEvent, frozen=True):
     """The tool call's arguments are complete.
 
-    Example:
+    Examples:
         >>> ToolCallEndEvent(tool_call_id="c1").type
         'TOOL_CALL_END'
     """
@@ -243,7 +243,7 @@ class ToolCallEndEvent(AttributableEvent, frozen=True):
 class ToolCallChunkEvent(AttributableEvent, frozen=True):
     """A self-describing tool-call fragment a client expands to START/ARGS/END.
 
-    Example:
+    Examples:
         >>> ToolCallChunkEvent(tool_call_id="c1", tool_call_name="f", delta="{}").type
         'TOOL_CALL_CHUNK'
     """
@@ -258,7 +258,7 @@ class ToolCallChunkEvent(AttributableEvent, frozen=True):
 class ToolCallResultEvent(AttributableEvent, frozen=True):
     """The result of a tool call, as a new tool message with its own `message_id`.
 
-    Example:
+    Examples:
         >>> ToolCallResultEvent(message_id="m2", tool_call_id="c1", content="21C").type
         'TOOL_CALL_RESULT'
     """
@@ -273,7 +273,7 @@ class ToolCallResultEvent(AttributableEvent, frozen=True):
 class StateSnapshotEvent(AttributableEvent, frozen=True):
     """Replaces the client's whole state; `null` is a legal state.
 
-    Example:
+    Examples:
         >>> StateSnapshotEvent(snapshot=None).type
         'STATE_SNAPSHOT'
     """
@@ -285,7 +285,7 @@ class StateSnapshotEvent(AttributableEvent, frozen=True):
 class StateDeltaEvent(AttributableEvent, frozen=True):
     """A JSON Patch (RFC 6902) against the state the client holds.
 
-    Example:
+    Examples:
         >>> StateDeltaEvent(delta=[{"op": "add", "path": "/n", "value": 1}]).type
         'STATE_DELTA'
     """
@@ -297,7 +297,7 @@ class StateDeltaEvent(AttributableEvent, frozen=True):
 class MessagesSnapshotEvent(BaseEvent, frozen=True):
     """The complete, ordered set of messages the producer owns.
 
-    Example:
+    Examples:
         >>> MessagesSnapshotEvent(messages=[]).type
         'MESSAGES_SNAPSHOT'
     """
@@ -309,7 +309,7 @@ class MessagesSnapshotEvent(BaseEvent, frozen=True):
 class ActivitySnapshotEvent(AttributableEvent, frozen=True):
     """Creates or replaces an activity message; `replace` absent means true.
 
-    Example:
+    Examples:
         >>> ActivitySnapshotEvent(message_id="p1", activity_type="PLAN", content={}).type
         'ACTIVITY_SNAPSHOT'
     """
@@ -324,7 +324,7 @@ class ActivitySnapshotEvent(AttributableEvent, frozen=True):
 class ActivityDeltaEvent(AttributableEvent, frozen=True):
     """A JSON Patch against an activity message's content.
 
-    Example:
+    Examples:
         >>> ActivityDeltaEvent(message_id="p1", activity_type="PLAN", patch=[]).type
         'ACTIVITY_DELTA'
     """
@@ -338,7 +338,7 @@ class ActivityDeltaEvent(AttributableEvent, frozen=True):
 class RawEvent(AttributableEvent, frozen=True):
     """A provider-native event passed through verbatim; consumers must not act on it.
 
-    Example:
+    Examples:
         >>> RawEvent(event={"id": 1}, source="openai").type
         'RAW'
     """
@@ -351,7 +351,7 @@ class RawEvent(AttributableEvent, frozen=True):
 class CustomEvent(AttributableEvent, frozen=True):
     """An application-defined event; `value` is required and may be `null`.
 
-    Example:
+    Examples:
         >>> CustomEvent(name="ping", value=None).type
         'CUSTOM'
     """
@@ -364,7 +364,7 @@ class CustomEvent(AttributableEvent, frozen=True):
 class RunStartedEvent(BaseEvent, frozen=True):
     """Opens a run; agui always declares `protocol_version` "1.0".
 
-    Example:
+    Examples:
         >>> RunStartedEvent(thread_id="t", run_id="r", protocol_version="1.0").type
         'RUN_STARTED'
     """
@@ -380,7 +380,7 @@ class RunStartedEvent(BaseEvent, frozen=True):
 class RunFinishedEvent(BaseEvent, frozen=True):
     """Ends a run; `outcome` absent means success.
 
-    Example:
+    Examples:
         >>> RunFinishedEvent(thread_id="t", run_id="r").type
         'RUN_FINISHED'
     """
@@ -396,7 +396,7 @@ class RunFinishedEvent(BaseEvent, frozen=True):
 class RunErrorEvent(BaseEvent, frozen=True):
     """Ends a run with an error; nothing but a new RUN_STARTED may follow.
 
-    Example:
+    Examples:
         >>> RunErrorEvent(message="boom", code="AGENT_ERROR").type
         'RUN_ERROR'
     """
@@ -410,7 +410,7 @@ class RunErrorEvent(BaseEvent, frozen=True):
 class StepStartedEvent(AttributableEvent, frozen=True):
     """Opens a named step.
 
-    Example:
+    Examples:
         >>> StepStartedEvent(step_name="plan").type
         'STEP_STARTED'
     """
@@ -422,7 +422,7 @@ class StepStartedEvent(AttributableEvent, frozen=True):
 class StepFinishedEvent(AttributableEvent, frozen=True):
     """Closes the step of the same name.
 
-    Example:
+    Examples:
         >>> StepFinishedEvent(step_name="plan").type
         'STEP_FINISHED'
     """
@@ -434,7 +434,7 @@ class StepFinishedEvent(AttributableEvent, frozen=True):
 class ReasoningStartEvent(AttributableEvent, frozen=True):
     """Opens a reasoning span.
 
-    Example:
+    Examples:
         >>> ReasoningStartEvent(message_id="r-msg-1").type
         'REASONING_START'
     """
@@ -446,7 +446,7 @@ class ReasoningStartEvent(AttributableEvent, frozen=True):
 class ReasoningMessageStartEvent(AttributableEvent, frozen=True):
     """Opens a reasoning message inside a span; `role` is always "reasoning".
 
-    Example:
+    Examples:
         >>> ReasoningMessageStartEvent(message_id="r-msg-1").type
         'REASONING_MESSAGE_START'
     """
@@ -459,7 +459,7 @@ class ReasoningMessageStartEvent(AttributableEvent, frozen=True):
 class ReasoningMessageContentEvent(AttributableEvent, frozen=True):
     """Appends to an open reasoning message.
 
-    Example:
+    Examples:
         >>> ReasoningMessageContentEvent(message_id="r-msg-1", delta="Hmm").type
         'REASONING_MESSAGE_CONTENT'
     """
@@ -472,7 +472,7 @@ class ReasoningMessageContentEvent(AttributableEvent, frozen=True):
 class ReasoningMessageEndEvent(AttributableEvent, frozen=True):
     """Closes a reasoning message.
 
-    Example:
+    Examples:
         >>> ReasoningMessageEndEvent(message_id="r-msg-1").type
         'REASONING_MESSAGE_END'
     """
@@ -484,7 +484,7 @@ class ReasoningMessageEndEvent(AttributableEvent, frozen=True):
 class ReasoningMessageChunkEvent(AttributableEvent, frozen=True):
     """A self-describing reasoning fragment a client expands.
 
-    Example:
+    Examples:
         >>> ReasoningMessageChunkEvent(message_id="r-msg-1", delta="Hmm").type
         'REASONING_MESSAGE_CHUNK'
     """
@@ -497,7 +497,7 @@ class ReasoningMessageChunkEvent(AttributableEvent, frozen=True):
 class ReasoningEndEvent(AttributableEvent, frozen=True):
     """Closes a reasoning span.
 
-    Example:
+    Examples:
         >>> ReasoningEndEvent(message_id="r-msg-1").type
         'REASONING_END'
     """
@@ -509,7 +509,7 @@ class ReasoningEndEvent(AttributableEvent, frozen=True):
 class ReasoningEncryptedValueEvent(AttributableEvent, frozen=True):
     """An opaque value the client stores on a tool call or message and sends back later.
 
-    Example:
+    Examples:
         >>> event = ReasoningEncryptedValueEvent(
         ...     subtype="message", entity_id="m1", encrypted_value="x"
         ... )
@@ -526,7 +526,7 @@ class ReasoningEncryptedValueEvent(AttributableEvent, frozen=True):
 class SubagentStartedEvent(_SubagentEvent, frozen=True):
     """Announces a subagent invocation, identified by `subagent_run_id`.
 
-    Example:
+    Examples:
         >>> SubagentStartedEvent(subagent_run_id="s1", name="researcher").type
         'SUBAGENT_STARTED'
     """
@@ -542,7 +542,7 @@ class SubagentStartedEvent(_SubagentEvent, frozen=True):
 class SubagentFinishedEvent(_SubagentEvent, frozen=True):
     """Ends a subagent invocation; `outcome` absent means success.
 
-    Example:
+    Examples:
         >>> SubagentFinishedEvent(subagent_run_id="s1").type
         'SUBAGENT_FINISHED'
     """
@@ -555,7 +555,7 @@ class SubagentFinishedEvent(_SubagentEvent, frozen=True):
 class SubagentErrorEvent(_SubagentEvent, frozen=True):
     """Ends a subagent invocation with an error (not the run).
 
-    Example:
+    Examples:
         >>> SubagentErrorEvent(subagent_run_id="s1", message="failed").type
         'SUBAGENT_ERROR'
     """

@@ -64,7 +64,7 @@ _ROLES = frozenset(("assistant", "user", "system", "developer"))
 class Handle(Generic[S]):
     """What every handle shares: the run's state, publishing it, raw emits, and `with`.
 
-    Example:
+    Examples:
         >>> from agui import RunAgentInput, RunContext
         >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r", state={"n": 0}))
         >>> with ctx.message() as message:
@@ -166,7 +166,7 @@ class Handle(Generic[S]):
 class MessageHandle(Handle[S]):
     """A text message: `TEXT_MESSAGE_START` now, `CONTENT` per delta, `END` when left.
 
-    Example:
+    Examples:
         >>> from agui import RunAgentInput, RunContext
         >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
         >>> with ctx.message() as message:
@@ -215,7 +215,7 @@ class MessageHandle(Handle[S]):
 class ReasoningHandle(Handle[S]):
     """A reasoning block: span and message opened now, closed in the 1.0 order when left.
 
-    Example:
+    Examples:
         >>> from agui import RunAgentInput, RunContext
         >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
         >>> with ctx.reasoning() as thinking:
@@ -272,7 +272,7 @@ class ReasoningHandle(Handle[S]):
 class StepHandle(Handle[S]):
     """A named step: `STEP_STARTED` now, `STEP_FINISHED` when left; steps nest.
 
-    Example:
+    Examples:
         >>> from agui import RunAgentInput, RunContext
         >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
         >>> with ctx.step("plan"), ctx.step("search"):
@@ -309,7 +309,7 @@ class ToolCallHandle(Handle[S]):
     `raw_args` buffers the argument text; `parse_args` reads it once it is complete.
     `end()` leaves the call to the client (no result); `result()` sends END then RESULT.
 
-    Example:
+    Examples:
         >>> from agui import RunAgentInput, RunContext
         >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
         >>> with ctx.tool_call("get_weather") as call:

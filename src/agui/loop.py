@@ -75,7 +75,7 @@ _Approval = tuple[ToolCall, BackendTool[..., object]]
 def approval_interrupt_id(tool_call_id: str) -> str:
     """The id of the interrupt that asks to approve the call `tool_call_id`.
 
-    Example:
+    Examples:
         >>> approval_interrupt_id("r1-call-1")
         'approve-r1-call-1'
     """
@@ -88,7 +88,7 @@ class ToolLoopAgent:
     `tools` are backend tools (`@tool` functions, or plain functions); `instructions` is the
     system prompt; `dispatcher` is `"native"`, `"xml"`, `"auto"` or a `ToolDispatcher`.
 
-    Example:
+    Examples:
         >>> import asyncio
         >>> from agui import RunAgentInput, tool
         >>> from agui.messages import UserMessage

@@ -41,7 +41,7 @@ JsonObject = dict[str, JsonValue]
 class DataSource(WireModel, frozen=True):
     """Inline media: base64 `value` with its `mime_type`.
 
-    Example:
+    Examples:
         >>> DataSource(value="aGk=", mime_type="text/plain").model_dump_json()
         '{"type":"data","value":"aGk=","mimeType":"text/plain"}'
     """
@@ -54,7 +54,7 @@ class DataSource(WireModel, frozen=True):
 class UrlSource(WireModel, frozen=True):
     """Media the model fetches from a URL.
 
-    Example:
+    Examples:
         >>> UrlSource(value="https://example.com/a.png").model_dump_json()
         '{"type":"url","value":"https://example.com/a.png"}'
     """
@@ -67,7 +67,7 @@ class UrlSource(WireModel, frozen=True):
 class FileSource(WireModel, frozen=True):
     """Media held by a provider, named by an opaque handle (AG-UI 1.0).
 
-    Example:
+    Examples:
         >>> FileSource(value="file-123", provider="openai").model_dump_json()
         '{"type":"file","value":"file-123","provider":"openai"}'
     """
@@ -84,7 +84,7 @@ PartSource = Annotated[DataSource | UrlSource | FileSource, Field(discriminator=
 class TextPart(WireModel, frozen=True):
     """A piece of text inside a multi-part message or tool result.
 
-    Example:
+    Examples:
         >>> TextPart(text="hello").model_dump_json()
         '{"type":"text","text":"hello"}'
     """
@@ -98,7 +98,7 @@ class TextPart(WireModel, frozen=True):
 class ImagePart(WireModel, frozen=True):
     """An image, from a data, url or file source.
 
-    Example:
+    Examples:
         >>> ImagePart(source=UrlSource(value="https://example.com/a.png")).type
         'image'
     """
@@ -112,7 +112,7 @@ class ImagePart(WireModel, frozen=True):
 class AudioPart(WireModel, frozen=True):
     """A piece of audio, from a data, url or file source.
 
-    Example:
+    Examples:
         >>> AudioPart(source=FileSource(value="f1")).type
         'audio'
     """
@@ -126,7 +126,7 @@ class AudioPart(WireModel, frozen=True):
 class VideoPart(WireModel, frozen=True):
     """A video, from a data, url or file source.
 
-    Example:
+    Examples:
         >>> VideoPart(source=FileSource(value="f1")).type
         'video'
     """
@@ -140,7 +140,7 @@ class VideoPart(WireModel, frozen=True):
 class DocumentPart(WireModel, frozen=True):
     """A document (a PDF, say), from a data, url or file source.
 
-    Example:
+    Examples:
         >>> DocumentPart(source=FileSource(value="f1")).type
         'document'
     """
@@ -160,7 +160,7 @@ ContentPart = Annotated[
 class FunctionCall(WireModel, frozen=True):
     """The name and argument text of a tool call, exactly as the model wrote it.
 
-    Example:
+    Examples:
         >>> FunctionCall(name="get_weather", arguments='{"city":"Paris"}').arguments
         '{"city":"Paris"}'
     """
@@ -172,7 +172,7 @@ class FunctionCall(WireModel, frozen=True):
 class ToolCall(WireModel, frozen=True):
     """A tool call carried by an assistant message.
 
-    Example:
+    Examples:
         >>> call = ToolCall(id="c1", function=FunctionCall(name="f", arguments="{}"))
         >>> call.model_dump_json()
         '{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}'
@@ -188,7 +188,7 @@ class ToolCall(WireModel, frozen=True):
 class DeveloperMessage(WireModel, frozen=True):
     """Instructions from the application's developer.
 
-    Example:
+    Examples:
         >>> DeveloperMessage(id="d1", content="Answer briefly.").role
         'developer'
     """
@@ -205,7 +205,7 @@ class DeveloperMessage(WireModel, frozen=True):
 class SystemMessage(WireModel, frozen=True):
     """A system prompt.
 
-    Example:
+    Examples:
         >>> SystemMessage(id="s1", content="You are helpful.").role
         'system'
     """
@@ -222,7 +222,7 @@ class SystemMessage(WireModel, frozen=True):
 class AssistantMessage(WireModel, frozen=True):
     """A reply of the agent; it may carry tool calls and no text.
 
-    Example:
+    Examples:
         >>> AssistantMessage(id="a1", content="Hi!").model_dump_json()
         '{"id":"a1","role":"assistant","content":"Hi!"}'
     """
@@ -240,7 +240,7 @@ class AssistantMessage(WireModel, frozen=True):
 class UserMessage(WireModel, frozen=True):
     """What the user said: text, or a list of content parts.
 
-    Example:
+    Examples:
         >>> UserMessage(id="u1", content="What's the weather?").content
         "What's the weather?"
     """
@@ -257,7 +257,7 @@ class UserMessage(WireModel, frozen=True):
 class ToolMessage(WireModel, frozen=True):
     """The result of a tool call, answering `tool_call_id`; `error` gives a failure reason.
 
-    Example:
+    Examples:
         >>> ToolMessage(id="t1", tool_call_id="c1", content='{"tempC":21}').role
         'tool'
     """
@@ -275,7 +275,7 @@ class ToolMessage(WireModel, frozen=True):
 class ActivityMessage(WireModel, frozen=True):
     """A structured progress message (a plan, a search) shown by the UI; never sent back.
 
-    Example:
+    Examples:
         >>> ActivityMessage(id="p1", activity_type="PLAN", content={"steps": []}).role
         'activity'
     """
@@ -291,7 +291,7 @@ class ActivityMessage(WireModel, frozen=True):
 class ReasoningMessage(WireModel, frozen=True):
     """The model's visible reasoning, kept in the history.
 
-    Example:
+    Examples:
         >>> ReasoningMessage(id="r1", content="Paris is in France.").role
         'reasoning'
     """

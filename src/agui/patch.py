@@ -24,7 +24,7 @@ per call, then changed in place. The cost follows the paths touched, not the doc
 the input is never changed, so a failed patch leaves nothing behind. The result shares
 untouched subtrees with `doc` (and added values with `ops`): treat documents as immutable.
 
-Example:
+Examples:
     >>> ops = diff({"tasks": ["a"]}, {"tasks": ["a", "b"]})
     >>> ops
     [{'op': 'add', 'path': '/tasks/1', 'value': 'b'}]
@@ -73,7 +73,7 @@ _NEEDS: Final = {
 def escape_pointer_token(token: str) -> str:
     """Escape an object key as one JSON Pointer token: `~` becomes `~0`, then `/` becomes `~1`.
 
-    Example:
+    Examples:
         >>> escape_pointer_token("a/b~c")
         'a~1b~0c'
     """
@@ -83,7 +83,7 @@ def escape_pointer_token(token: str) -> str:
 def json_equal(a: JsonValue, b: JsonValue) -> bool:
     """Whether `a` and `b` are the same JSON value: unlike `==`, `true` is not `1` or `1.0`.
 
-    Example:
+    Examples:
         >>> json_equal([1, {"a": None}], [1, {"a": None}]), json_equal([1], [True])
         (True, False)
     """
@@ -141,7 +141,7 @@ def diff(old: JsonValue, new: JsonValue) -> list[dict[str, JsonValue]]:
         The operations, as dicts with keys in the order `op`, `path`, `value`; empty when
         the documents are the same JSON value.
 
-    Example:
+    Examples:
         >>> for op in diff({"a": 1, "b": [1, 2], "c": 0}, {"a": True, "b": [2], "d/e": None}):
         ...     print(op)
         {'op': 'replace', 'path': '/a', 'value': True}
@@ -336,7 +336,7 @@ def apply(doc: JsonValue, ops: Sequence[Mapping[str, JsonValue]]) -> JsonValue:
     Raises:
         PatchError: An operation is malformed or does not apply; `index` is its position.
 
-    Example:
+    Examples:
         >>> doc = {"tasks": [{"title": "a"}, {"title": "b"}]}
         >>> apply(doc, [{"op": "remove", "path": "/tasks/0"},
         ...             {"op": "add", "path": "/tasks/-", "value": {"title": "c"}}])

@@ -62,7 +62,7 @@ _MESSAGES = {
 class Agent(Protocol[S]):
     """An object whose `run(ctx)` does one run; it may return a `RunOutcome` or `None`.
 
-    Example:
+    Examples:
         >>> class Greeter:
         ...     async def run(self, ctx):
         ...         ctx.say("Hello!")
@@ -95,7 +95,7 @@ async def run(
 
     Closing the iterator early cancels the agent and waits for it to finish unwinding.
 
-    Example:
+    Examples:
         >>> import asyncio
         >>> async def hello(ctx):
         ...     ctx.say("Hello!")
@@ -126,7 +126,7 @@ async def drive(agent: AgentLike[S], ctx: RunContext[S], *, debug: bool = False)
 
     This is the engine under `run()` and the HTTP endpoint; it never raises for agent errors.
 
-    Example:
+    Examples:
         >>> import asyncio
         >>> async def broken(ctx):
         ...     raise ValueError("a secret")

@@ -20,7 +20,7 @@ __all__ = ["EventReceiver"]
 class EventReceiver:
     """The reading end of a run's event queue: `drain()` for tests, `async for` for transports.
 
-    Example:
+    Examples:
         >>> from agui import RunAgentInput, RunContext
         >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
         >>> ctx.say("Hello")

@@ -42,7 +42,7 @@ SSE_MEDIA_TYPE = "text/event-stream"
 def event_json(event: Event) -> bytes:
     """The wire JSON of one event: camelCase, compact, optional absent fields left out.
 
-    Example:
+    Examples:
         >>> from agui.events import CustomEvent
         >>> event_json(CustomEvent(name="ping", value=None))
         b'{"type":"CUSTOM","name":"ping","value":null}'
@@ -65,7 +65,7 @@ def event_json(event: Event) -> bytes:
 def encode_sse(event: Event) -> bytes:
     r"""One SSE frame for one event: `data: <json>\n\n`, UTF-8, LF only.
 
-    Example:
+    Examples:
         >>> from agui.events import TextMessageContentEvent
         >>> frame = encode_sse(TextMessageContentEvent(message_id="m1", delta="héllo\n"))
         >>> print(frame.decode(), end="")
@@ -100,7 +100,7 @@ def _serialize(event: Event) -> bytes:
 def comment_frame(text: str = "ping") -> bytes:
     r"""An SSE comment frame; clients ignore it, proxies see traffic.
 
-    Example:
+    Examples:
         >>> comment_frame()
         b': ping\n\n'
     """

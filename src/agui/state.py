@@ -51,7 +51,7 @@ _OPERATIONS: dict[str, type[BaseModel]] = {
 class StateManager(Generic[S]):
     """Holds the live state, the client's baseline, and decides what a publish sends.
 
-    Example:
+    Examples:
         >>> manager = StateManager(None, {"tasks": []})
         >>> manager.value["tasks"].append("ship it")
         >>> type(manager.publish()).__name__

@@ -41,7 +41,7 @@ async def collect(
 ) -> list[Event]:
     """Drive `agent` for one run and return every event, terminal event included.
 
-    Example:
+    Examples:
         >>> import asyncio
         >>> async def hello(ctx):
         ...     ctx.say("Hello!")
@@ -60,7 +60,7 @@ def assert_valid(events: Iterable[Event], *, input: RunAgentInput | None = None)
     run reports results against calls of an earlier run). Raises `ProtocolViolation` naming
     the broken rule and the index of the offending event.
 
-    Example:
+    Examples:
         >>> from agui.events import RunStartedEvent, TextMessageEndEvent
         >>> stream = [RunStartedEvent(thread_id="t", run_id="r")]
         >>> stream.append(TextMessageEndEvent(message_id="m"))
@@ -105,7 +105,7 @@ def _reraise_at(error: Exception, index: int, what: str) -> None:
 class FoldedRun:
     """What a UI holds after a stream: messages, state, and how the last run ended.
 
-    Example:
+    Examples:
         >>> FoldedRun(messages=[], state={}, outcome=None, error=None).state
         {}
     """
@@ -124,7 +124,7 @@ def fold(
 ) -> FoldedRun:
     """Apply a stream as the official client does; `messages`/`state` are what it held before.
 
-    Example:
+    Examples:
         >>> import asyncio
         >>> async def hello(ctx):
         ...     ctx.say("Hello!")

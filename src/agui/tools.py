@@ -56,7 +56,7 @@ _ARG_LINE = re.compile(r"^(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 class ToolResult:
     """What a tool call gives back to the model: content, and whether it is an error.
 
-    Example:
+    Examples:
         >>> ToolResult("sunny, 21 C")
         ToolResult(content='sunny, 21 C', ok=True)
     """
@@ -85,7 +85,7 @@ class BackendTool(Generic[P, R_co]):
 
     Calling the object calls the function; `run()` is what the tool loop uses.
 
-    Example:
+    Examples:
         >>> import asyncio
         >>> @tool
         ... def get_weather(location: str) -> str:
@@ -305,7 +305,7 @@ def tool(
     `requires_approval=True` asks a human before each call (the tool loop interrupts the run);
     `expose_errors=True` lets the model read the text of the tool's exceptions.
 
-    Example:
+    Examples:
         >>> from typing import Annotated
         >>> from pydantic import Field
         >>> @tool(name="find_restaurants")
@@ -333,7 +333,7 @@ def tool(
 class Toolbox:
     """The backend tools of an agent, by name; plain functions are wrapped with `@tool`.
 
-    Example:
+    Examples:
         >>> def get_time(city: str) -> str:
         ...     '''The local time in a city.'''
         ...     return "12:00"

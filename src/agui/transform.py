@@ -33,7 +33,7 @@ __all__ = ["FilterToolCalls", "ToolResultToState", "Transformer", "apply_transfo
 class Transformer(Protocol):
     """Anything with `transform(event) -> events`; it may keep state between events.
 
-    Example:
+    Examples:
         >>> from agui.events import CustomEvent
         >>> class DropCustom:
         ...     def transform(self, event):
@@ -50,7 +50,7 @@ class Transformer(Protocol):
 def apply_transformers(transformers: Iterable[Transformer], event: Event) -> list[Event]:
     """Run `event` through each transformer in order; each sees the previous one's output.
 
-    Example:
+    Examples:
         >>> from agui.events import CustomEvent
         >>> class Double:
         ...     def transform(self, event):
@@ -69,7 +69,7 @@ def apply_transformers(transformers: Iterable[Transformer], event: Event) -> lis
 class FilterToolCalls:
     """Drop whole tool calls by name: START, ARGS, END, RESULT, chunks and encrypted values.
 
-    Example:
+    Examples:
         >>> from agui import RunAgentInput, RunContext
         >>> ctx, events = RunContext.new(
         ...     RunAgentInput(thread_id="t", run_id="r"), transformers=[FilterToolCalls({"secret"})]
@@ -118,7 +118,7 @@ class ToolResultToState:
     The result still goes out first, unless `replacing=True`. A result that is not JSON (or not
     a valid patch, in delta mode) passes through untouched: a malformed result never kills a run.
 
-    Example:
+    Examples:
         >>> from agui import RunAgentInput, RunContext
         >>> ctx, events = RunContext.new(
         ...     RunAgentInput(thread_id="t", run_id="r"), transformers=[ToolResultToState("board")]

@@ -52,7 +52,7 @@ ToolResultContent = str | list[ContentPart]
 class Tool(WireModel, frozen=True):
     """A tool the client offers; `parameters` is its JSON Schema (absent: no arguments).
 
-    Example:
+    Examples:
         >>> Tool(name="confirm", description="Ask the user to confirm").model_dump_json()
         '{"name":"confirm","description":"Ask the user to confirm"}'
     """
@@ -66,7 +66,7 @@ class Tool(WireModel, frozen=True):
 class Context(WireModel, frozen=True):
     """A piece of application context the model should see.
 
-    Example:
+    Examples:
         >>> Context(description="user's timezone", value="Europe/Paris").value
         'Europe/Paris'
     """
@@ -78,7 +78,7 @@ class Context(WireModel, frozen=True):
 class Interrupt(WireModel, frozen=True):
     """A question the run stops on; the next run answers it with a `ResumeEntry` of this `id`.
 
-    Example:
+    Examples:
         >>> Interrupt(id="i1", reason="tool_call", tool_call_id="c1").model_dump_json()
         '{"id":"i1","reason":"tool_call","toolCallId":"c1"}'
     """
@@ -96,7 +96,7 @@ class Interrupt(WireModel, frozen=True):
 class ResumeEntry(WireModel, frozen=True):
     """The client's answer to an interrupt: `resolved` with a `payload`, or `cancelled`.
 
-    Example:
+    Examples:
         >>> entry = ResumeEntry(interrupt_id="i1", status="resolved", payload={"approved": True})
         >>> entry.model_dump_json()
         '{"interruptId":"i1","status":"resolved","payload":{"approved":true}}'
@@ -113,7 +113,7 @@ class RunOutcome(WireModel, frozen=True):
 
     An agent returns one (or `None`, meaning success) and the driver puts it on `RUN_FINISHED`.
 
-    Example:
+    Examples:
         >>> RunOutcome.success(pending_tool_call_ids=["r-call-1"]).model_dump_json()
         '{"type":"success","pendingToolCallIds":["r-call-1"]}'
         >>> RunOutcome.interrupt([Interrupt(id="i1", reason="confirmation")]).type
@@ -142,7 +142,7 @@ class RunOutcome(WireModel, frozen=True):
 class SuccessOutcome(RunOutcome, frozen=True):
     """A successful run; `pending_tool_call_ids` lists client-executed calls left open.
 
-    Example:
+    Examples:
         >>> SuccessOutcome().model_dump_json()
         '{"type":"success"}'
     """
@@ -154,7 +154,7 @@ class SuccessOutcome(RunOutcome, frozen=True):
 class InterruptOutcome(RunOutcome, frozen=True):
     """A run that stops on interrupts; the list holds at least one.
 
-    Example:
+    Examples:
         >>> len(InterruptOutcome(interrupts=[Interrupt(id="i1", reason="confirmation")]).interrupts)
         1
     """
@@ -166,7 +166,7 @@ class InterruptOutcome(RunOutcome, frozen=True):
 class CancelledOutcome(RunOutcome, frozen=True):
     """A run stopped on purpose, everything closed first (AG-UI 1.0).
 
-    Example:
+    Examples:
         >>> CancelledOutcome().type
         'cancelled'
     """
@@ -183,7 +183,7 @@ RunFinishedOutcome = Annotated[
 class SubagentSuccessOutcome(WireModel, frozen=True):
     """A subagent invocation that completed.
 
-    Example:
+    Examples:
         >>> SubagentSuccessOutcome().model_dump_json()
         '{"type":"success"}'
     """
@@ -194,7 +194,7 @@ class SubagentSuccessOutcome(WireModel, frozen=True):
 class SubagentSuspendedOutcome(WireModel, frozen=True):
     """A subagent invocation suspended on interrupts.
 
-    Example:
+    Examples:
         >>> SubagentSuspendedOutcome(interrupt_ids=["i1"]).model_dump_json()
         '{"type":"suspended","interruptIds":["i1"]}'
     """
@@ -212,7 +212,7 @@ SubagentFinishedOutcome = Annotated[
 class TokenUsage(WireModel, frozen=True):
     """Token counts for one (provider, model); absent means not reported, never zero.
 
-    Example:
+    Examples:
         >>> TokenUsage(provider="openai", input_tokens=12, output_tokens=3).model_dump_json()
         '{"provider":"openai","inputTokens":12,"outputTokens":3}'
     """
@@ -233,7 +233,7 @@ _Pointer = Annotated[str, Field(pattern=_POINTER)]
 class AddOperation(WireModel, frozen=True, extra="allow"):
     """JSON Patch `add`: set a member or insert into an array (`-` appends).
 
-    Example:
+    Examples:
         >>> AddOperation(path="/tasks/-", value="ship it").model_dump_json()
         '{"op":"add","path":"/tasks/-","value":"ship it"}'
     """
@@ -246,7 +246,7 @@ class AddOperation(WireModel, frozen=True, extra="allow"):
 class RemoveOperation(WireModel, frozen=True, extra="allow"):
     """JSON Patch `remove`.
 
-    Example:
+    Examples:
         >>> RemoveOperation(path="/tasks/0").op
         'remove'
     """
@@ -258,7 +258,7 @@ class RemoveOperation(WireModel, frozen=True, extra="allow"):
 class ReplaceOperation(WireModel, frozen=True, extra="allow"):
     """JSON Patch `replace`; `value` may be `null`, which is data and is kept.
 
-    Example:
+    Examples:
         >>> ReplaceOperation(path="/owner", value=None).model_dump_json()
         '{"op":"replace","path":"/owner","value":null}'
     """
@@ -271,7 +271,7 @@ class ReplaceOperation(WireModel, frozen=True, extra="allow"):
 class MoveOperation(WireModel, frozen=True, extra="allow"):
     """JSON Patch `move` from `from_` (wire name `from`) to `path`.
 
-    Example:
+    Examples:
         >>> MoveOperation(from_="/a", path="/b").model_dump_json()
         '{"op":"move","from":"/a","path":"/b"}'
     """
@@ -284,7 +284,7 @@ class MoveOperation(WireModel, frozen=True, extra="allow"):
 class CopyOperation(WireModel, frozen=True, extra="allow"):
     """JSON Patch `copy` from `from_` (wire name `from`) to `path`.
 
-    Example:
+    Examples:
         >>> CopyOperation(from_="/a", path="/b").op
         'copy'
     """
@@ -297,7 +297,7 @@ class CopyOperation(WireModel, frozen=True, extra="allow"):
 class TestOperation(WireModel, frozen=True, extra="allow"):
     """JSON Patch `test`: the patch fails unless `path` holds `value`.
 
-    Example:
+    Examples:
         >>> TestOperation(path="/version", value=3).op
         'test'
     """
@@ -329,7 +329,7 @@ class RunAgentInput(WireModel, frozen=True):
 
     Both key styles are accepted, and everything but the ids and messages may be absent.
 
-    Example:
+    Examples:
         >>> body = {"thread_id": "t", "run_id": "r", "messages": [], "state": None}
         >>> RunAgentInput.model_validate(body).model_dump_json()
         '{"threadId":"t","runId":"r","messages":[]}'

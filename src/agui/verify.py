@@ -75,7 +75,7 @@ __all__ = ["Rule", "Verifier"]
 class Rule(str, Enum):
     """The closed set of rules the verifier enforces; each value is a stable kebab-case name.
 
-    Example:
+    Examples:
         >>> Rule.TOOL_RESULT_BEFORE_END.value
         'tool-result-before-end'
         >>> Rule("truncated") is Rule.TRUNCATED
@@ -119,7 +119,7 @@ class Rule(str, Enum):
     def description(self) -> str:
         """What the rule requires, in one line (the module docstring's table lists them all).
 
-        Example:
+        Examples:
             >>> print(Rule.NESTED_RUN_STARTED.description)
             No RUN_STARTED while a run is still active.
         """
@@ -181,7 +181,7 @@ class Verifier:
             this stream; with `started`, pass the calls of the run input's messages here, since
             the `RUN_STARTED` that would carry them is not observed.
 
-    Example:
+    Examples:
         >>> from agui.events import RunStartedEvent, TextMessageContentEvent
         >>> verifier = Verifier()
         >>> verifier.observe(RunStartedEvent(thread_id="t", run_id="r"))
@@ -215,7 +215,7 @@ class Verifier:
         Raises:
             ProtocolViolation: `event` breaks a rule; `.rule` names it, `.event` is `event`.
 
-        Example:
+        Examples:
             >>> from agui.events import RunFinishedEvent
             >>> verifier = Verifier(started=("t", "r"))
             >>> verifier.observe(RunFinishedEvent(thread_id="t", run_id="r"))
@@ -238,7 +238,7 @@ class Verifier:
             ProtocolViolation: with `Rule.TRUNCATED`, when the stream would end without a
                 terminal event.
 
-        Example:
+        Examples:
             >>> try:
             ...     Verifier(started=("t", "r")).finish()
             ... except ProtocolViolation as violation:
@@ -261,7 +261,7 @@ class Verifier:
     def running(self) -> bool:
         """Whether a run has started and not yet ended with `RUN_FINISHED` or `RUN_ERROR`.
 
-        Example:
+        Examples:
             >>> Verifier().running, Verifier(started=("t", "r")).running
             (False, True)
         """
@@ -273,7 +273,7 @@ class Verifier:
 
         A message assembled from chunks is in `open_chunks` instead: its chunk stream ends it.
 
-        Example:
+        Examples:
             >>> from agui.events import TextMessageStartEvent
             >>> verifier = Verifier(started=("t", "r"))
             >>> verifier.observe(TextMessageStartEvent(message_id="m1"))
@@ -286,7 +286,7 @@ class Verifier:
     def open_tool_calls(self) -> tuple[str, ...]:
         """Tool calls that need a `TOOL_CALL_END`, in the order they opened.
 
-        Example:
+        Examples:
             >>> from agui.events import ToolCallStartEvent
             >>> verifier = Verifier(started=("t", "r"))
             >>> verifier.observe(ToolCallStartEvent(tool_call_id="c1", tool_call_name="f"))
@@ -299,7 +299,7 @@ class Verifier:
     def open_reasoning(self) -> tuple[str, ...]:
         """Reasoning spans that need a `REASONING_END`, in the order they opened.
 
-        Example:
+        Examples:
             >>> from agui.events import ReasoningStartEvent
             >>> verifier = Verifier(started=("t", "r"))
             >>> verifier.observe(ReasoningStartEvent(message_id="s1"))
@@ -312,7 +312,7 @@ class Verifier:
     def open_reasoning_messages(self) -> tuple[str, ...]:
         """Reasoning messages that need a `REASONING_MESSAGE_END`, in the order they opened.
 
-        Example:
+        Examples:
             >>> from agui.events import ReasoningMessageStartEvent
             >>> verifier = Verifier(started=("t", "r"))
             >>> verifier.observe(ReasoningMessageStartEvent(message_id="r1"))
@@ -325,7 +325,7 @@ class Verifier:
     def open_steps(self) -> tuple[tuple[str, str | None], ...]:
         """Open steps as `(step_name, subagent_run_id)` pairs, in the order they opened.
 
-        Example:
+        Examples:
             >>> from agui.events import StepStartedEvent
             >>> verifier = Verifier(started=("t", "r"))
             >>> verifier.observe(StepStartedEvent(step_name="plan"))
@@ -338,7 +338,7 @@ class Verifier:
     def active_subagents(self) -> tuple[str, ...]:
         """Subagents started and not yet finished or errored, in the order they started.
 
-        Example:
+        Examples:
             >>> from agui.events import SubagentStartedEvent
             >>> verifier = Verifier(started=("t", "r"))
             >>> verifier.observe(SubagentStartedEvent(subagent_run_id="s1", name="researcher"))
@@ -351,7 +351,7 @@ class Verifier:
     def open_chunks(self) -> tuple[tuple[str | None, str, str], ...]:
         """Open chunk streams as `(subagent_run_id, chunk_type, id)`; one per lane at most.
 
-        Example:
+        Examples:
             >>> from agui.events import TextMessageChunkEvent
             >>> verifier = Verifier(started=("t", "r"))
             >>> verifier.observe(TextMessageChunkEvent(message_id="m1", delta="Hi"))

@@ -61,7 +61,7 @@ _JSON_OBJECT: TypeAdapter[dict[str, object]] = TypeAdapter(dict[str, object])
 class UnknownMemberWarning(UserWarning):
     """Material the protocol does not describe was removed from a value being read.
 
-    Example:
+    Examples:
         >>> import warnings
         >>> with warnings.catch_warnings(record=True) as caught:
         ...     warnings.simplefilter("always")
@@ -74,7 +74,7 @@ class UnknownMemberWarning(UserWarning):
 def parse_json(data: str | bytes | bytearray) -> object:
     """Parse JSON text strictly: no `NaN`/`Infinity`, at most 200 levels of nesting.
 
-    Example:
+    Examples:
         >>> parse_json(b'{"a": [1, null]}')
         {'a': [1, None]}
         >>> parse_json("{")
@@ -96,7 +96,7 @@ def parse_event(data: Mapping[str, object] | str | bytes | bytearray) -> ev.Even
     `THINKING_*`), `MalformedEvent` naming the field for a known event of the wrong shape, and
     warns `UnknownMemberWarning` for each unknown member it strips.
 
-    Example:
+    Examples:
         >>> event = parse_event('{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hi"}')
         >>> type(event).__name__, event.delta
         ('TextMessageContentEvent', 'Hi')
@@ -131,7 +131,7 @@ def parse_input(data: Mapping[str, object] | str | bytes | bytearray) -> RunAgen
 
     Raises `InvalidInput` listing every problem as `(json_pointer, message)`.
 
-    Example:
+    Examples:
         >>> parse_input(b'{"threadId": "t", "runId": "r", "messages": []}').run_id
         'r'
         >>> parse_input({"threadId": "t"}).run_id

@@ -22,7 +22,7 @@ refuses ("malformed"), the JSON Patch failures it warns about, and notes on what
 (an unknown event type, a legacy `THINKING_*` event). An event that breaks a rule is still
 applied to the view as far as it can be, so what the server sent stays visible.
 
-Example:
+Examples:
     >>> html = page()
     >>> html.startswith("<!doctype html>"), "<script>" in html, "http://" in html
     (True, True, False)
@@ -87,7 +87,7 @@ def page() -> str:
 
     Serve it with `headers()`: its Content-Security-Policy allows exactly these inlined blocks.
 
-    Example:
+    Examples:
         >>> "<title>agui inspector</title>" in page()
         True
     """
@@ -102,7 +102,7 @@ def headers() -> list[tuple[str, str]]:
     Types keep HTML out of the DOM APIs. The page is never cached, so an upgraded agui serves its
     upgraded page.
 
-    Example:
+    Examples:
         >>> dict(headers())["content-type"]
         'text/html; charset=utf-8'
         >>> "connect-src 'self'" in dict(headers())["content-security-policy"]

@@ -54,7 +54,7 @@ ChatRole = Literal["system", "user", "assistant", "tool"]
 class ChatToolCall:
     """A tool call the model made, as it goes back to the model: id, name, argument text.
 
-    Example:
+    Examples:
         >>> ChatToolCall(id="c1", name="get_weather", arguments='{"location":"Paris"}').name
         'get_weather'
     """
@@ -71,7 +71,7 @@ class ChatMessage:
     `tool_calls` is only used on assistant messages; `tool_call_id`, `name` (the tool's name)
     and `is_error` only on tool messages.
 
-    Example:
+    Examples:
         >>> ChatMessage.user("What's the weather in Paris?").role
         'user'
         >>> ChatMessage.tool("c1", "sunny", name="get_weather").tool_call_id
@@ -112,7 +112,7 @@ class ChatMessage:
 class TextDelta:
     """A piece of the model's answer text.
 
-    Example:
+    Examples:
         >>> TextDelta("It is sunny").text
         'It is sunny'
     """
@@ -124,7 +124,7 @@ class TextDelta:
 class ReasoningDelta:
     """A piece of the model's visible reasoning (`reasoning_content` and the like).
 
-    Example:
+    Examples:
         >>> ReasoningDelta("The user wants Paris.").text
         'The user wants Paris.'
     """
@@ -139,7 +139,7 @@ class ToolCallDelta:
     Providers send the `id` and `name` in a call's first fragment only, and the argument text in
     pieces that may split anywhere, even inside a string or an escape.
 
-    Example:
+    Examples:
         >>> ToolCallDelta(index=0, id="c1", name="get_weather", arguments='{"loc').arguments
         '{"loc'
     """
@@ -154,7 +154,7 @@ class ToolCallDelta:
 class UsageDelta:
     """Token counts for the response (often in the last chunk, or only when asked for).
 
-    Example:
+    Examples:
         >>> UsageDelta(TokenUsage(input_tokens=12, output_tokens=3)).usage.output_tokens
         3
     """
@@ -166,7 +166,7 @@ class UsageDelta:
 class FinishDelta:
     """Why the model stopped: `stop`, `tool_calls`, `length`, or a provider's own value.
 
-    Example:
+    Examples:
         >>> FinishDelta("tool_calls").reason
         'tool_calls'
     """
@@ -185,7 +185,7 @@ class ChatModel(Protocol):
     `supports_native_tools` says whether the model takes tool specs and answers with structured
     tool calls; the `"auto"` dispatcher uses XML tags in the text when it does not.
 
-    Example:
+    Examples:
         >>> import asyncio
         >>> from agui.models import ScriptedModel, Turn
         >>> model: ChatModel = ScriptedModel([Turn.text("Hello!")])
@@ -211,7 +211,7 @@ class ChatModel(Protocol):
 class PartialToolCall:
     """A tool call being assembled from its fragments.
 
-    Example:
+    Examples:
         >>> call = PartialToolCall(index=0, id="c1", name="f", parts=['{"a":', "1}"])
         >>> call.arguments
         '{"a":1}'
@@ -235,7 +235,7 @@ class ToolCallAssembler:
     servers reuse an index for the next call); one with neither index nor id continues the
     last call. A call keeps its first id and name; argument text is appended, never parsed.
 
-    Example:
+    Examples:
         >>> calls = ToolCallAssembler()
         >>> for delta in [
         ...     ToolCallDelta(index=0, id="c1", name="get_weather"),
@@ -286,7 +286,7 @@ def chat_messages(history: Sequence[Message]) -> list[ChatMessage]:
     messages keep their call id and gain the tool's name; reasoning and activity messages are
     dropped. A call left without a result gets an error result, which providers require.
 
-    Example:
+    Examples:
         >>> from agui.messages import AssistantMessage, UserMessage
         >>> history = [UserMessage(id="u1", content="Hi")]
         >>> history.append(AssistantMessage(id="a1", content="Hello"))

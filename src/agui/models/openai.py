@@ -66,7 +66,7 @@ class OpenAICompatibleModel:
     the connection. `extra_body` is merged into every request (say, `{"temperature": 0}`).
     Pass `client` to reuse an `httpx.AsyncClient` (it is then not closed here).
 
-    Example:
+    Examples:
         >>> model = OpenAICompatibleModel("http://localhost:11434/v1/", "qwen3", api_key="sk-1")
         >>> model.url, model
         ('http://localhost:11434/v1/chat/completions',

@@ -53,7 +53,7 @@ class Call:
 
     Raw text lets a script send arguments a tool must reject. Without an id the agent picks one.
 
-    Example:
+    Examples:
         >>> Call("get_weather", {"location": "Paris"}).argument_text
         '{"location":"Paris"}'
     """
@@ -74,7 +74,7 @@ class Call:
 class Turn:
     """One scripted model response; build it with `Turn.text` or `Turn.tool_calls`.
 
-    Example:
+    Examples:
         >>> Turn.text("It is sunny.", reasoning="The tool said so.").content
         'It is sunny.'
         >>> [call.name for call in Turn.tool_calls(Call("a"), Call("b")).calls]
@@ -107,7 +107,7 @@ TurnFunction = Callable[[Sequence[ChatMessage]], Turn]
 class ScriptedRequest:
     """What the scripted model was asked: the conversation and the tools offered.
 
-    Example:
+    Examples:
         >>> ScriptedRequest((ChatMessage.user("Hi"),), ()).messages[0].content
         'Hi'
     """
@@ -122,7 +122,7 @@ class ScriptedModel:
     `script` is a list of turns (or functions of the conversation giving a turn), or one such
     function for every request. `delay` waits that many seconds before each delta.
 
-    Example:
+    Examples:
         >>> import asyncio
         >>> model = ScriptedModel([Turn.tool_calls(Call("get_weather", {"location": "Paris"}))])
         >>> async def main():
