@@ -55,10 +55,14 @@ from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Mount, Route
 from workload import (
     ARGS_PER_CALL,
+    CITIES,
     DELTAS_PER_MESSAGE,
     MESSAGES,
     STATE_DELTAS,
     TOOL_CALLS,
+    WORDS,
+    arguments,
+    fragments,
     official_class,
     wire_dicts,
     workload,
@@ -76,31 +80,6 @@ BODY = json.dumps({"threadId": "thread-1", "runId": "run-1", "messages": []}).en
 
 # -- the server --------------------------------------------------------------------------------
 
-_WORDS = (
-    "Hello, w",
-    "orld! Th",
-    "e weathe",
-    "r in Séo",
-    "ul is 21",
-    "°C and s",
-    "unny. 天気",
-    "は晴れです。 ",
-    "Naïve ca",
-    "fé — ok ",
-    "emoji 😀 ",
-    'say "hi"',
-    "\\path\\x ",
-    "tab\there",
-    "line\nend",
-    "plain te",
-)
-_CITIES = ("Seoul", "Zürich", "São Paulo", "東京", "Reykjavík", "Paris", "Kraków", "Cairo")
-
-
-def _fragments(text: str, count: int) -> list[str]:
-    size = -(-len(text) // count)
-    return [text[i : i + size] for i in range(0, len(text), size)]
-
 
 def workload_agent(*, per_event: bool) -> Callable[[RunContext[JsonValue]], Any]:
     """The canonical run, through the handles: same shape and sizes as `workload.workload()`."""
@@ -114,19 +93,14 @@ def workload_agent(*, per_event: bool) -> Callable[[RunContext[JsonValue]], Any]
         for index in range(MESSAGES):
             with ctx.message() as message:
                 for delta in range(DELTAS_PER_MESSAGE):
-                    message.delta(_WORDS[(index + delta) % len(_WORDS)])
+                    message.delta(WORDS[(index + delta) % len(WORDS)])
                     if per_event:
                         await pause()
             await pause()
             if index < TOOL_CALLS:
-                city = _CITIES[index % len(_CITIES)]
-                arguments = json.dumps(
-                    {"city": city, "units": "metric", "days": index % 7 + 1, "detail": None},
-                    ensure_ascii=False,
-                    separators=(",", ":"),
-                )
+                city = CITIES[index % len(CITIES)]
                 with ctx.tool_call("get_weather", parent_message_id=message.id) as call:
-                    for fragment in _fragments(arguments, ARGS_PER_CALL):
+                    for fragment in fragments(arguments(index), ARGS_PER_CALL):
                         call.args(fragment)
                         if per_event:
                             await pause()

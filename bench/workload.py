@@ -41,7 +41,7 @@ TOOL_CALLS = 200
 ARGS_PER_CALL = 20
 STATE_DELTAS = 50
 
-_WORDS = (
+WORDS = (
     "Hello, w",
     "orld! Th",
     "e weathe",
@@ -59,18 +59,18 @@ _WORDS = (
     "line\nend",
     "plain te",
 )
-_CITIES = ("Seoul", "Zürich", "São Paulo", "東京", "Reykjavík", "Paris", "Kraków", "Cairo")
+CITIES = ("Seoul", "Zürich", "São Paulo", "東京", "Reykjavík", "Paris", "Kraków", "Cairo")
 _T0 = 1_700_000_000_000
 
 
-def _chunks(text: str, count: int) -> list[str]:
+def fragments(text: str, count: int) -> list[str]:
     size = -(-len(text) // count)
     pieces = [text[i : i + size] for i in range(0, len(text), size)]
     return pieces + [""] * (count - len(pieces))
 
 
-def _arguments(index: int) -> str:
-    city = _CITIES[index % len(_CITIES)]
+def arguments(index: int) -> str:
+    city = CITIES[index % len(CITIES)]
     payload = {"city": city, "units": "metric", "days": index % 7 + 1, "detail": None}
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
@@ -95,7 +95,7 @@ def _message(index: int, clock: list[int]) -> list[EventSpec]:
     message_id = f"run-1-msg-{index}"
     specs: list[EventSpec] = [("TEXT_MESSAGE_START", {"message_id": message_id})]
     for delta in range(DELTAS_PER_MESSAGE):
-        text = _WORDS[(index + delta) % len(_WORDS)]
+        text = WORDS[(index + delta) % len(WORDS)]
         specs.append(("TEXT_MESSAGE_CONTENT", {"message_id": message_id, "delta": text}))
     specs.append(("TEXT_MESSAGE_END", {"message_id": message_id}))
     return [_stamp(spec, clock) for spec in specs]
@@ -115,10 +115,10 @@ def _tool_call(index: int, clock: list[int]) -> list[EventSpec]:
     ]
     specs += [
         ("TOOL_CALL_ARGS", {"tool_call_id": call_id, "delta": fragment})
-        for fragment in _chunks(_arguments(index), ARGS_PER_CALL)
+        for fragment in fragments(arguments(index), ARGS_PER_CALL)
     ]
     specs.append(("TOOL_CALL_END", {"tool_call_id": call_id}))
-    result = {"city": _CITIES[index % len(_CITIES)], "tempC": 21, "note": None}
+    result = {"city": CITIES[index % len(CITIES)], "tempC": 21, "note": None}
     specs.append(
         (
             "TOOL_CALL_RESULT",
