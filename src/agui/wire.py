@@ -226,9 +226,15 @@ def _classify(
             removals.setdefault(pointer, path)
         elif item["type"] == "missing" and pointer in stripped:
             problems.setdefault(pointer, "an unrecognised value was removed from a required field")
+        elif item["type"] in _TOO_DEEP:
+            problems.setdefault(pointer, "nested too deeply: past the depth limit of 200 levels")
         else:
             problems.setdefault(pointer, item["msg"])
     return list(removals.items()), list(problems.items())
+
+
+# pydantic-core names this error differently across versions.
+_TOO_DEEP = frozenset({"recursion_loop", "recursion_depth_exceeded"})
 
 
 def _relevant(data: object, error: ValidationError) -> list[ErrorDetails]:
