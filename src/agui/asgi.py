@@ -79,15 +79,12 @@ Examples:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
-from typing import ClassVar, Generic, Literal, TypeVar, cast
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import ClassVar, Generic, Literal, TypeVar
 
-from agui import inspector as _inspector
 from agui._negotiation import (
-    Message,
     Receive,
     Refusal,
     Scope,
@@ -96,18 +93,25 @@ from agui._negotiation import (
     check_content_type,
     check_method,
     decode_input,
-    negotiate,
     read_body,
     request_headers,
     send_refusal,
 )
+from agui._page import answer_inspector
+from agui._streaming import (
+    STREAM_HEADERS,
+    Writer,
+    ending,
+    finish_detached,
+    log_failure,
+    try_send,
+    wait_disconnect,
+)
 from agui.cancellation import CancellationToken
 from agui.context import RunContext
 from agui.errors import AguiError, UsageError
-from agui.events import Event
 from agui.run import Agent, AgentLike, drive
 from agui.sink import EventReceiver
-from agui.sse import SSE_MEDIA_TYPE, comment_frame, event_json
 from agui.transform import Transformer
 from agui.types import RunAgentInput
 
@@ -137,20 +141,6 @@ MAX_BODY_BYTES = 1 << 20
 """The default request body limit: 1 MiB."""
 
 _log = logging.getLogger("agui.asgi")
-_PING = comment_frame("ping")
-_MAX_EVENTS_PER_SEND = 1024
-_GATHER_TURNS = 16
-_GATHER_ENOUGH = 32
-_STREAM_HEADERS = [
-    (b"content-type", SSE_MEDIA_TYPE.encode()),
-    (b"cache-control", b"no-cache, no-store, no-transform"),
-    (b"x-accel-buffering", b"no"),
-    (b"vary", b"Accept"),
-]
-_SERIALIZATION_FRAME = (
-    b'data: {"type":"RUN_ERROR","message":"an event could not be serialized",'
-    b'"code":"SERIALIZATION_ERROR"}\n\n'
-)
 
 
 class Refused(AguiError):
@@ -264,7 +254,7 @@ class AguiApp(Generic[S]):
         method = scope.get("method", "GET")
         if self._inspector and method != "POST":
             try:
-                await _answer_inspector(scope, send, method)
+                await answer_inspector(scope, send, method)
             except Refusal as refusal:
                 await send_refusal(send, refusal)
             return
@@ -313,16 +303,16 @@ class AguiApp(Generic[S]):
         ctx: RunContext[S] = RunContext(
             run_input, state=self._state, transformers=self._new_chain(), token=token
         )
-        start = {"type": "http.response.start", "status": 200, "headers": _STREAM_HEADERS}
-        if not await _try_send(send, start):
+        start = {"type": "http.response.start", "status": 200, "headers": STREAM_HEADERS}
+        if not await try_send(send, start):
             return
         run = asyncio.create_task(
             drive(self._agent, ctx, debug=self._debug), name=f"agui run {run_input.run_id}"
         )
-        writer = _Writer(send, ctx.receiver, self._keepalive)
+        writer = Writer(send, ctx.receiver, self._keepalive)
         pumping = asyncio.create_task(writer.pump())
         # Each watcher returns once the client is gone: its disconnect, or a ping that failed.
-        watchers = {asyncio.create_task(_wait_disconnect(receive))}
+        watchers = {asyncio.create_task(wait_disconnect(receive))}
         if self._keepalive is not None:
             watchers.add(asyncio.create_task(writer.ping(self._keepalive)))
         try:
@@ -331,15 +321,15 @@ class AguiApp(Generic[S]):
             for task in (pumping, *watchers):
                 task.cancel()
             await asyncio.wait({pumping, *watchers})
-            outcome = _outcome(pumping)
+            outcome = ending(pumping)
             for watcher in watchers:
                 if not watcher.cancelled() and (error := watcher.exception()) is not None:
                     _log.error("watching the client failed; treating it as gone", exc_info=error)
             if outcome != "gone":
-                await _try_send(send, {"type": "http.response.body", "body": b""})
+                await try_send(send, {"type": "http.response.body", "body": b""})
             if outcome == "done":
                 await asyncio.wait({run})
-                _log_failure(run)
+                log_failure(run)
             elif outcome == "broken":
                 # An event that cannot be serialized ended the stream: stop the run, tell no hook.
                 await self._cancel(run, token, "an event could not be serialized")
@@ -357,7 +347,7 @@ class AguiApp(Generic[S]):
         run_input: RunAgentInput,
     ) -> None:
         if self._detach and not run.done():
-            task = asyncio.create_task(_finish_detached(run, token, receiver))
+            task = asyncio.create_task(finish_detached(run, token, receiver))
             self._detached.add(task)
             task.add_done_callback(self._detached.discard)
         else:
@@ -382,181 +372,6 @@ class AguiApp(Generic[S]):
                 await result
         except Exception:  # noqa: BLE001 - a failing hook is logged; the server goes on
             _log.exception("the on_disconnect hook failed for run %s", run_input.run_id)
-
-
-class _Writer:
-    """Moves a run's events from its receiver to the client, coalescing what is queued.
-
-    `pump` waits on the receiver directly, so an event costs no task or timer of its own;
-    `ping` runs beside it only when keep-alive is on. A lock keeps their sends apart.
-    """
-
-    def __init__(self, send: Send, receiver: EventReceiver, keepalive: float | None) -> None:
-        self._send = send
-        self._receiver = receiver
-        self._lock = asyncio.Lock()
-        self._last = 0.0 if keepalive is None else asyncio.get_running_loop().time()
-
-    async def pump(self) -> Literal["done", "gone", "broken"]:
-        """Stream until the receiver closes (`done`), a send fails, or encoding fails."""
-        # `batches()` is an async generator (annotated as an iterator); close it when done.
-        batches = cast("AsyncGenerator[list[Event], None]", self._receiver.batches())
-        try:
-            async for batch in batches:
-                outcome = await self._write(await self._gather(batch))
-                if outcome != "done":
-                    return outcome
-            return "done"
-        finally:
-            await batches.aclose()
-
-    async def _gather(self, batch: list[Event]) -> list[Event]:
-        """Add what an agent emitting as it goes produces in the next few turns of the loop.
-
-        An agent that awaits between events would otherwise cost one send per event. Each turn
-        lets it run once more; gathering stops at the first turn that adds nothing, so an idle
-        agent delays its event by one turn of the loop, and a busy one by at most a few. A batch
-        that is already large goes out at once: sends are amortized, latency matters more.
-        """
-        for _ in range(_GATHER_TURNS):
-            if len(batch) >= _GATHER_ENOUGH:
-                break
-            await asyncio.sleep(0)
-            more = self._receiver.drain()
-            if not more:
-                break
-            batch += more
-        return batch
-
-    async def ping(self, keepalive: float) -> None:
-        """Send a comment frame after each `keepalive` idle seconds; return once one fails."""
-        loop = asyncio.get_running_loop()
-        while True:
-            idle = loop.time() - self._last
-            if idle < keepalive:
-                await asyncio.sleep(keepalive - idle)
-            elif not await self._send_body(_PING):
-                return
-
-    async def _write(self, batch: list[Event]) -> Literal["done", "gone", "broken"]:
-        for start in range(0, len(batch), _MAX_EVENTS_PER_SEND):
-            part = batch[start : start + _MAX_EVENTS_PER_SEND]
-            try:
-                frames = _frames([event_json(event) for event in part])
-            except (ValueError, AguiError):
-                await self._send_body(_broken_frames(part))
-                return "broken"
-            if not await self._send_body(frames):
-                return "gone"
-        return "done"
-
-    async def _send_body(self, data: bytes) -> bool:
-        async with self._lock:
-            self._last = asyncio.get_running_loop().time()
-            return await _try_send(self._send, _body(data))
-
-
-def _outcome(pumping: asyncio.Task[Literal["done", "gone", "broken"]]) -> str:
-    """How the stream ended: `gone` when the writer was stopped because the client left."""
-    if pumping.cancelled():
-        return "gone"
-    error = pumping.exception()
-    if error is not None:
-        _log.error("streaming failed; treating the client as gone", exc_info=error)
-        return "gone"
-    return pumping.result()
-
-
-def _frames(payloads: list[bytes]) -> bytes:
-    return b"data: " + b"\n\ndata: ".join(payloads) + b"\n\n" if payloads else b""
-
-
-def _broken_frames(part: list[Event]) -> bytes:
-    """The frames before the first event that cannot be serialized, then a RUN_ERROR frame."""
-    payloads: list[bytes] = []
-    for event in part:  # pragma: no branch - `part` holds an event that fails
-        try:
-            payloads.append(event_json(event))
-        except (ValueError, AguiError):
-            _log.exception("a %s event could not be serialized; ending the stream", event.type)
-            break
-    return _frames(payloads) + _SERIALIZATION_FRAME
-
-
-def _log_failure(run: asyncio.Task[None]) -> None:
-    """Retrieve a finished run task's exception: `drive` only raises on a bug or an interrupt."""
-    if run.done() and not run.cancelled() and (error := run.exception()) is not None:
-        _log.error("run task %r failed", run.get_name(), exc_info=error)
-
-
-def _body(data: bytes) -> Message:
-    return {"type": "http.response.body", "body": data, "more_body": True}
-
-
-async def _try_send(send: Send, message: Message) -> bool:
-    """Send one ASGI message; `False` when the client is gone (a failed send is a disconnect)."""
-    try:
-        await send(message)
-    except OSError:
-        return False
-    return True
-
-
-async def _wait_disconnect(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
-
-
-async def _finish_detached(
-    run: asyncio.Task[None], token: CancellationToken, receiver: EventReceiver
-) -> None:
-    """Let a run whose client left go on to its end; its events are read and dropped."""
-    try:
-        async for _ in receiver.batches():
-            pass
-        await asyncio.wait({run})
-    finally:
-        if not run.done():
-            token.cancel("the server is shutting down")
-            run.cancel()
-            await asyncio.wait({run})
-        _log_failure(run)
-
-
-_PAGE_ALLOWS = "GET, HEAD, POST"
-
-
-async def _answer_inspector(scope: Scope, send: Send, method: str) -> None:
-    """Answer a request that is not a POST at an endpoint with the inspector: the page, or why not.
-
-    Raises:
-        Refusal: 405 for a method other than GET or HEAD, 406 for an `Accept` without HTML.
-    """
-    if method not in ("GET", "HEAD"):
-        message = (
-            f"this endpoint runs an agent on POST and serves its inspector page on GET; "
-            f"{method} is not allowed"
-        )
-        raise Refusal(405, "METHOD_NOT_ALLOWED", message, [("allow", _PAGE_ALLOWS)])
-    accept = request_headers(scope).get("accept")
-    if negotiate(accept, ("text/html",)) is None:
-        message = (
-            f"GET serves the inspector page, text/html, which this request does not accept "
-            f"({accept!r}); an event stream is the answer to a POST of a RunAgentInput"
-        )
-        raise Refusal(406, "NOT_ACCEPTABLE", message)
-    body = _inspector.page().encode("utf-8")
-    headers = [
-        *(
-            (name.encode("latin-1"), value.encode("latin-1"))
-            for name, value in _inspector.headers()
-        ),
-        (b"content-length", str(len(body)).encode("ascii")),
-        (b"vary", b"Accept"),
-    ]
-    with contextlib.suppress(OSError):
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})
 
 
 async def _refuse_websocket(receive: Receive, send: Send) -> None:

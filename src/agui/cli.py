@@ -73,7 +73,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from agui import __version__, _commands
+from agui import __version__, _cmd_demo, _cmd_verify, _cmd_watch
 from agui.asgi import Receive, Scope, Send, asgi_app
 from agui.context import RunContext
 
@@ -412,8 +412,8 @@ def _fail(command: str, message: str, status: int) -> int:
 
 _COMMANDS: tuple[Callable[[_Commands], None], ...] = (
     _add_serve,
-    _commands.add_demo,
-    _commands.add_watch,
-    _commands.add_verify,
+    _cmd_demo.add_demo,
+    _cmd_watch.add_watch,
+    _cmd_verify.add_verify,
 )
 """Each adds one subcommand to the `agui` parser."""

@@ -21,15 +21,16 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import AsyncIterable, Callable, Sequence
+from collections.abc import AsyncIterable, Sequence
 from typing import Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import JsonValue
 
 from agui import _xml_parser as xml
+from agui._response import CallStreamer, Response, read_response
 from agui._xml_parser import XmlStreamParser
 from agui.context import RunContext
-from agui.events import CustomEvent, ToolCallArgsEvent, ToolCallEndEvent, ToolCallStartEvent
+from agui.events import CustomEvent
 from agui.handles import MessageHandle, ReasoningHandle
 from agui.messages import Message
 from agui.models.base import (
@@ -37,12 +38,6 @@ from agui.models.base import (
     ChatMessage,
     ChatModel,
     ChatToolCall,
-    PartialToolCall,
-    ReasoningDelta,
-    TextDelta,
-    ToolCallAssembler,
-    ToolCallDelta,
-    UsageDelta,
     chat_messages,
 )
 from agui.tools import ToolResult
@@ -297,10 +292,10 @@ class NativeDispatcher:
         self, deltas: AsyncIterable[ChatDelta], writer: TurnWriter[S]
     ) -> AssistantTurn:
         """Stream text and reasoning; assemble the calls (streaming them too, if asked)."""
-        streamer = _CallStreamer(writer) if self.stream_tool_calls else None
-        read = await _read(deltas, writer, writer.text, streamer)
+        streamer = CallStreamer(writer) if self.stream_tool_calls else None
+        read = await read_response(deltas, writer, writer.text, streamer)
         writer.close()
-        return read.turn(writer, read.parsed(writer, streamer))
+        return _turn(read, writer, _parsed(read, writer, streamer))
 
     def format_results(
         self, turn: AssistantTurn, results: Sequence[CallResult]
@@ -353,10 +348,10 @@ class XmlDispatcher:
         def on_text(text: str) -> None:
             _apply(parser.feed(text), writer, tags)
 
-        read = await _read(deltas, writer, on_text, None)
+        read = await read_response(deltas, writer, on_text, None)
         _apply(parser.finish(), writer, tags)
         writer.close()
-        return read.turn(writer, tags + read.parsed(writer, None))
+        return _turn(read, writer, tags + _parsed(read, writer, None))
 
     def format_results(
         self, turn: AssistantTurn, results: Sequence[CallResult]
@@ -389,85 +384,31 @@ def select_dispatcher(
     raise ValueError(message)
 
 
-# -- reading a response ------------------------------------------------------------------------
+# -- building a turn from a response ------------------------------------------------------------
 
 
-class _CallStreamer(Generic[S]):
-    """Streams calls to the client as their fragments arrive, interleaved, via `ctx.emit`."""
-
-    def __init__(self, writer: TurnWriter[S]) -> None:
-        self.writer = writer
-        self.sent: dict[int, tuple[str, int]] = {}  # id(call) -> (call id, fragments sent)
-
-    def update(self, position: int, call: PartialToolCall) -> None:
+def _parsed(
+    read: Response, writer: TurnWriter[S], streamer: CallStreamer[S] | None
+) -> list[ParsedCall]:
+    calls: list[ParsedCall] = []
+    for call in read.calls.calls:
         if not call.name:
-            return
-        call_id, count = self.sent.get(id(call), (call.id or self.writer.call_id(position), -1))
-        if count < 0:
-            parent = self.writer.parent_id
-            start = ToolCallStartEvent(
-                tool_call_id=call_id, tool_call_name=call.name, parent_message_id=parent
+            # A START without a name is worse than no call at all.
+            writer.warn("skipped a tool call that had no name", arguments=call.arguments)
+        elif streamer is not None:
+            call_id = streamer.end(call)
+            calls.append(
+                ParsedCall(call.name, call.arguments.strip() or "{}", call_id, started=True)
             )
-            self.writer.ctx.emit(start)
-            count = 0
-        for part in call.parts[count:]:
-            self.writer.ctx.emit(ToolCallArgsEvent(tool_call_id=call_id, delta=part))
-        self.sent[id(call)] = (call_id, len(call.parts))
-
-    def end(self, call: PartialToolCall) -> str:
-        call_id, _ = self.sent[id(call)]
-        self.writer.ctx.emit(ToolCallEndEvent(tool_call_id=call_id))
-        return call_id
-
-
-@dataclasses.dataclass
-class _Read:
-    calls: ToolCallAssembler
-    usage: TokenUsage | None = None
-    finish_reason: str | None = None
-
-    def parsed(self, writer: TurnWriter[S], streamer: _CallStreamer[S] | None) -> list[ParsedCall]:
-        calls: list[ParsedCall] = []
-        for call in self.calls.calls:
-            if not call.name:
-                # A START without a name is worse than no call at all.
-                writer.warn("skipped a tool call that had no name", arguments=call.arguments)
-            elif streamer is not None:
-                call_id = streamer.end(call)
-                calls.append(
-                    ParsedCall(call.name, call.arguments.strip() or "{}", call_id, started=True)
-                )
-            else:
-                calls.append(ParsedCall(call.name, call.arguments.strip() or "{}", call.id))
-        return calls
-
-    def turn(self, writer: TurnWriter[S], calls: list[ParsedCall]) -> AssistantTurn:
-        return AssistantTurn(
-            writer.text_so_far, tuple(calls), self.usage, self.finish_reason, writer.parent_id
-        )
-
-
-async def _read(
-    deltas: AsyncIterable[ChatDelta],
-    writer: TurnWriter[S],
-    on_text: Callable[[str], None],
-    streamer: _CallStreamer[S] | None,
-) -> _Read:
-    read = _Read(ToolCallAssembler())
-    async for delta in deltas:
-        if isinstance(delta, TextDelta):
-            on_text(delta.text)
-        elif isinstance(delta, ReasoningDelta):
-            writer.reasoning(delta.text)
-        elif isinstance(delta, ToolCallDelta):
-            call = read.calls.add(delta)
-            if streamer is not None:
-                streamer.update(read.calls.calls.index(call), call)
-        elif isinstance(delta, UsageDelta):
-            read.usage = delta.usage
         else:
-            read.finish_reason = delta.reason
-    return read
+            calls.append(ParsedCall(call.name, call.arguments.strip() or "{}", call.id))
+    return calls
+
+
+def _turn(read: Response, writer: TurnWriter[S], calls: list[ParsedCall]) -> AssistantTurn:
+    return AssistantTurn(
+        writer.text_so_far, tuple(calls), read.usage, read.finish_reason, writer.parent_id
+    )
 
 
 def _apply(pieces: Sequence[xml.XmlPiece], writer: TurnWriter[S], tags: list[ParsedCall]) -> None:

@@ -34,12 +34,13 @@ Examples:
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Final, NamedTuple, TypeAlias, cast
 
+from agui._align import Hunk, alignment
+from agui._equality import SCALARS, same
 from agui.errors import PatchError
 
 if TYPE_CHECKING:
@@ -51,13 +52,7 @@ _Obj: TypeAlias = "dict[str, JsonValue]"
 _Arr: TypeAlias = "list[JsonValue]"
 _Ops: TypeAlias = "list[dict[str, JsonValue]]"
 _Op: TypeAlias = "Mapping[str, JsonValue]"
-_Hunk: TypeAlias = tuple[int, int, int, int]
 
-_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
-# bool first: it is a subclass of int, and JSON's true is not the number 1
-_KINDS: Final[tuple[type, ...]] = (bool, int, float, str, dict, list)
-_WORK_PER_ITEM: Final = 4
-_WORK_MIN: Final = 4_096
 _INDEX: Final = re.compile(r"0|[1-9][0-9]*")
 _BAD_TILDE: Final = re.compile(r"~(?![01])")
 _SHOW_LIMIT: Final = 60
@@ -87,35 +82,7 @@ def json_equal(a: JsonValue, b: JsonValue) -> bool:
         >>> json_equal([1, {"a": None}], [1, {"a": None}]), json_equal([1], [True])
         (True, False)
     """
-    return a is b or (a == b and _same(a, b))
-
-
-def _same(a: JsonValue, b: JsonValue) -> bool:
-    # Only called once a == b, which settles keys, lengths and values; what is left is that
-    # no true stands where 1 is, or 1 where 1.0 is. The loops skip the call for plain scalars.
-    kind = type(a)
-    if kind is type(b) and kind in _SCALARS:
-        return True
-    if isinstance(a, dict) and isinstance(b, dict):
-        for key, value in a.items():
-            other, kind = b[key], type(value)
-            if value is not other and (kind is not type(other) or kind not in _SCALARS):  # noqa: SIM102
-                if not _same(value, other):
-                    return False
-        return True
-    if isinstance(a, list) and isinstance(b, list):
-        for value, other in zip(a, b, strict=True):
-            kind = type(value)
-            if value is not other and (kind is not type(other) or kind not in _SCALARS):  # noqa: SIM102
-                if not _same(value, other):
-                    return False
-        return True
-    return _kind(a) is _kind(b)
-
-
-def _kind(value: object) -> type:
-    kind: type = type(value)
-    return next((base for base in _KINDS if isinstance(value, base)), kind)
+    return a is b or (a == b and same(a, b))
 
 
 def _copy(value: JsonValue) -> JsonValue:
@@ -173,7 +140,7 @@ def _diff_object(path: str, old: _Obj, new: _Obj, ops: _Ops) -> None:
         other, kind = new[key], type(value)
         # json_equal inlined, as this runs once per member of every object compared
         if value is other or (
-            value == other and ((kind is type(other) and kind in _SCALARS) or _same(value, other))
+            value == other and ((kind is type(other) and kind in SCALARS) or same(value, other))
         ):
             continue
         _diff_value(f"{path}/{escape_pointer_token(key)}", value, other, ops)
@@ -185,123 +152,11 @@ def _diff_object(path: str, old: _Obj, new: _Obj, ops: _Ops) -> None:
 
 
 def _diff_array(path: str, old: _Arr, new: _Arr, ops: _Ops) -> None:
-    start = _snake(old, new, 0, 0, (len(old), len(new)))
-    old_end, new_end = len(old), len(new)
-    while old_end > start and new_end > start and json_equal(old[old_end - 1], new[new_end - 1]):
-        old_end -= 1
-        new_end -= 1
-    hunks = [(start, old_end, start, new_end)]
-    if start < old_end and start < new_end:
-        ends = (old_end, new_end)
-        aligned = _align(old, new, start, ends) or _patience(old, new, start, ends)
-        # An alignment can take more operations than pairing every item by position
-        if sum(max(i2 - i1, j2 - j1) for i1, i2, j1, j2 in aligned) <= max(ends) - start:
-            hunks = aligned
-    for hunk in hunks:
+    for hunk in alignment(old, new):
         _emit(path, old, new, hunk, ops)
 
 
-def _snake(old: _Arr, new: _Arr, x: int, y: int, ends: tuple[int, int]) -> int:
-    x_end, y_end = ends
-    while x < x_end and y < y_end and ((a := old[x]) is (b := new[y]) or (a == b and _same(a, b))):
-        x += 1
-        y += 1
-    return x
-
-
-def _align(old: _Arr, new: _Arr, lo: int, ends: tuple[int, int]) -> list[_Hunk] | None:
-    # Myers' forward pass: furthest[k] is the furthest x reached on diagonal k = x - y with
-    # d edits so far; a copy per round lets _hunks walk the path back.
-    furthest, d = {1: lo}, 0
-    trace: list[dict[int, int]] = []
-    budget = _WORK_PER_ITEM * (ends[0] + ends[1] - 2 * lo) + _WORK_MIN
-    while budget >= 0:
-        trace.append(furthest.copy())
-        budget -= d + 1
-        for k in range(-d, d + 1, 2):
-            if k == -d or (k != d and furthest[k - 1] < furthest[k + 1]):
-                x = furthest[k + 1]
-            else:
-                x = furthest[k - 1] + 1
-            furthest[k] = end = _snake(old, new, x, x - k, ends)
-            budget -= end - x
-            if end >= ends[0] and end - k >= ends[1]:
-                return _hunks(trace, end, end - k, lo, ends)
-        d += 1
-    return None
-
-
-def _hunks(
-    trace: list[dict[int, int]], x: int, y: int, lo: int, ends: tuple[int, int]
-) -> list[_Hunk]:
-    runs: list[tuple[int, int, int]] = []  # (x, y, length) of each run of equal items, last first
-    for d in range(len(trace) - 1, 0, -1):
-        furthest, k = trace[d], x - y
-        down = k == -d or (k != d and furthest[k - 1] < furthest[k + 1])
-        prev_k = k + 1 if down else k - 1
-        prev_x = furthest[prev_k]
-        run_x = prev_x if down else prev_x + 1
-        runs.append((run_x, run_x - k, x - run_x))
-        x, y = prev_x, prev_x - prev_k
-    runs.append((lo, lo, x - lo))
-    # The hunks are the gaps between runs; an empty one, before a first run at lo, is harmless
-    hunks: list[_Hunk] = []
-    x = y = lo
-    for run_x, run_y, length in reversed(runs):
-        if length:
-            hunks.append((x, run_x, y, run_y))
-            x, y = run_x + length, run_y + length
-    hunks.append((x, ends[0], y, ends[1]))
-    return hunks
-
-
-def _patience(old: _Arr, new: _Arr, lo: int, ends: tuple[int, int]) -> list[_Hunk]:
-    # For many edits: items found once in each list (by repr, then confirmed strictly) anchor
-    # the alignment, and the longest chain of anchors in the same order in both splits the rest
-    # into hunks. O(N log N), where Myers' diff would be quadratic.
-    once_old, once_new = _once(old, lo, ends[0]), _once(new, lo, ends[1])
-    anchors = [
-        (i, j)
-        for key, j in once_new.items()
-        if j >= 0 and once_old.get(key, -1) >= 0 and json_equal(old[i := once_old[key]], new[j])
-    ]
-    hunks: list[_Hunk] = []
-    x = y = lo
-    for i, j in _increasing(anchors):
-        if i > x or j > y:
-            hunks.append((x, i, y, j))
-        x, y = i + 1, j + 1
-    hunks.append((x, ends[0], y, ends[1]))
-    return hunks
-
-
-def _once(items: _Arr, lo: int, hi: int) -> dict[str, int]:
-    """The index of each item by its repr, or -1 for an item found more than once."""
-    index: dict[str, int] = {}
-    for at in range(lo, hi):
-        key = repr(items[at])
-        index[key] = -1 if key in index else at
-    return index
-
-
-def _increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The longest chain of `pairs` (sorted by their second item) rising in their first."""
-    tails: list[int] = []  # tails[n]: the least first item that ends a chain of n + 1
-    last: list[int] = []  # last[n]: the position in pairs of that chain's last pair
-    before: list[int] = []  # before[p]: the position of the pair before pairs[p] in its chain
-    for position, (i, _) in enumerate(pairs):
-        n = bisect.bisect_left(tails, i)
-        tails[n : n + 1], last[n : n + 1] = [i], [position]
-        before.append(last[n - 1] if n else -1)
-    chain: list[tuple[int, int]] = []
-    at = last[-1] if last else -1
-    while at >= 0:
-        chain.append(pairs[at])
-        at = before[at]
-    return chain[::-1]
-
-
-def _emit(path: str, old: _Arr, new: _Arr, hunk: _Hunk, ops: _Ops) -> None:
+def _emit(path: str, old: _Arr, new: _Arr, hunk: Hunk, ops: _Ops) -> None:
     # Earlier hunks are applied by now, so old[i1] sits at index j1 of the patched array.
     i1, i2, j1, j2 = hunk
     paired = min(i2 - i1, j2 - j1)

@@ -1,0 +1,93 @@
+"""Reading a model's streamed response for `agui.dispatch`: its text, calls, usage and stop.
+
+Both dispatchers consume a response the same way; only what they do with its text differs, so
+the loop over the deltas (and the streaming of native calls as they arrive) lives here once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterable, Callable
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+from agui.events import ToolCallArgsEvent, ToolCallEndEvent, ToolCallStartEvent
+from agui.models.base import (
+    ChatDelta,
+    PartialToolCall,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallAssembler,
+    ToolCallDelta,
+    UsageDelta,
+)
+from agui.types import TokenUsage
+
+if TYPE_CHECKING:
+    from agui.dispatch import TurnWriter
+
+__all__ = ["CallStreamer", "Response", "read_response"]
+
+S = TypeVar("S")
+
+
+class CallStreamer(Generic[S]):
+    """Streams calls to the client as their fragments arrive, interleaved, via `ctx.emit`."""
+
+    def __init__(self, writer: TurnWriter[S]) -> None:
+        self.writer = writer
+        self.sent: dict[int, tuple[str, int]] = {}  # id(call) -> (call id, fragments sent)
+
+    def update(self, position: int, call: PartialToolCall) -> None:
+        """Send what is new of `call`: its START once it has a name, then its new fragments."""
+        if not call.name:
+            return
+        call_id, count = self.sent.get(id(call), (call.id or self.writer.call_id(position), -1))
+        if count < 0:
+            parent = self.writer.parent_id
+            start = ToolCallStartEvent(
+                tool_call_id=call_id, tool_call_name=call.name, parent_message_id=parent
+            )
+            self.writer.ctx.emit(start)
+            count = 0
+        for part in call.parts[count:]:
+            self.writer.ctx.emit(ToolCallArgsEvent(tool_call_id=call_id, delta=part))
+        self.sent[id(call)] = (call_id, len(call.parts))
+
+    def end(self, call: PartialToolCall) -> str:
+        """Send the END of a call that was started; return the id it went out with."""
+        call_id, _ = self.sent[id(call)]
+        self.writer.ctx.emit(ToolCallEndEvent(tool_call_id=call_id))
+        return call_id
+
+
+@dataclasses.dataclass
+class Response:
+    """A response read to its end: its assembled calls, its usage, and why it stopped."""
+
+    calls: ToolCallAssembler
+    usage: TokenUsage | None = None
+    finish_reason: str | None = None
+
+
+async def read_response(
+    deltas: AsyncIterable[ChatDelta],
+    writer: TurnWriter[S],
+    on_text: Callable[[str], None],
+    streamer: CallStreamer[S] | None,
+) -> Response:
+    """Read `deltas` to their end: text to `on_text`, reasoning to `writer`, calls assembled."""
+    read = Response(ToolCallAssembler())
+    async for delta in deltas:
+        if isinstance(delta, TextDelta):
+            on_text(delta.text)
+        elif isinstance(delta, ReasoningDelta):
+            writer.reasoning(delta.text)
+        elif isinstance(delta, ToolCallDelta):
+            call = read.calls.add(delta)
+            if streamer is not None:
+                streamer.update(read.calls.calls.index(call), call)
+        elif isinstance(delta, UsageDelta):
+            read.usage = delta.usage
+        else:
+            read.finish_reason = delta.reason
+    return read
