@@ -20,15 +20,12 @@ import contextlib
 import json
 import sys
 import threading
-import time
 from collections.abc import Awaitable, Callable, Generator, MutableMapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
-import uvicorn
-
-from agui import inspector
+from agui import inspector, testing
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "conformance"
 STREAMS = {
@@ -110,28 +107,9 @@ async def _respond(
 
 @contextlib.contextmanager
 def serving(app: App, port: int = 0) -> Generator[str, None, None]:
-    """Serve `app` with uvicorn in a thread; yield its base URL (no trailing slash); stop it."""
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", ws="none"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="inspector test server", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            message = "the test server did not start"
-            raise RuntimeError(message)
-        time.sleep(0.01)
-    bound = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{bound}"
-    finally:
-        server.should_exit = True
-        thread.join(STARTUP_SECONDS)
-        if thread.is_alive():  # pragma: no cover - only when uvicorn hangs
-            message = "the test server did not stop in time"
-            raise RuntimeError(message)
+    """`agui.testing.serving`, with the base URL given without its trailing slash."""
+    with testing.serving(app, port=port, timeout=STARTUP_SECONDS) as url:
+        yield url.rstrip("/")
 
 
 def main() -> None:  # pragma: no cover - for looking at the corpus by hand

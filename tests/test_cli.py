@@ -33,7 +33,7 @@ from agui._render import Renderer
 from agui.cli import TargetError, load_agent, load_state_type, load_target, main
 from agui.client import SSEParser
 from agui.events import ToolCallStartEvent
-from agui.testing import assert_valid, fold
+from agui.testing import assert_valid, fold, serving
 
 AGUI = Path(sys.executable).parent / "agui"
 ROOT = Path(__file__).resolve().parents[1]
@@ -893,27 +893,6 @@ def test_verify_checks_several_sources_and_exits_with_the_worst(
 Asgi = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 
 
-@contextmanager
-def serving(app: Asgi) -> Generator[str, None, None]:
-    """Serve `app` with uvicorn in a thread on a free port of 127.0.0.1; stop it on exit."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", ws="none")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="cli test server", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while not server.started:
-        assert thread.is_alive(), "the test server stopped while starting"
-        assert time.monotonic() < deadline, "the test server did not start in time"
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        server.should_exit = True
-        thread.join(STARTUP_SECONDS)
-        assert not thread.is_alive(), "the test server did not stop in time"
-
-
 def replaying(
     *frames: bytes, status: int = 200, content_type: bytes = b"text/event-stream"
 ) -> Asgi:
@@ -1335,7 +1314,7 @@ def test_demo_reports_a_server_that_does_not_start(
     monkeypatch.setattr(uvicorn.Server, "run", fails)
 
     assert main(["demo"]) == 2
-    assert capsys.readouterr().err == "agui demo: error: the demo server did not start\n"
+    assert capsys.readouterr().err == "agui demo: error: the server did not start within 10.0 s\n"
 
 
 @pytest.mark.parametrize(

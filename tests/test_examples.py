@@ -11,20 +11,17 @@ import asyncio
 import contextlib
 import importlib.util
 import json
-import threading
-import time
 from collections.abc import Awaitable, Callable, Generator, MutableMapping
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
-import uvicorn
 from examples import hello
 from examples.task_board import app as board
 from examples.travel import app as travel
 from pydantic import JsonValue
 
-from agui import ResumeEntry, RunAgentInput, Tool
+from agui import ResumeEntry, RunAgentInput, Tool, testing
 from agui.client import AGUIClient
 from agui.events import (
     Event,
@@ -243,23 +240,9 @@ class FakeOpenAI:
 def serving(
     app: Callable[[_Scope, _Receive, _Send], Awaitable[None]],
 ) -> Generator[str, None, None]:
-    """Serve `app` with uvicorn in a thread on a free port of 127.0.0.1; stop it on exit."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", ws="none")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="examples test server", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + SECONDS
-    while not server.started:
-        assert thread.is_alive(), "the test server stopped while starting"
-        assert time.monotonic() < deadline, "the test server did not start in time"
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(SECONDS)
-        assert not thread.is_alive(), "the test server did not stop in time"
+    """`agui.testing.serving`, with the base URL given without its trailing slash."""
+    with testing.serving(app, timeout=SECONDS) as url:
+        yield url.rstrip("/")
 
 
 def test_the_travel_assistant_runs_on_an_openai_compatible_endpoint() -> None:

@@ -7,21 +7,17 @@ sockets), talks to it over the loopback interface, and stops it; every wait is b
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import shutil
 import subprocess
 import tempfile
-import threading
-import time
-from collections.abc import Awaitable, Callable, Generator, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any, cast
 
 import httpx
 import pytest
-import uvicorn
 from ag_ui_validate.pytest_plugin import validate_agui_endpoint
 from pydantic import JsonValue
 
@@ -30,7 +26,7 @@ from agui import Interrupt, RunAgentInput, RunContext, RunOutcome
 from agui.asgi import asgi_app
 from agui.messages import UserMessage
 from agui.sse import event_json
-from agui.testing import assert_valid, collect, fold
+from agui.testing import assert_valid, collect, fold, serving
 
 Ctx = RunContext[JsonValue]
 App = Callable[[MutableMapping[str, Any], Any, Any], Awaitable[None]]
@@ -38,29 +34,6 @@ App = Callable[[MutableMapping[str, Any], Any, Any], Awaitable[None]]
 JS_DIR = Path(__file__).parent / "js"
 STARTUP_SECONDS = 10.0
 REQUEST_SECONDS = 30.0
-
-
-@contextlib.contextmanager
-def serving(app: App) -> Generator[str, None, None]:
-    """Serve `app` with uvicorn in a thread on a free port; yield its URL; stop it on exit."""
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", ws="none"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="agui test server", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while not server.started:
-        assert thread.is_alive(), "the test server stopped while starting"
-        assert time.monotonic() < deadline, "the test server did not start in time"
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        server.should_exit = True
-        thread.join(STARTUP_SECONDS)
-        assert not thread.is_alive(), "the test server did not stop in time"
 
 
 def data_frames(body: bytes) -> list[bytes]:

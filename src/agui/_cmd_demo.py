@@ -7,23 +7,17 @@ this command starts in a thread and stops when it is done.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib.util
-import socket
-import threading
-import time
-from collections.abc import Generator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agui._capture import CaptureError, run_input
 from agui._cmd_watch import follow
 from agui._commands import EXIT_INTERRUPTED, EXIT_UNREADABLE, fail, wrap
+from agui._server import serving
 from agui.asgi import asgi_app
 
 if TYPE_CHECKING:
-    from agui.asgi import AguiApp
-
     _Commands = argparse._SubParsersAction[argparse.ArgumentParser]  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]
 
 __all__ = ["DEMO_QUESTION", "add_demo", "travel_example"]
@@ -104,42 +98,9 @@ def _demo(args: argparse.Namespace) -> int:
         return fail("demo", str(error), EXIT_UNREADABLE)
     body = run_input(message=args.message)
     try:
-        with _serving(asgi_app(agent)) as url:
+        with serving(asgi_app(agent), timeout=_SERVER_SECONDS) as url:
             return follow("demo", url, body, {}, raw=bool(args.raw), timeout=60.0, demo=True)
-    except CaptureError as error:
+    except (CaptureError, TimeoutError) as error:
         return fail("demo", str(error), EXIT_UNREADABLE)
     except KeyboardInterrupt:
         return fail("demo", "interrupted", EXIT_INTERRUPTED)
-
-
-@contextlib.contextmanager
-def _serving(app: AguiApp[Any]) -> Generator[str, None, None]:
-    """Serve `app` with uvicorn in a thread on a free port of 127.0.0.1; stop it on exit."""
-    import uvicorn  # noqa: PLC0415 - an optional dependency, checked by the caller
-
-    sock = socket.socket(socket.AF_INET)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen()
-    config = uvicorn.Config(
-        app, log_level="warning", access_log=False, ws="none", timeout_graceful_shutdown=2
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(
-        target=server.run, kwargs={"sockets": [sock]}, name="agui demo server", daemon=True
-    )
-    thread.start()
-    try:
-        deadline = time.monotonic() + _SERVER_SECONDS
-        while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
-                message = "the demo server did not start"
-                raise CaptureError(message)
-            time.sleep(0.01)
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/"
-    finally:
-        server.should_exit = True
-        thread.join(_SERVER_SECONDS)
-        if thread.is_alive():  # pragma: no cover - a run that ignores its cancellation
-            server.force_exit = True
-            thread.join(_SERVER_SECONDS)
-        sock.close()

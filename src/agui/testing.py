@@ -3,7 +3,8 @@
 `collect` drives an agent to completion and returns its events; `assert_valid` checks a stream
 with agui's verifier in strict end-of-stream mode; `fold` applies a stream the way the official
 client does (its `defaultApplyEvents` rules) and returns the messages and state a UI would hold
-afterwards, so a test can assert on the conversation rather than on event lists.
+afterwards, so a test can assert on the conversation rather than on event lists. `serving`
+runs an ASGI app under a real uvicorn on 127.0.0.1 for tests over HTTP.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TypeVar, cast
 from pydantic import JsonValue, TypeAdapter
 
 from agui import patch
+from agui._server import serving
 from agui.errors import PatchError
 from agui.events import Event, RunErrorEvent, RunFinishedEvent
 from agui.messages import AssistantMessage, Message
@@ -24,7 +26,7 @@ from agui.transform import Transformer
 from agui.types import RunAgentInput, RunFinishedOutcome
 from agui.verify import Verifier
 
-__all__ = ["FoldedRun", "assert_valid", "collect", "fold"]
+__all__ = ["FoldedRun", "assert_valid", "collect", "fold", "serving"]
 
 S = TypeVar("S")
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
