@@ -59,7 +59,7 @@ from workload import EventSpec, official_class, workload
 from agui import RunAgentInput, RunContext
 from agui._fast import build
 from agui.events import Event, RunFinishedEvent, RunStartedEvent
-from agui.sse import encode_sse, event_json
+from agui.sse import encode_items, encode_sse, event_json
 
 TARGET_HANDLES = 6.0
 """The handles-to-SSE path should be at least this many times faster than the official SDK."""
@@ -137,10 +137,11 @@ class AguiRun:
         )
         self.parent = ""
 
-    def play(self, units: list[Unit]) -> list[bytes]:
-        """Emit the units' events, then drain and frame everything they queued."""
+    def play(self, units: list[Unit]) -> bytes:
+        """Emit the units' events, then frame everything they queued as one body, as the
+        endpoint does for a batch."""
         self.act(units)
-        return [encode_sse(event) for event in self.ctx.receiver.drain()]
+        return encode_items(self.ctx.receiver.drain_items())
 
     def events(self, units: list[Unit]) -> list[Event]:
         """The events the units emit, unframed."""
@@ -228,7 +229,8 @@ def handles_part(rounds: int, size: int) -> HandleFigures:
     bare = [prebuilt(part) for part in events]
 
     check = AguiRun()
-    ours = [frame for part in slices for frame in check.play(part)]
+    # agui writes each slice's frames as one body; split it back into frames to compare.
+    ours = [frame + b"\n\n" for part in slices for frame in check.play(part).split(b"\n\n")[:-1]]
     theirs = [frame for built in inputs for frame in official_encode(built)]
     floor = [frame for items in bare for frame in ceiling_encode(items)]
     figures = HandleFigures(

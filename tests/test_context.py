@@ -11,6 +11,7 @@ from pydantic import JsonValue
 
 from agui import (
     AgentError,
+    Cancelled,
     EventType,
     ProtocolViolation,
     RunAgentInput,
@@ -20,10 +21,13 @@ from agui import (
 from agui.events import (
     CustomEvent,
     Event,
+    RunErrorEvent,
     RunFinishedEvent,
     StateSnapshotEvent,
+    TextMessageChunkEvent,
     TextMessageContentEvent,
     TextMessageEndEvent,
+    ToolCallArgsEvent,
     ToolCallResultEvent,
 )
 from agui.messages import (
@@ -412,3 +416,58 @@ def test_the_state_can_be_replaced_whole() -> None:
     ctx.state = {"b": 2}
     ctx.publish_state()
     assert only(events.drain(), StateSnapshotEvent)[0].snapshot == {"b": 2}
+
+
+# -- streamed deltas wait in the queue as records when nothing needs their model ---------------
+
+
+def test_a_handles_deltas_wait_as_records_and_drain_as_their_events() -> None:
+    ctx, events = new()
+    with ctx.message() as message:
+        message.delta("Hi")
+    items = events.drain_items()
+    assert items[1] == (0, "r-msg-1", "Hi")
+    ctx.say("again")
+    assert only(events.drain(), TextMessageContentEvent) == [
+        TextMessageContentEvent(message_id="r-msg-2", delta="again")
+    ]
+
+
+def test_with_a_transformer_every_delta_is_an_event_the_transformer_sees() -> None:
+    seen: list[str] = []
+
+    class Spy:
+        def transform(self, event: Event) -> list[Event]:
+            seen.append(event.type)
+            return [event]
+
+    ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"), transformers=[Spy()])
+    ctx.say("Hi")
+    assert not any(type(item) is tuple for item in events.drain_items())
+    assert seen == ["TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END"]
+
+
+def test_a_delta_after_cancellation_raises_cancelled_and_queues_nothing() -> None:
+    ctx, events = new()
+    with pytest.raises(Cancelled, match="stop"), ctx.message() as message:
+        ctx.token.cancel("stop")
+        message.delta("late")
+    assert [item for item in events.drain_items() if type(item) is tuple] == []
+
+
+def test_a_delta_after_the_run_ended_is_refused_with_a_usage_error() -> None:
+    ctx, _ = new()
+    message = ctx.message()
+    ctx.emit(RunErrorEvent(message="gone"))
+    with pytest.raises(UsageError, match="the run has already ended"):
+        message.delta("late")
+
+
+def test_a_delta_while_a_chunk_stream_is_open_is_checked_as_an_event() -> None:
+    ctx, events = new()
+    with ctx.tool_call("f") as call:
+        ctx.emit(TextMessageChunkEvent(message_id="m9", delta="x"))
+        call.args("{}")
+        call.end()
+    items = events.drain_items()
+    assert ToolCallArgsEvent(tool_call_id="r-call-1", delta="{}") in items

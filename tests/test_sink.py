@@ -5,7 +5,14 @@ from __future__ import annotations
 import asyncio
 
 from agui import EventReceiver
-from agui.events import CustomEvent, Event
+from agui._record import Item
+from agui.events import (
+    CustomEvent,
+    Event,
+    ReasoningMessageContentEvent,
+    TextMessageContentEvent,
+    ToolCallArgsEvent,
+)
 
 
 def custom(n: int) -> CustomEvent:
@@ -122,3 +129,62 @@ def test_a_reader_that_stops_early_leaves_no_waiter_behind() -> None:
     assert receiver._waiter is None  # pyright: ignore[reportPrivateUsage]
     receiver.push(custom(1))
     assert values(receiver.drain()) == [1]
+
+
+# -- deltas queued as records -------------------------------------------------------------------
+
+
+def test_a_delta_pushed_as_a_record_is_drained_as_its_event() -> None:
+    receiver = EventReceiver()
+    receiver.push_delta(0, "m1", "Hi")
+    receiver.push_delta(1, "c1", "{}")
+    receiver.push_delta(2, "m2", "hmm")
+    assert receiver.drain() == [
+        TextMessageContentEvent(message_id="m1", delta="Hi"),
+        ToolCallArgsEvent(tool_call_id="c1", delta="{}"),
+        ReasoningMessageContentEvent(message_id="m2", delta="hmm"),
+    ]
+
+
+def test_drain_items_hands_over_records_as_they_are_between_events_in_order() -> None:
+    receiver = EventReceiver()
+    receiver.push(custom(1))
+    receiver.push_delta(0, "m1", "Hi")
+    receiver.push(custom(2))
+    assert receiver.drain_items() == [custom(1), (0, "m1", "Hi"), custom(2)]
+    assert receiver.drain_items() == []
+
+
+def test_item_batches_hand_over_records_and_batches_hand_over_events() -> None:
+    async def read() -> tuple[list[list[Item]], list[list[Event]]]:
+        raw, built = EventReceiver(), EventReceiver()
+        for receiver in (raw, built):
+            receiver.push_delta(0, "m1", "a")
+            receiver.push(custom(1))
+            receiver.close()
+        return (
+            [batch async for batch in raw.item_batches()],
+            [batch async for batch in built.batches()],
+        )
+
+    raw, built = asyncio.run(read())
+    assert raw == [[(0, "m1", "a"), custom(1)]]
+    assert built == [[TextMessageContentEvent(message_id="m1", delta="a"), custom(1)]]
+
+
+def test_a_record_pushed_while_a_reader_waits_wakes_it() -> None:
+    async def read() -> list[list[Item]]:
+        receiver = EventReceiver()
+
+        async def later() -> None:
+            await asyncio.sleep(0)
+            receiver.push_delta(0, "m1", "a")
+            await asyncio.sleep(0)
+            receiver.close()
+
+        task = asyncio.create_task(later())
+        batches = [batch async for batch in receiver.item_batches()]
+        await task
+        return batches
+
+    assert asyncio.run(read()) == [[(0, "m1", "a")]]

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, JsonValue
 
+from agui._record import Item, Record
 from agui.errors import UsageError
 from agui.events import (
     CustomEvent,
@@ -33,8 +34,10 @@ from agui.sse import (
     _LEAN,  # pyright: ignore[reportPrivateUsage]
     SSE_MEDIA_TYPE,
     comment_frame,
+    encode_items,
     encode_sse,
     event_json,
+    item_json,
 )
 from agui.types import RunAgentInput
 from agui.wire import parse_event
@@ -352,3 +355,71 @@ def test_deltas_of_alternating_ids_each_carry_their_own_id() -> None:
     ]
     for event in events:
         _assert_serializer_bytes(event)
+
+
+# -- queued items: events and delta records ----------------------------------------------------
+
+_KINDS = (TextMessageContentEvent, ToolCallArgsEvent, ReasoningMessageContentEvent)
+
+
+def _record_event(record: Record) -> Event:
+    kind, entity_id, text = record
+    if kind == 1:
+        return ToolCallArgsEvent(tool_call_id=entity_id, delta=text)
+    return _KINDS[kind](message_id=entity_id, delta=text)  # type: ignore[call-arg]
+
+
+_records = st.tuples(
+    st.integers(min_value=0, max_value=2), st.sampled_from(["m1", "m/2", 'c"3']), st.text()
+)
+_events = st.sampled_from(
+    [
+        TextMessageStartEvent(message_id="m1"),
+        TextMessageEndEvent(message_id="m1", timestamp=5),
+        ToolCallResultEvent(message_id="r", tool_call_id="c", content=[TextPart(text="t")]),
+        CustomEvent(name="n", value=None),
+    ]
+)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.one_of(_records, _events), max_size=12))
+def test_a_batch_of_items_is_written_as_the_frames_of_their_events(items: list[Item]) -> None:
+    events = [_record_event(item) if isinstance(item, tuple) else item for item in items]
+    assert encode_items(items) == b"".join(encode_sse(event) for event in events)
+    for item, event in zip(items, events, strict=True):
+        assert item_json(item) == event_json(event)
+
+
+def test_a_record_whose_text_holds_a_lone_surrogate_is_left_to_the_serializer() -> None:
+    with pytest.raises(pydantic_core.PydanticSerializationError, match="surrogates not allowed"):
+        item_json((0, "m1", "\ud800"))
+    with pytest.raises(pydantic_core.PydanticSerializationError, match="surrogates not allowed"):
+        encode_items([TextMessageEndEvent(message_id="m0"), (0, "m1", "\ud800")])
+
+
+def test_an_empty_batch_is_no_bytes() -> None:
+    assert encode_items([]) == b""
+
+
+def test_a_batch_holding_an_unset_field_is_written_by_the_serializer() -> None:
+    unset = _unvalidated(TextMessageEndEvent)
+    assert encode_items([unset]) == encode_sse(unset) == b'data: {"type":"TEXT_MESSAGE_END"}\n\n'
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        ToolCallStartEvent(tool_call_id="c", tool_call_name="f", parent_message_id=None),
+        ToolCallResultEvent(message_id="r", tool_call_id="c", content="ok", role="tool"),
+        TextMessageStartEvent(message_id="m", role="user", name="ann"),
+        _unvalidated(TextMessageEndEvent, type="OTHER", message_id="m"),
+        _unvalidated(ToolCallStartEvent, tool_call_id="c", tool_call_name=None),
+        _unvalidated(TextMessageStartEvent, message_id="m", name=3),
+    ],
+    ids=["start", "result", "named", "other-type", "null-name", "not-text"],
+)
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_text_events_are_written_as_the_serializer_would(event: Event) -> None:
+    _assert_serializer_bytes(event)
+    assert encode_items([event]) == encode_sse(event)

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
+from agui import events as ev
 from agui import verify
 from agui.errors import ProtocolViolation
 from agui.events import (
@@ -1239,3 +1240,35 @@ def refusal(verifier: Verifier, event: Event) -> ProtocolViolation | None:
     except ProtocolViolation as violation:
         return violation
     return None
+
+
+def _delta(kind_index: int, entity_id: str) -> Event:
+    if kind_index == 0:
+        return ev.TextMessageContentEvent(message_id=entity_id, delta="x")
+    if kind_index == 1:
+        return ev.ToolCallArgsEvent(tool_call_id=entity_id, delta="x")
+    return ev.ReasoningMessageContentEvent(message_id=entity_id, delta="x")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(EVENTS, max_size=40))
+def test_a_delta_the_verifier_admits_is_accepted_and_changes_nothing(events: list[Event]) -> None:
+    verifier = Verifier()
+    for event in [started(), *events]:
+        refusal(verifier, event)
+        for kind_index in range(3):
+            for entity_id in ("a", "b"):
+                if verifier.admits_delta(kind_index, entity_id):
+                    before = (verifier._snapshot(), views(verifier))
+                    verifier.observe(_delta(kind_index, entity_id))
+                    assert (verifier._snapshot(), views(verifier)) == before
+
+
+def test_a_delta_is_admitted_only_while_its_block_is_open_in_an_active_run() -> None:
+    verifier = Verifier()
+    assert not verifier.admits_delta(0, "m1")  # no run
+    replay([started(), *text("m1")[:1]], verifier)
+    assert verifier.admits_delta(0, "m1")
+    assert not verifier.admits_delta(1, "m1")  # a tool call of that id is not open
+    verifier.observe(ev.TextMessageChunkEvent(message_id="m2", delta="x"))
+    assert not verifier.admits_delta(0, "m1")  # a chunk stream is open: the full check decides

@@ -20,6 +20,7 @@ from typing import Generic, TypeVar, get_args, overload
 
 from pydantic import JsonValue
 
+from agui._record import materialize
 from agui.cancellation import CancellationToken
 from agui.errors import Cancelled, UsageError
 from agui.events import (
@@ -91,6 +92,9 @@ class RunContext(Generic[S]):
             started=(input.thread_id, input.run_id) if started else None,
             known_tool_call_ids=known_calls,
         )
+        self._plain = not self._transformers
+        self._admits_delta = self._verifier.admits_delta
+        self._push_delta = self._receiver.push_delta
         self._next_message = 0
         self._next_call = 0
         self._exclusive: Handle[S] | None = None
@@ -327,6 +331,14 @@ class RunContext(Generic[S]):
         if type(event) not in _UNTRACKED:
             self._track(event)
         self._receiver.push(event)
+
+    def _send_delta(self, kind: int, entity_id: str, text: str) -> None:
+        """Send a handle's streamed delta; queued as a record when nothing needs its model."""
+        # A terminated run is not active, so `admits_delta` sends it to `_send`, which says so.
+        if self._plain and not self.token.cancelled and self._admits_delta(kind, entity_id):
+            self._push_delta(kind, entity_id, text)
+        else:
+            self._send(materialize((kind, entity_id, text)))
 
     def _track(self, event: Event) -> None:
         if isinstance(event, ToolCallStartEvent):

@@ -16,36 +16,25 @@ finished call by accident.
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeVar, overload
 
 import pydantic_core
 from pydantic import JsonValue, TypeAdapter, ValidationError
 from typing_extensions import Self
 
-from agui._fast import (
-    reasoning_content,
-    text_content,
-    text_end,
-    text_start,
-    tool_args,
-    tool_end,
-    tool_result,
-    tool_start,
-)
+from agui._chunks import TEXT, THOUGHT, TOOL
+from agui._fast import text_end, text_start, tool_end, tool_result, tool_start
 from agui.errors import InvalidArguments, UsageError
 from agui.events import (
     Event,
     ReasoningEncryptedValueEvent,
     ReasoningEndEvent,
-    ReasoningMessageContentEvent,
     ReasoningMessageEndEvent,
     ReasoningMessageStartEvent,
     ReasoningStartEvent,
     StepFinishedEvent,
     StepStartedEvent,
-    TextMessageContentEvent,
     TextMessageStartEvent,
-    ToolCallArgsEvent,
     ToolCallStartEvent,
 )
 from agui.types import ToolResultContent
@@ -154,9 +143,16 @@ class Handle(Generic[S]):
         )
         raise UsageError(message)
 
-    def _refuse_non_text(self, action: str, value: object) -> NoReturn:
-        message = f"{action}() on {self.describe()} takes text (a str), not {type(value).__name__}"
-        raise UsageError(message)
+    def _text(self, action: str, value: object) -> str:
+        """What a delta's quick check left: refused on an ended block or non-text, else plain."""
+        if not self._open:
+            self._refuse(action)
+        if not isinstance(value, str):
+            message = (
+                f"{action}() on {self.describe()} takes text (a str), not {type(value).__name__}"
+            )
+            raise UsageError(message)
+        return str.__str__(value)  # a str subclass's text as a plain str, as the model makes it
 
     def _closed(self) -> None:
         self._open = False
@@ -191,16 +187,10 @@ class MessageHandle(Handle[S]):
 
     def delta(self, text: str) -> None:
         """Append text; an empty delta sends nothing."""
-        if not self._open:
-            self._refuse("delta")
-        if type(text) is str:
-            if text:
-                self._ctx._send(text_content(self.id, text))
-        elif isinstance(cast("object", text), str):  # a str subclass: the model makes it plain
-            if text:
-                self._ctx._send(TextMessageContentEvent(message_id=self.id, delta=text))
-        else:
-            self._refuse_non_text("delta", text)
+        if type(text) is not str or not self._open:
+            text = self._text("delta", text)
+        if text:
+            self._ctx._send_delta(TEXT, self.id, text)
 
     def end(self) -> None:
         """Close the message now (leaving the `with` block does the same)."""
@@ -239,16 +229,10 @@ class ReasoningHandle(Handle[S]):
 
     def delta(self, text: str) -> None:
         """Append reasoning text; an empty delta sends nothing."""
-        if not self._open:
-            self._refuse("delta")
-        if type(text) is str:
-            if text:
-                self._ctx._send(reasoning_content(self.id, text))
-        elif isinstance(cast("object", text), str):  # a str subclass: the model makes it plain
-            if text:
-                self._ctx._send(ReasoningMessageContentEvent(message_id=self.id, delta=text))
-        else:
-            self._refuse_non_text("delta", text)
+        if type(text) is not str or not self._open:
+            text = self._text("delta", text)
+        if text:
+            self._ctx._send_delta(THOUGHT, self.id, text)
 
     def encrypted_value(self, value: str) -> None:
         """Attach an opaque value the client stores on this reasoning message."""
@@ -353,18 +337,11 @@ class ToolCallHandle(Handle[S]):
 
     def args(self, delta: str) -> None:
         """Stream a fragment of the argument text; an empty fragment sends nothing."""
-        if not self._open:
-            self._refuse("args")
-        if type(delta) is str:
-            if delta:
-                self._fragments.append(delta)
-                self._ctx._send(tool_args(self._wire_id, delta))
-        elif isinstance(cast("object", delta), str):  # a str subclass: the model makes it plain
-            if delta:
-                self._fragments.append(delta)
-                self._ctx._send(ToolCallArgsEvent(tool_call_id=self._wire_id, delta=delta))
-        else:
-            self._refuse_non_text("args", delta)
+        if type(delta) is not str or not self._open:
+            delta = self._text("args", delta)
+        if delta:
+            self._fragments.append(delta)
+            self._ctx._send_delta(TOOL, self._wire_id, delta)
 
     def args_json(self, value: object) -> None:
         """Send arguments given as a value (dict, pydantic model, dataclass) as one JSON text."""

@@ -4,6 +4,11 @@ Emitting is synchronous: agent code appends to this queue and moves on, so after
 returns every event it emitted is already here (`drain()` takes them without waiting). The
 transport reads the same queue asynchronously; `batches()` hands it everything queued at once,
 so one network send can carry many frames.
+
+A streamed delta may wait here as a compact record rather than an event model (see
+`agui._record`): readers of events never see one, as `drain()` and `batches()` build the model;
+a transport that only needs bytes reads the queue as it is with `drain_items()` and
+`item_batches()`, and writes each item with `agui.sse.item_json`.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import asyncio
 from collections import deque
 from collections.abc import AsyncIterator
 
+from agui._record import Item, materialize
 from agui.events import Event
 
 __all__ = ["EventReceiver"]
@@ -32,7 +38,7 @@ class EventReceiver:
     """
 
     def __init__(self) -> None:
-        self._queue: deque[Event] = deque()
+        self._queue: deque[Item] = deque()
         self._closed = False
         self._waiter: asyncio.Future[None] | None = None
 
@@ -47,6 +53,12 @@ class EventReceiver:
         if self._waiter is not None:
             self._wake()
 
+    def push_delta(self, kind: int, entity_id: str, text: str) -> None:
+        """Queue a streamed delta as a record (used by the run context, see `agui._record`)."""
+        self._queue.append((kind, entity_id, text))
+        if self._waiter is not None:
+            self._wake()
+
     def close(self) -> None:
         """Mark the end of the stream; a reader finishes once the queue is empty."""
         self._closed = True
@@ -54,23 +66,47 @@ class EventReceiver:
 
     def drain(self) -> list[Event]:
         """Take every queued event, without waiting."""
-        events = list(self._queue)
+        return [
+            materialize(item) if isinstance(item, tuple) else item for item in self.drain_items()
+        ]
+
+    def drain_items(self) -> list[Item]:
+        """Take everything queued as it is: events, and deltas still held as records.
+
+        Examples:
+            >>> from agui import RunAgentInput, RunContext
+            >>> from agui.sse import item_json
+            >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+            >>> ctx.say("Hi")
+            'r-msg-1'
+            >>> [item_json(item) for item in events.drain_items()][1]
+            b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"r-msg-1","delta":"Hi"}'
+        """
+        items = list(self._queue)
         self._queue.clear()
-        return events
+        return items
 
     async def batches(self) -> AsyncIterator[list[Event]]:
-        """Yield everything queued as one list each time, until closed and empty."""
-        while True:
-            if self._queue:
-                yield self.drain()
-                continue
+        """Yield everything queued as one list of events each time, until closed and empty."""
+        while await self._ready():
+            yield self.drain()
+
+    async def item_batches(self) -> AsyncIterator[list[Item]]:
+        """Yield everything queued as it is (see `drain_items`), until closed and empty."""
+        while await self._ready():
+            yield self.drain_items()
+
+    async def _ready(self) -> bool:
+        """Wait until something is queued (`True`), or the queue is closed and empty."""
+        while not self._queue:
             if self._closed:
-                return
+                return False
             self._waiter = asyncio.get_running_loop().create_future()
             try:
                 await self._waiter
             finally:
                 self._waiter = None
+        return True
 
     def __aiter__(self) -> AsyncIterator[Event]:
         return self._events()

@@ -17,12 +17,13 @@ without calling the per-field omission check. Anything else takes the model's se
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from json.encoder import encode_basestring
 from typing import Literal, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel
 
+from agui._record import HEADS, Item, materialize, record_json
 from agui.errors import UsageError
 from agui.events import (
     AttributableEvent,
@@ -33,7 +34,14 @@ from agui.events import (
     ToolCallResultEvent,
 )
 
-__all__ = ["SSE_MEDIA_TYPE", "comment_frame", "encode_sse", "event_json"]
+__all__ = [
+    "SSE_MEDIA_TYPE",
+    "comment_frame",
+    "encode_items",
+    "encode_sse",
+    "event_json",
+    "item_json",
+]
 
 SSE_MEDIA_TYPE = "text/event-stream"
 """The media type of an AG-UI event stream over SSE."""
@@ -60,6 +68,78 @@ def event_json(event: Event) -> bytes:
     if required is not None and _holds_all(event.__dict__, required):
         return event.__pydantic_serializer__.to_json(event, exclude_none=True)
     return _serialize(event)
+
+
+def item_json(item: Item) -> bytes:
+    """The wire JSON of one queued item: an event, or a delta the queue holds as a record.
+
+    A transport reading a run's queue as it is (`EventReceiver.drain_items`) writes each item
+    with this; a record's bytes are exactly its event's (see `agui.sink`).
+
+    Examples:
+        >>> from agui.events import TextMessageEndEvent
+        >>> item_json((0, "m1", "Hi")), item_json(TextMessageEndEvent(message_id="m1"))
+        (b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hi"}',
+         b'{"type":"TEXT_MESSAGE_END","messageId":"m1"}')
+    """
+    if isinstance(item, tuple):
+        try:
+            return record_json(item)
+        except UnicodeEncodeError:  # a lone surrogate: the serializer has its own way
+            return event_json(materialize(item))
+    return event_json(item)
+
+
+def encode_items(items: Sequence[Item]) -> bytes:
+    r"""The SSE frames of queued items, one after the other: what one send of a batch carries.
+
+    Byte for byte `b"".join(encode_sse(event) ...)` of the items' events, written in one pass:
+    a delta record's frame is its block's text around the JSON of its id and its text.
+
+    Raises:
+        ValueError, agui.AguiError: an event cannot be serialized (as `encode_sse`).
+
+    Examples:
+        >>> from agui.events import TextMessageEndEvent
+        >>> print(encode_items([(0, "m1", "Hi"), TextMessageEndEvent(message_id="m1")]).decode())
+        data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hi"}
+        <BLANKLINE>
+        data: {"type":"TEXT_MESSAGE_END","messageId":"m1"}
+        <BLANKLINE>
+    """
+    parts: list[str] = []
+    add = parts.append
+    last_kind, last_id, head = -1, None, ""
+    for item in items:
+        if isinstance(item, tuple):
+            kind, entity_id, text = item
+            if entity_id is not last_id or kind != last_kind:
+                head = f'data: {HEADS[kind]}{_q(entity_id)},"delta":'
+                last_kind, last_id = kind, entity_id
+            add(head)
+            add(_q(text))
+            add("}\n\n")
+        else:
+            add("data: ")
+            add(_event_text(item))
+            add("\n\n")
+    try:
+        return "".join(parts).encode()
+    except UnicodeEncodeError:  # a lone surrogate: each item its own way
+        return b"".join(b"data: %b\n\n" % item_json(item) for item in items)
+
+
+def _event_text(event: Event) -> str:
+    """`event_json(event)` as text, without a trip through bytes when a quick writer has it."""
+    write = _JSON.get(type(event))
+    if write is not None:
+        try:
+            text = write(event.__dict__)
+        except KeyError:  # a field left unset: the serializer has its own way
+            text = None
+        if text is not None:
+            return text
+    return event_json(event).decode()
 
 
 def encode_sse(event: Event) -> bytes:
@@ -192,9 +272,48 @@ def _lean() -> dict[type[BaseModel], tuple[str, ...]]:
     return lean
 
 
+def _text_writer(cls: type[BaseModel], lead: str, tail: str) -> Writer:
+    """The writer of an event whose own fields are text, when its envelope is empty.
+
+    Its members are written in field order, each exact `str` as its JSON string and each
+    `None` left out, as the wire does; any other value leaves the event to pydantic.
+    """
+    kind = cast("str", cls.model_fields["type"].default)
+    start = f'{lead}{{"type":"{kind}"'
+    # (field, its key, whether the wire leaves it out when None)
+    own = tuple(
+        (name, f',"{field.alias or name}":', field.exclude_if is not None)
+        for name, field in cls.model_fields.items()
+        if name not in _ENVELOPE
+    )
+    end = f"}}{tail}"
+
+    def write(fields: Mapping[str, object]) -> str | None:
+        if (
+            fields["type"] != kind
+            or fields["timestamp"] is not None
+            or fields["raw_event"] is not None
+            or fields["metadata"] is not None
+            or fields["subagent_run_id"] is not None
+        ):
+            return None
+        parts = [start]
+        for name, key, optional in own:
+            value = fields[name]
+            if type(value) is str:
+                parts.append(key)
+                parts.append(_q(value))
+            elif value is not None or not optional:
+                return None
+        parts.append(end)
+        return "".join(parts)
+
+    return write
+
+
 def _writers(lead: str, tail: str) -> dict[type[BaseModel], Writer]:
-    """The delta events' writers, between `lead` and `tail`."""
-    return {
+    """The quick writers, between `lead` and `tail`: the deltas', then the text events'."""
+    writers: dict[type[BaseModel], Writer] = {
         cls: _delta_writer(cls, id_field, lead, tail)
         for cls, id_field in (
             (TextMessageContentEvent, "message_id"),
@@ -202,6 +321,9 @@ def _writers(lead: str, tail: str) -> dict[type[BaseModel], Writer]:
             (ReasoningMessageContentEvent, "message_id"),
         )
     }
+    for cls in _LEAN:
+        writers.setdefault(cls, _text_writer(cls, lead, tail))
+    return writers
 
 
 _LEAN = _lean()

@@ -231,6 +231,25 @@ class Verifier:
             violation.event = event
             raise
 
+    def admits_delta(self, kind: int, entity_id: str) -> bool:
+        """Whether a streamed delta is accepted without a change: the run active, its block open.
+
+        `kind` is the block's ledger index (`TEXT`, `TOOL`, `THOUGHT`, see `agui._record`).
+        When this is `True`, observing the delta's event would accept it and change nothing, so
+        the run context may queue the delta as a record; otherwise it observes the event.
+
+        Examples:
+            >>> from agui.events import TextMessageStartEvent
+            >>> verifier = Verifier(started=("t", "r"))
+            >>> verifier.admits_delta(0, "m1")
+            False
+            >>> verifier.observe(TextMessageStartEvent(message_id="m1"))
+            >>> verifier.admits_delta(0, "m1")
+            True
+        """
+        ledger = self._ledger
+        return self._phase == _RUNNING and not ledger.lanes and entity_id in ledger.open[kind]
+
     def finish(self) -> None:
         """Check that the stream may end here: a run did start, and none is still active.
 
