@@ -71,7 +71,7 @@ from workload import (
 import agui
 from agui import RunContext
 from agui.run import drive
-from agui.sse import event_json
+from agui.sse import encode_items
 
 HOST = "127.0.0.1"
 CPU_TARGET = 0.3
@@ -367,11 +367,11 @@ def report(results: dict[str, list[tuple[float, float, int]]]) -> tuple[float, f
 
 
 async def _produce() -> int:
-    """Drive the coalescing agent and drain its events: handles, verifier, state; no encoding."""
+    """Drive the coalescing agent and take its queue as the endpoint does; no encoding."""
     ctx: RunContext[JsonValue] = RunContext(agui.RunAgentInput(thread_id="t", run_id="r"))
     task = asyncio.ensure_future(drive(workload_agent(per_event=False), ctx))
     count = 0
-    async for batch in ctx.receiver.batches():
+    async for batch in ctx.receiver.item_batches():
         count += len(batch)
     await task
     return count
@@ -381,8 +381,8 @@ async def _produce_and_encode() -> int:
     ctx: RunContext[JsonValue] = RunContext(agui.RunAgentInput(thread_id="t", run_id="r"))
     task = asyncio.ensure_future(drive(workload_agent(per_event=False), ctx))
     count = 0
-    async for batch in ctx.receiver.batches():
-        count += len([event_json(event) for event in batch])
+    async for batch in ctx.receiver.item_batches():
+        count += encode_items(batch).count(b"\n\n")
     await task
     return count
 

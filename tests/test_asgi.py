@@ -10,6 +10,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+import sys
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, MutableMapping
 from typing import Any, TypeVar, cast
 
@@ -24,6 +25,7 @@ import agui
 from agui import RunAgentInput, RunContext, UsageError
 from agui.asgi import AguiApp, Refused, asgi_app
 from agui.events import CustomEvent, Event, EventType
+from agui.proto import PROTO_MEDIA_TYPE, decode_proto
 from agui.testing import assert_valid
 
 T = TypeVar("T")
@@ -33,6 +35,7 @@ App = Callable[[MutableMapping[str, Any], Any, Any], Awaitable[None]]
 
 BODY = json.dumps({"threadId": "t", "runId": "r", "messages": []}).encode()
 JSON_HEADERS = {"content-type": "application/json", "accept": "text/event-stream"}
+PROTO_HEADERS = {"content-type": "application/json", "accept": PROTO_MEDIA_TYPE}
 PING = b": ping\n\n"
 
 
@@ -82,6 +85,14 @@ class Exchange:
         """The streamed events, checked: LF-only `data:` frames that make a valid stream."""
         assert self.sent[-1].get("more_body", False) is False
         events = [agui.parse_event(frame) for frame in data_frames(self.body)]
+        assert_valid(events)
+        return events
+
+    def proto_events(self) -> list[Event]:
+        """The events of a protobuf stream, checked: each send holds whole frames, all valid."""
+        assert self.headers["content-type"] == PROTO_MEDIA_TYPE
+        assert self.sent[-1].get("more_body", False) is False
+        events = [event for body in self.bodies for event in decode_proto(body)]
         assert_valid(events)
         return events
 
@@ -205,7 +216,7 @@ def test_other_methods_are_refused_with_405_and_allow_post(method: str) -> None:
 )
 def test_accept_is_negotiated_like_the_rust_table(accept: str, status: int) -> None:
     headers = {"content-type": "application/json", "accept": accept}
-    exchange = drive(call(asgi_app(hello), headers=headers))
+    exchange = drive(call(asgi_app(hello, protobuf=False), headers=headers))
 
     assert exchange.status == status
     assert exchange.headers["vary"] == "Accept"
@@ -216,6 +227,59 @@ def test_accept_is_negotiated_like_the_rust_table(accept: str, status: int) -> N
         assert exchange.reads == 0
     else:
         exchange.events()
+
+
+SSE = "text/event-stream"
+
+
+@pytest.mark.parametrize(
+    ("accept", "answer"),
+    [
+        (PROTO_MEDIA_TYPE, PROTO_MEDIA_TYPE),
+        ("APPLICATION/VND.AG-UI.EVENT+PROTO", PROTO_MEDIA_TYPE),
+        (f"{PROTO_MEDIA_TYPE};q=0.2", PROTO_MEDIA_TYPE),
+        (f"{PROTO_MEDIA_TYPE}, text/event-stream;q=0.5", PROTO_MEDIA_TYPE),
+        (f"text/*;q=0.5, {PROTO_MEDIA_TYPE}", PROTO_MEDIA_TYPE),
+        (f"{PROTO_MEDIA_TYPE};q=0.5, */*;q=0.4", PROTO_MEDIA_TYPE),
+        (f"{PROTO_MEDIA_TYPE}, text/event-stream", SSE),
+        (f"{PROTO_MEDIA_TYPE};q=0.5, text/event-stream", SSE),
+        (f"{PROTO_MEDIA_TYPE}, */*", SSE),
+        ("*/*", SSE),
+        ("", SSE),
+        ("application/*, text/event-stream;q=0.1", SSE),
+        ("application/*", None),
+        (f"{PROTO_MEDIA_TYPE};q=0", None),
+        ("application/vnd.ag-ui.event+json", None),
+    ],
+)
+def test_protobuf_is_chosen_only_when_accept_names_it_above_sse(
+    accept: str, answer: str | None
+) -> None:
+    headers = {"content-type": "application/json", "accept": accept}
+    exchange = drive(call(asgi_app(hello), headers=headers))
+
+    if answer is None:
+        assert exchange.status == 406
+        assert exchange.json()["message"].endswith(f"emits: {SSE}, {PROTO_MEDIA_TYPE}")
+    else:
+        assert exchange.status == 200
+        assert exchange.headers["content-type"] == answer
+
+
+def test_a_proto_only_accept_is_refused_when_protobuf_is_off() -> None:
+    exchange = drive(call(asgi_app(hello, protobuf=False), headers=PROTO_HEADERS))
+
+    assert exchange.status == 406
+    assert exchange.headers["vary"] == "Accept"
+    assert exchange.json() == {
+        "code": "NOT_ACCEPTABLE",
+        "message": (
+            "cannot produce any media type this request accepts "
+            "('application/vnd.ag-ui.event+proto'); this endpoint emits: text/event-stream "
+            "(the protobuf binding is not enabled)"
+        ),
+    }
+    assert exchange.reads == 0
 
 
 def test_a_missing_accept_header_is_answered_with_sse() -> None:
@@ -685,6 +749,107 @@ def test_an_idle_stream_gets_keepalive_comment_frames() -> None:
     assert [e.type for e in exchange.events()].count("TEXT_MESSAGE_START") == 2
 
 
+# -- the protobuf binding ----------------------------------------------------------------------
+
+
+def test_a_proto_run_streams_length_prefixed_frames_with_no_buffering_headers() -> None:
+    exchange = drive(call(asgi_app(hello), headers=PROTO_HEADERS))
+
+    assert exchange.status == 200
+    assert exchange.headers == {
+        "content-type": "application/vnd.ag-ui.event+proto",
+        "cache-control": "no-cache, no-store, no-transform",
+        "x-accel-buffering": "no",
+        "vary": "Accept",
+    }
+    assert [e.type for e in exchange.proto_events()] == [
+        EventType.RUN_STARTED,
+        EventType.TEXT_MESSAGE_START,
+        EventType.TEXT_MESSAGE_CONTENT,
+        EventType.TEXT_MESSAGE_END,
+        EventType.RUN_FINISHED,
+    ]
+    first = exchange.bodies[0]
+    assert int.from_bytes(first[:4], "big") < len(first)
+
+
+def test_a_proto_stream_coalesces_queued_events_into_one_send() -> None:
+    async def main() -> Exchange:
+        proceed = asyncio.Event()
+
+        async def agent(ctx: Ctx) -> None:
+            ctx.say("one")
+            ctx.say("two")
+            await proceed.wait()
+            ctx.say("three")
+
+        def on_send(message: Message, _exchange: Exchange) -> None:
+            if message["type"] == "http.response.body":
+                proceed.set()
+
+        return await call(asgi_app(agent), headers=PROTO_HEADERS, on_send=on_send)
+
+    exchange = drive(main())
+
+    assert [len(decode_proto(body)) for body in exchange.bodies] == [7, 4, 0]
+    assert len(exchange.proto_events()) == 11
+
+
+def test_an_idle_proto_stream_gets_no_keepalive_pings() -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.say("thinking")
+        await asyncio.sleep(0.1)
+        ctx.say("done")
+
+    exchange = drive(call(asgi_app(agent, keepalive=0.01), headers=PROTO_HEADERS))
+
+    assert PING not in exchange.bodies
+    assert [e.type for e in exchange.proto_events()].count("TEXT_MESSAGE_START") == 2
+
+
+def test_an_event_the_binary_binding_cannot_write_ends_the_stream_with_run_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.say("before")
+        ctx.emit(CustomEvent(name="huge", value=10**400))
+        await asyncio.sleep(10)
+
+    exchange = drive(call(asgi_app(agent), headers=PROTO_HEADERS))
+
+    events = [event for body in exchange.bodies for event in decode_proto(body)]
+    assert [e.type for e in events] == [
+        EventType.RUN_STARTED,
+        EventType.TEXT_MESSAGE_START,
+        EventType.TEXT_MESSAGE_CONTENT,
+        EventType.TEXT_MESSAGE_END,
+        EventType.RUN_ERROR,
+    ]
+    assert events[-1].model_dump(mode="json")["code"] == "SERIALIZATION_ERROR"
+    assert "a CUSTOM event could not be serialized" in caplog.text
+
+
+def test_protobuf_is_offered_when_installed_and_not_when_turned_off() -> None:
+    assert asgi_app(hello).media_types == (SSE, PROTO_MEDIA_TYPE)
+    assert asgi_app(hello, protobuf=True).media_types == (SSE, PROTO_MEDIA_TYPE)
+    assert asgi_app(hello, protobuf=False).media_types == (SSE,)
+
+
+def test_without_the_extra_protobuf_is_left_out_unless_it_is_required(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "agui.proto", None)  # as if protobuf were not installed
+
+    app = asgi_app(hello)
+    with pytest.raises(
+        UsageError, match=r'protobuf=True needs .*pip install "agui-server\[proto\]"'
+    ):
+        asgi_app(hello, protobuf=True)
+
+    assert app.media_types == (SSE,)
+    assert drive(call(app, headers=PROTO_HEADERS)).status == 406
+
+
 def test_a_busy_or_unconfigured_stream_gets_no_keepalive() -> None:
     async def agent(ctx: Ctx) -> None:
         await asyncio.sleep(0.05)
@@ -758,6 +923,29 @@ def test_an_event_that_cannot_be_serialized_ends_the_stream_with_run_error(
     assert events[-1].model_dump(mode="json")["code"] == "SERIALIZATION_ERROR"
     assert finished == [True]
     assert "a CUSTOM event could not be serialized" in caplog.text
+
+
+def test_a_streamed_delta_that_cannot_be_written_ends_the_stream_after_the_frames_before_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def agent(ctx: Ctx) -> None:
+        await asyncio.sleep(0)
+        with ctx.message() as message:
+            message.delta("fine")
+            message.delta("\ud800")  # a lone surrogate: no UTF-8 for it
+            await asyncio.sleep(10)
+
+    exchange = drive(call(asgi_app(agent)))
+
+    events = [agui.parse_event(frame) for frame in data_frames(exchange.body)]
+    assert [e.type for e in events] == [
+        EventType.RUN_STARTED,
+        EventType.TEXT_MESSAGE_START,
+        EventType.TEXT_MESSAGE_CONTENT,
+        EventType.RUN_ERROR,
+    ]
+    assert events[-1].model_dump(mode="json")["code"] == "SERIALIZATION_ERROR"
+    assert "a TEXT_MESSAGE_CONTENT event could not be serialized" in caplog.text
 
 
 # -- disconnects -------------------------------------------------------------------------------

@@ -209,7 +209,14 @@ def _node() -> str:
     return node
 
 
-def test_the_official_typescript_client_runs_cleanly_and_ends_where_fold_does() -> None:
+@pytest.mark.parametrize(
+    ("transport", "content_type"),
+    [("sse", "text/event-stream"), ("proto", "application/vnd.ag-ui.event+proto")],
+)
+def test_the_official_typescript_client_runs_cleanly_and_ends_where_fold_does(
+    transport: str, content_type: str
+) -> None:
+    """The same run over SSE and over the protobuf binding: both end where `fold` does."""
     node = _node()
     received: list[RunAgentInput] = []
 
@@ -219,7 +226,12 @@ def test_the_official_typescript_client_runs_cleanly_and_ends_where_fold_does() 
 
     with tempfile.TemporaryDirectory() as scratch, serving(asgi_app(recording)) as url:
         result_file = Path(scratch) / "result.json"
-        env = {**os.environ, "AGUI_URL": url, "AGUI_RESULT_FILE": str(result_file)}
+        env = {
+            **os.environ,
+            "AGUI_URL": url,
+            "AGUI_RESULT_FILE": str(result_file),
+            "AGUI_TRANSPORT": transport,
+        }
         completed = subprocess.run(  # noqa: S603 - a fixed command line
             [node, "--test", "client.test.mjs"],
             cwd=JS_DIR,
@@ -233,6 +245,7 @@ def test_the_official_typescript_client_runs_cleanly_and_ends_where_fold_does() 
         client: dict[str, Any] = json.loads(result_file.read_text())
 
     [sent] = received
+    assert client["contentTypes"] == [content_type]
     events = asyncio.run(collect(showcase, sent))
     expected = fold(events, messages=sent.messages, state=sent.state)
     assert [json.loads(event_json(e))["type"] for e in events] == client["events"]

@@ -4,17 +4,26 @@ The method, the content negotiation (`Accept`, `Content-Type`), the body (its si
 it is read, its JSON, its `RunAgentInput`) are each checked by one function here that raises
 `Refusal`, which `send_refusal` writes as a JSON error body; `agui.asgi` calls them in order.
 
-`negotiate(accept)` picks the media type to answer with, the way the Rust SDK's table does:
+`negotiate(accept, offered)` picks the media type to answer with, the way the Rust SDK's table
+does:
 
 - a missing, empty or blank `Accept` means `*/*`;
 - the header is split on `,`; each entry is `type/subtype` plus parameters (entries without a
   slash are ignored); only `q` is read, and a missing or unreadable `q` means 1;
 - each media type we can send takes the `q` of the most specific range that matches it
   (exact type and subtype, then `type/*`, then `*/*`; the first of equally specific ranges);
-- the one with the highest `q` above 0 wins; none means the request is refused with 406.
+- the one with the highest `q` above 0 wins, the first offered on a tie; none means the request
+  is refused with 406.
 
-We can send one media type, `text/event-stream`, so `*/*` and `text/*` answer SSE, and an
-`Accept` that admits only protobuf (`application/vnd.ag-ui.event+proto`) is refused.
+The endpoint offers `text/event-stream` first, then, when the protobuf binding is enabled,
+`application/vnd.ag-ui.event+proto`. The binary binding is only ever chosen by name: a range
+that does not spell its media type out (`*/*`, `application/*`) never selects it, because a
+client that sends a wildcard cannot be assumed to read binary frames, and SSE is the binding
+every client must support. So `*/*` and `text/*` answer SSE, and protobuf is chosen only when
+`Accept` names it with a `q` above SSE's (`application/vnd.ag-ui.event+proto` alone, or with
+`text/event-stream;q=0.5`); on a tie SSE wins. The specification lets a producer answer protobuf
+whenever it is admitted; agui is stricter, so a wildcard never brings a client binary it did
+not ask for. Without the binding, an `Accept` that admits only protobuf is refused with 406.
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ from agui.wire import UnknownMemberWarning, parse_input, parse_json
 
 __all__ = [
     "OFFERED",
+    "PROTO_MEDIA_TYPE",
     "Message",
     "Receive",
     "Refusal",
@@ -60,8 +70,12 @@ Send = Callable[[Message], Awaitable[None]]
 
 _log = logging.getLogger("agui.asgi")
 
+PROTO_MEDIA_TYPE = "application/vnd.ag-ui.event+proto"
+"""The media type of an AG-UI event stream in the protobuf binding (see `agui.proto`)."""
 OFFERED: tuple[str, ...] = (SSE_MEDIA_TYPE,)
-"""The media types this endpoint can answer with, in order of preference."""
+"""The media types this endpoint answers with by default, in order of preference."""
+_NAMED_ONLY = frozenset({PROTO_MEDIA_TYPE})
+"""Media types a wildcard range never selects: the `Accept` header must name them."""
 
 _Range = tuple[str, str, float]
 
@@ -78,6 +92,11 @@ def negotiate(accept: str | None, offered: tuple[str, ...] = OFFERED) -> str | N
         (None, None)
         >>> negotiate("application/vnd.ag-ui.event+proto") is None
         True
+        >>> both = ("text/event-stream", "application/vnd.ag-ui.event+proto")
+        >>> negotiate("application/vnd.ag-ui.event+proto", both)
+        'application/vnd.ag-ui.event+proto'
+        >>> negotiate("*/*", both), negotiate("application/vnd.ag-ui.event+proto, */*", both)
+        ('text/event-stream', 'text/event-stream')
     """
     ranges = _parse_accept(accept)
     best: str | None = None
@@ -116,10 +135,11 @@ def _q_param(params: str) -> float:
 
 def _quality(candidate: str, ranges: list[_Range]) -> float:
     kind, _, subtype = candidate.partition("/")
+    wildcards = ("*",) if candidate not in _NAMED_ONLY else ()
     best_specificity = -1
     q = 0.0
     for range_kind, range_subtype, range_q in ranges:
-        if range_kind not in ("*", kind) or range_subtype not in ("*", subtype):
+        if range_kind not in (*wildcards, kind) or range_subtype not in (*wildcards, subtype):
             continue
         specificity = (4 if range_kind == kind else 0) + (2 if range_subtype == subtype else 0)
         if specificity > best_specificity:
@@ -195,15 +215,18 @@ def check_method(method: str) -> None:
         raise Refusal(405, "METHOD_NOT_ALLOWED", message, [("allow", "POST")])
 
 
-def check_accept(headers: Mapping[str, str]) -> None:
-    """The client must accept an event stream (406 otherwise)."""
+def check_accept(headers: Mapping[str, str], offered: tuple[str, ...] = OFFERED) -> str:
+    """The media type of the event stream to answer with (406 when the client takes none)."""
     accept = headers.get("accept")
-    if negotiate(accept) is None:
+    media_type = negotiate(accept, offered)
+    if media_type is None:
+        note = "" if PROTO_MEDIA_TYPE in offered else " (the protobuf binding is not enabled)"
         message = (
             f"cannot produce any media type this request accepts ({accept!r}); this "
-            f"endpoint emits: {SSE_MEDIA_TYPE} (the protobuf binding is not offered)"
+            f"endpoint emits: {', '.join(offered)}{note}"
         )
         raise Refusal(406, "NOT_ACCEPTABLE", message)
+    return media_type
 
 
 def check_content_type(headers: Mapping[str, str]) -> None:

@@ -1,7 +1,8 @@
 r"""The AG-UI HTTP endpoint as a plain ASGI application: no web framework needed.
 
 `asgi_app(agent)` answers one POST carrying a `RunAgentInput` with one `text/event-stream` of
-`data: <json>\n\n` frames (LF only), and runs under any ASGI server. It mounts unchanged in
+`data: <json>\n\n` frames (LF only), or with the protobuf binding when the client asks for it
+(see "Protobuf" below), and runs under any ASGI server. It mounts unchanged in
 Starlette or FastAPI, `app.mount("/agent", agui.asgi_app(agent))`; it answers at any path it is
 given, so the mount decides where it lives.
 
@@ -13,14 +14,14 @@ stream, as a JSON body `{"code": ..., "message": ...}` (`Content-Type: applicati
 |---|---|---|
 | the method is not POST | 405 (`Allow: POST`) | `METHOD_NOT_ALLOWED` |
 | `authorize` says no | 401 / 403 | `UNAUTHORIZED` / `FORBIDDEN` |
-| `Accept` excludes `text/event-stream` | 406 | `NOT_ACCEPTABLE` |
+| `Accept` excludes `text/event-stream` (and protobuf, or it is off) | 406 | `NOT_ACCEPTABLE` |
 | `Content-Type` is not JSON (a missing one is accepted) | 415 | `UNSUPPORTED_MEDIA_TYPE` |
 | the body is over `max_body_bytes` (Content-Length first, then counted) | 413 | `BODY_TOO_LARGE` |
 | the body is empty, or not JSON | 400 | `EMPTY_BODY` / `INVALID_JSON` |
 | the body is not a valid `RunAgentInput` | 422, with `errors` | `INVALID_INPUT` |
 
 `Accept` is negotiated like the Rust SDK (`agui._negotiation`): missing means `*/*`, the most
-specific range decides, and `q=0` refuses.
+specific range decides, and `q=0` refuses; the protobuf binding must be named, never a wildcard.
 
 **The inspector.** With `inspector=True` the endpoint also answers `GET` (and `HEAD`) at its
 path with the inspector page (`agui.inspector`): one self-contained HTML page that POSTs runs to
@@ -61,11 +62,16 @@ keeps a reference to each detached run until it ends (`detached_runs`), and `acl
 the ones still going: the endpoint calls it on lifespan shutdown when it is the server's app;
 mounted in a framework (which keeps lifespan to itself), call it from the framework's shutdown.
 
-**Protobuf.** AG-UI 1.0 defines an optional binary binding
-(`application/vnd.ag-ui.event+proto`). It is not offered yet: it needs code generated from the
-1.0 `.proto` and a protobuf runtime, which are out of scope for this endpoint so far. An
-`Accept` that admits only protobuf is therefore refused with 406, and one that admits both (or
-`*/*`) is answered with SSE, which the specification allows.
+**Protobuf.** AG-UI 1.0 defines an optional binary binding, `agui.proto`: each event is a
+4-byte big-endian length and one `ag_ui.Event` message (`Content-Type` exactly
+`application/vnd.ag-ui.event+proto`, with the same `Cache-Control`, `X-Accel-Buffering` and
+`Vary` headers). It needs the `proto` extra (`pip install "agui-server[proto]"`). With
+`protobuf=None` (the default) it is offered when the extra is installed, `True` requires it
+(`UsageError` when the app is built without it), `False` turns it off. It answers only a request
+whose `Accept` names its media type with a higher `q` than SSE's (`*/*` and `application/*` never
+select it; SSE wins a tie); without it, an `Accept` that admits only protobuf gets 406. Coalescing
+and the serialization fallback are the same in both bindings, but binary frames have no comments,
+so a protobuf stream sends no keep-alive pings.
 
 Examples:
     >>> import agui
@@ -85,6 +91,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import ClassVar, Generic, Literal, TypeVar
 
 from agui._negotiation import (
+    PROTO_MEDIA_TYPE,
     Receive,
     Refusal,
     Scope,
@@ -99,11 +106,13 @@ from agui._negotiation import (
 )
 from agui._page import answer_inspector
 from agui._streaming import (
-    STREAM_HEADERS,
+    SSE,
+    Encoding,
     Writer,
     ending,
     finish_detached,
     log_failure,
+    proto_encoding,
     try_send,
     wait_disconnect,
 )
@@ -112,6 +121,7 @@ from agui.context import RunContext
 from agui.errors import AguiError, UsageError
 from agui.run import Agent, AgentLike, drive
 from agui.sink import EventReceiver
+from agui.sse import SSE_MEDIA_TYPE
 from agui.transform import Transformer
 from agui.types import RunAgentInput
 
@@ -171,6 +181,9 @@ class Refused(AguiError):
 class AguiApp(Generic[S]):
     """The ASGI application `asgi_app` builds; see the module docstring for its behaviour.
 
+    `media_types` lists what it answers with, in order of preference: `text/event-stream`, then
+    `application/vnd.ag-ui.event+proto` when the protobuf binding is enabled.
+
     Examples:
         >>> import asyncio
         >>> async def hello(ctx):
@@ -187,6 +200,8 @@ class AguiApp(Generic[S]):
         ...     return sent
         >>> asyncio.run(lifespan())
         ['lifespan.startup.complete', 'lifespan.shutdown.complete']
+        >>> asgi_app(hello, protobuf=False).media_types
+        ('text/event-stream',)
     """
 
     def __init__(  # noqa: PLR0913 - the options of asgi_app, validated once here
@@ -203,6 +218,7 @@ class AguiApp(Generic[S]):
         authorize: Authorize | None,
         cancel_grace: float,
         inspector: bool,
+        encodings: Mapping[str, Encoding],
     ) -> None:
         self._agent = agent
         self._state = state
@@ -215,7 +231,14 @@ class AguiApp(Generic[S]):
         self._authorize = authorize
         self._grace = cancel_grace
         self._inspector = inspector
+        self._encodings = dict(encodings)
+        self._media_types = tuple(self._encodings)
         self._detached: set[asyncio.Task[None]] = set()
+
+    @property
+    def media_types(self) -> tuple[str, ...]:
+        """The media types this endpoint answers with, in order of preference."""
+        return self._media_types
 
     @property
     def detached_runs(self) -> int:
@@ -259,24 +282,24 @@ class AguiApp(Generic[S]):
                 await send_refusal(send, refusal)
             return
         try:
-            run_input = await self._admit(scope, receive)
+            admitted = await self._admit(scope, receive)
         except Refusal as refusal:
             await send_refusal(send, refusal)
             return
-        if run_input is not None:
-            await self._stream(run_input, receive, send)
+        if admitted is not None:
+            await self._stream(*admitted, receive, send)
 
     # -- admission -------------------------------------------------------------------------
 
-    async def _admit(self, scope: Scope, receive: Receive) -> RunAgentInput | None:
-        """The validated input, `None` when the client left while sending; else `Refusal`."""
+    async def _admit(self, scope: Scope, receive: Receive) -> tuple[RunAgentInput, Encoding] | None:
+        """The input and its stream's encoding; `None` if the client left; else `Refusal`."""
         headers = request_headers(scope)
         check_method(scope.get("method", "GET"))
         await self._check_authorized(headers)
-        check_accept(headers)
+        encoding = self._encodings[check_accept(headers, self.media_types)]
         check_content_type(headers)
         body = await read_body(headers, receive, self._max_body_bytes)
-        return None if body is None else decode_input(body)
+        return None if body is None else (decode_input(body), encoding)
 
     async def _check_authorized(self, headers: Mapping[str, str]) -> None:
         if self._authorize is None:
@@ -298,22 +321,24 @@ class AguiApp(Generic[S]):
 
     # -- streaming -------------------------------------------------------------------------
 
-    async def _stream(self, run_input: RunAgentInput, receive: Receive, send: Send) -> None:
+    async def _stream(
+        self, run_input: RunAgentInput, encoding: Encoding, receive: Receive, send: Send
+    ) -> None:
         token = CancellationToken()
         ctx: RunContext[S] = RunContext(
             run_input, state=self._state, transformers=self._new_chain(), token=token
         )
-        start = {"type": "http.response.start", "status": 200, "headers": STREAM_HEADERS}
+        start = {"type": "http.response.start", "status": 200, "headers": encoding.headers}
         if not await try_send(send, start):
             return
         run = asyncio.create_task(
             drive(self._agent, ctx, debug=self._debug), name=f"agui run {run_input.run_id}"
         )
-        writer = Writer(send, ctx.receiver, self._keepalive)
+        writer = Writer(send, ctx.receiver, self._keepalive, encoding)
         pumping = asyncio.create_task(writer.pump())
         # Each watcher returns once the client is gone: its disconnect, or a ping that failed.
         watchers = {asyncio.create_task(wait_disconnect(receive))}
-        if self._keepalive is not None:
+        if self._keepalive is not None and encoding.pings:
             watchers.add(asyncio.create_task(writer.ping(self._keepalive)))
         try:
             await asyncio.wait({pumping, *watchers}, return_when=asyncio.FIRST_COMPLETED)
@@ -394,8 +419,11 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
     authorize: Authorize | None = None,
     cancel_grace: float = 5.0,
     inspector: bool = False,
+    protobuf: bool | None = None,
 ) -> AguiApp[S]:
-    """An ASGI application that runs `agent` for each POSTed `RunAgentInput` and streams SSE.
+    """An ASGI app that runs `agent` for each POSTed `RunAgentInput` and streams its events.
+
+    The stream is SSE, or the protobuf binding for a client that asks for it by name.
 
     Args:
         agent: an `async def agent(ctx)` or an object with such a `run` method.
@@ -403,13 +431,16 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         transformers: a factory returning a fresh transformer chain for each request.
         debug: put exception text into `RUN_ERROR.message` (never in production).
         max_body_bytes: the request body limit; larger bodies get 413.
-        keepalive: seconds of idle stream before a `: ping` comment frame; `None` for none.
+        keepalive: seconds of idle SSE stream before a `: ping` comment frame; `None` for
+            none (binary frames have no comments: a protobuf stream gets no pings).
         disconnect: `"cancel"` the run when its client leaves, or `"detach"` it to finish.
         on_disconnect: told the run's input when its client left before the stream ended.
         authorize: decides from the request headers, before the body is read (401/403).
         cancel_grace: how long a cancelled run may take to unwind, in seconds.
         inspector: also answer GET at the endpoint's path with the inspector page, a browser
             view of the runs it starts (see `agui.inspector`); off by default (GET gets 405).
+        protobuf: offer the protobuf binding to clients that ask for it by name: `None` when
+            the `proto` extra is installed, `True` always (it must be), `False` never.
 
     Examples:
         >>> async def hello(ctx):
@@ -421,6 +452,7 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         agui.errors.UsageError: transformers must be a factory ...
     """
     _check_options(agent, transformers, max_body_bytes, keepalive, disconnect, cancel_grace)
+    encodings = _encodings(protobuf)
     return AguiApp(
         agent,
         state=state,
@@ -433,7 +465,23 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         authorize=authorize,
         cancel_grace=cancel_grace,
         inspector=inspector,
+        encodings=encodings,
     )
+
+
+def _encodings(protobuf: bool | None) -> dict[str, Encoding]:  # noqa: FBT001 - the option
+    """The bindings to offer, by media type: SSE, then protobuf unless it is off or missing."""
+    encodings = {SSE_MEDIA_TYPE: SSE}
+    proto = None if protobuf is False else proto_encoding()
+    if proto is not None:
+        encodings[PROTO_MEDIA_TYPE] = proto
+    elif protobuf:
+        message = (
+            "protobuf=True needs the protobuf package, which is not installed: "
+            'pip install "agui-server[proto]"'
+        )
+        raise UsageError(message)
+    return encodings
 
 
 def _check_options(
