@@ -22,11 +22,11 @@ of ints and strings, typed `dict[str, int | str]`; (b) one holding a 10,000-item
 dicts (a `TypedDict` of id, title and done). These are `bench_patch.py`'s workloads (a) and (b).
 A publish after a small change (one member changed, one added, one removed; one item removed at
 the front, one edited in the middle, one appended) is timed whole, as a server runs it:
-serialize the typed state, compare, parse, diff, choose delta or snapshot, verify, queue, drain,
-`encode_sse`. So is a publish of an unchanged state (nothing is sent), and the first publish
-(a snapshot). The reference is a stdlib `json.dumps` of the full snapshot (compact, UTF-8
-bytes), timed in the same round next to them. The differ alone against `jsonpatch.make_patch`
-is `bench_patch.py`'s subject.
+`publish_state()` deciding what to send (serializing the typed state, diffing, choosing delta or
+snapshot), verify, queue, drain, `encode_sse`. So is a publish of an unchanged state (nothing is
+sent), and the first publish (a snapshot). The reference is a stdlib `json.dumps` of the full
+snapshot (compact, UTF-8 bytes), timed in the same round next to them. The differ alone against
+`jsonpatch.make_patch` is `bench_patch.py`'s subject.
 
 Times are the benchmark thread's CPU time (`time.thread_time`; `--clock wall` for
 `time.perf_counter`), so the time a loaded machine gives other processes is not counted;

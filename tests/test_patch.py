@@ -14,6 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agui import patch
+from agui._differ import Differ
+from agui._exact import Mirror, equal_exactly
 from agui.errors import PatchError
 from agui.patch import apply, diff, escape_pointer_token, json_equal
 
@@ -44,6 +46,31 @@ def jsonpatch_apply(doc: JsonValue, ops: Ops) -> JsonValue:
 
 def tasks(count: int) -> list[JsonValue]:
     return [{"id": i, "title": f"task {i}", "done": False} for i in range(count)]
+
+
+def loose_diff(old: JsonValue, new: JsonValue) -> Ops:
+    """The diff that trusts `==`, as `agui.state` runs it before checking the result."""
+    differ = Differ(strict=False)
+    differ.value("", old, new)
+    return differ.ops
+
+
+def nested(depth: int) -> JsonValue:
+    doc: JsonValue = []
+    for _ in range(depth):
+        doc = [doc]
+    return doc
+
+
+def containers(doc: object) -> set[int]:
+    """The ids of every dict and list in `doc`, itself included."""
+    if isinstance(doc, dict):
+        members = cast("dict[str, object]", doc)
+        return {id(members)}.union(*map(containers, members.values()))
+    if isinstance(doc, list):
+        items = cast("list[object]", doc)
+        return {id(items)}.union(*map(containers, items))
+    return set()
 
 
 def fails(message: str) -> re.Pattern[str]:
@@ -326,6 +353,232 @@ def test_items_that_cannot_be_aligned_cheaply_are_paired_by_position() -> None:
 def test_array_edits_apply_back_to_the_new_array(old: JsonValue, new: JsonValue) -> None:
     assert strictly_equal(apply(old, diff(old, new)), new)
     assert strictly_equal(jsonpatch_apply(old, diff(old, new)), new)
+
+
+def test_added_members_come_in_the_new_objects_order_wherever_they_are() -> None:
+    old: dict[str, JsonValue] = {"a": 1, "b": 2}
+    new: dict[str, JsonValue] = {"c": 3, "a": 1, "d": 4, "b": 2}
+    assert diff(old, new) == [
+        {"op": "add", "path": "/c", "value": 3},
+        {"op": "add", "path": "/d", "value": 4},
+    ]
+
+
+# -- diff: skipping what did not change ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("position", "value"),
+    [(0, True), (37, 1.0), (50, True), (98, 1.0), (99, True)],
+    ids=["first", "early", "middle", "late", "last"],
+)
+def test_a_long_run_that_differs_only_in_json_types_is_not_skipped(
+    position: int, value: JsonValue
+) -> None:
+    old: list[JsonValue] = [0, *([1] * 100), 0]
+    new = [*old]
+    new[position + 1] = value
+    assert diff(old, new) == [{"op": "replace", "path": f"/{position + 1}", "value": value}]
+    records = tasks(100)
+    changed = copy.deepcopy(records)
+    cast("dict[str, JsonValue]", changed[position])["done"] = 0
+    assert diff(records, changed) == [{"op": "replace", "path": f"/{position}/done", "value": 0}]
+
+
+def test_a_type_change_in_a_long_common_suffix_is_not_skipped() -> None:
+    old: list[JsonValue] = [0, *([1] * 100)]
+    new: list[JsonValue] = [2, *([1] * 60), True, *([1] * 39)]
+    assert diff(old, new) == [
+        {"op": "replace", "path": "/0", "value": 2},
+        {"op": "replace", "path": "/61", "value": True},
+    ]
+
+
+def test_a_run_of_subclassed_items_that_are_the_same_json_is_skipped() -> None:
+    old = [cast("JsonValue", OrderedDict(a=1)) for _ in range(50)]
+    assert diff(old, [{"a": 1} for _ in range(50)]) == []
+    same: list[JsonValue] = [{"a": 1}] * 30
+    assert diff([*same, 0], [*same, 1]) == [{"op": "replace", "path": "/30", "value": 1}]
+
+
+def test_a_loose_diff_misses_only_what_equals_hides() -> None:
+    assert loose_diff({"a": [1, 2]}, {"a": [True, 2]}) == []
+    assert loose_diff({"a": 1, "b": 2}, {"a": 1, "b": 3}) == [
+        {"op": "replace", "path": "/b", "value": 3}
+    ]
+    assert loose_diff(1, 2) == [{"op": "replace", "path": "", "value": 2}]
+    assert loose_diff([1], [1]) == []
+
+
+# -- exact comparison: Mirror and equal_exactly -------------------------------------------------
+
+
+def test_a_mirror_of_a_scalar_matches_only_that_scalar_of_that_type() -> None:
+    mirror = Mirror.of(1)
+    assert mirror is not None
+    true: JsonValue = True
+    assert mirror.matches(1)
+    assert not mirror.matches(true)
+    assert not mirror.matches(2)
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        (1, 2),
+        {"a": (1, 2)},
+        OrderedDict[str, int](a=1),
+        [{"a": 1}, {1: 2}],
+        {1: "a"},
+        [{"a": 1}, {"b": 1}, {2: 1}],
+        [1, [2, 3], {"a": [4]}, {"b": {"c": set[int]()}}],
+    ],
+    ids=[
+        "tuple",
+        "nested-tuple",
+        "dict-subclass",
+        "record-key-not-str",
+        "object-key-not-str",
+        "mixed-key-not-str",
+        "set-deep-inside",
+    ],
+)
+def test_a_mirror_refuses_what_is_not_plain_json(doc: object) -> None:
+    assert Mirror.of(doc) is None
+
+
+@pytest.mark.parametrize(
+    ("doc", "changed"),
+    [
+        ({"a": [1, 2]}, {"a": [1, 2.0]}),
+        ([{"x": 1}, {"x": 1}], [{"x": 1}, {"x": True}]),
+        ([{"x": 0.0, "y": [1]}], [{"x": 0, "y": [1]}]),
+        ([[1, [False]], {"a": [0]}], [[1, [0]], {"a": [0]}]),
+        ({"a": 1, "b": 2}, {"b": 2, "a": 1}),
+        ({"a": [1], "b": 2}, {"b": 2, "a": [1]}),
+        ([{"a": 1, "b": 2}, [3]], [{"b": 2, "a": 1}, [3]]),
+        ({"a": [1]}, {"a": cast("JsonValue", (1,))}),
+        ([1, 2], [1, 2, 3]),
+    ],
+    ids=[
+        "int-to-float",
+        "record-int-to-bool",
+        "float-to-int",
+        "deep-bool-to-int",
+        "object-keys-reordered",
+        "object-of-containers-keys-reordered",
+        "mixed-keys-reordered",
+        "list-to-tuple",
+        "longer",
+    ],
+)
+def test_a_mirror_matches_the_document_and_not_one_changed(
+    doc: JsonValue, changed: JsonValue
+) -> None:
+    mirror = Mirror.of(doc)
+    assert mirror is not None
+    assert mirror.matches(doc)
+    assert mirror.matches(copy.deepcopy(doc))
+    assert not mirror.matches(changed)
+
+
+def test_a_mirror_sees_a_change_made_in_place_deep_inside() -> None:
+    doc: dict[str, JsonValue] = {"tasks": tasks(100)}
+    mirror = Mirror.of(doc)
+    assert mirror is not None
+    cast("dict[str, JsonValue]", tasks_of(doc)[60])["id"] = 60.0
+    assert not mirror.matches(doc)
+    cast("dict[str, JsonValue]", tasks_of(doc)[60])["id"] = 60
+    assert mirror.matches(doc)
+
+
+def tasks_of(doc: dict[str, JsonValue]) -> list[JsonValue]:
+    return cast("list[JsonValue]", doc["tasks"])
+
+
+def test_a_mirror_matches_records_whose_keys_changed_order_and_zero_of_either_sign() -> None:
+    doc: list[JsonValue] = [{"a": 1, "b": 0.0}, {"a": 2, "b": 1.5}]
+    mirror = Mirror.of(doc)
+    assert mirror is not None
+    doc[0] = {"b": -0.0, "a": 1}
+    assert mirror.matches(doc)
+
+
+def test_a_live_value_whose_equality_raises_matches_nothing() -> None:
+    class Raising:
+        def __eq__(self, other: object) -> bool:
+            raise RuntimeError
+
+        __hash__ = None  # type: ignore[assignment]
+
+    mirror = Mirror.of({"a": 1})
+    assert mirror is not None
+    assert not mirror.matches({"a": Raising()})
+
+
+def test_a_mirror_without_a_copy_reads_the_document_in_place() -> None:
+    doc: JsonValue = {"a": [1, {"b": 2}]}
+    mirror = Mirror.of(doc, copy=False)
+    assert mirror is not None
+    assert mirror.root is doc
+    assert mirror._replace(root=copy.deepcopy(doc)).matches(doc)
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        [{"a": [1], "b": {"c": 2}}, {"a": [3], "b": {"c": 4}}],
+        [[1, [2]], [[3], 4], {"a": [5], "b": 6}],
+        {"a": [[1], [2]], "b": [{"c": 1}, [2], 3]},
+        [{"a": 1}, {"b": [2]}],
+    ],
+    ids=["records-of-containers", "arrays-and-objects", "object-of-mixed", "records-unlike"],
+)
+def test_a_mirror_copies_every_container_of_any_shape(doc: JsonValue) -> None:
+    mirror = Mirror.of(doc)
+    assert mirror is not None
+    assert strictly_equal(mirror.root, doc)
+    assert not containers(mirror.root) & containers(doc)
+    assert mirror.matches(copy.deepcopy(doc))
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same_json"),
+    [
+        ([{"n": 1}, 2.0], [{"n": 1}, 2.0], True),
+        ([{"n": 1}], [{"n": True}], False),
+        ({"a": 1, "b": 2}, {"b": 2, "a": 1}, False),
+        ([cast("JsonValue", OrderedDict[str, int](a=1))], [{"a": 1}], False),
+        ([(1,)], [(1,)], False),
+        (1, 1, True),
+        (1, True, False),
+        ((1,), (1,), False),
+        ([cast("JsonValue", [])], [cast("JsonValue", [])], True),
+    ],
+    ids=[
+        "same",
+        "bool-for-int",
+        "key-order",
+        "subclass",
+        "tuple-inside",
+        "scalar",
+        "scalar-type",
+        "tuple",
+        "empty-inside",
+    ],
+)
+def test_equal_exactly_says_yes_only_to_the_same_plain_json(
+    a: JsonValue, b: JsonValue, *, same_json: bool
+) -> None:
+    assert a == b
+    assert equal_exactly(a, b) is same_json
+
+
+def test_exact_comparisons_stop_at_a_thousand_levels() -> None:
+    assert equal_exactly(nested(999), nested(999))
+    assert Mirror.of(nested(999)) is not None
+    assert not equal_exactly(nested(1_000), nested(1_000))
+    assert Mirror.of(nested(1_000)) is None
 
 
 # -- apply: each operation ----------------------------------------------------------------------
@@ -647,6 +900,13 @@ def test_a_copy_of_a_changed_container_does_not_follow_later_changes() -> None:
     assert doc == {"a": {"x": 1}, "c": {"z": 1}}
 
 
+def test_patching_an_object_of_a_dict_subclass_gives_a_plain_dict() -> None:
+    doc = cast("JsonValue", OrderedDict(a=1))
+    patched = apply(doc, [{"op": "add", "path": "/b", "value": 2}])
+    assert type(patched) is dict
+    assert patched == {"a": 1, "b": 2}
+
+
 def test_an_empty_patch_returns_the_document_itself() -> None:
     doc: JsonValue = {"a": 1}
     assert apply(doc, []) is doc
@@ -719,6 +979,91 @@ def test_one_insertion_or_removal_in_a_list_of_distinct_items_is_one_operation(
     fewer = items[:where] + items[where + 1 :]
     assert diff(items, fewer) == [{"op": "remove", "path": f"/{where}"}]
     assert diff(fewer, items) == [{"op": "add", "path": f"/{where}", "value": items[where]}]
+
+
+long_items: st.SearchStrategy[JsonValue] = st.sampled_from(
+    [0, 1, True, False, 1.0, 0.0, -0.0, "x", None, {"a": 1}, {"a": True}, [1], [True], []]
+)
+long_lists: st.SearchStrategy[list[JsonValue]] = st.lists(long_items, min_size=40, max_size=120)
+
+
+@st.composite
+def edited(draw: st.DrawFn) -> tuple[list[JsonValue], list[JsonValue]]:
+    """A long list, and a copy with a few items replaced, inserted or removed."""
+    old: list[JsonValue] = draw(long_lists)
+    new = copy.deepcopy(old)
+    for _ in range(draw(st.integers(0, 4))):
+        at = draw(st.integers(0, len(new)))
+        match draw(st.sampled_from(["replace", "insert", "remove"])):
+            case "replace" if at < len(new):
+                new[at] = draw(long_items)
+            case "remove" if at < len(new):
+                del new[at]
+            case _:
+                new.insert(at, draw(long_items))
+    return old, new
+
+
+@settings(max_examples=300)
+@given(edited())
+def test_the_diff_of_long_lists_with_few_edits_applies_strictly(
+    pair: tuple[list[JsonValue], list[JsonValue]],
+) -> None:
+    old, new = pair
+    assert strictly_equal(apply(old, diff(old, new)), new)
+
+
+@settings(max_examples=300)
+@given(json_values, json_values)
+def test_a_loose_diff_applies_to_a_document_equal_to_the_second(a: JsonValue, b: JsonValue) -> None:
+    patched = apply(a, loose_diff(a, b))
+    assert patched == b
+    assert not strictly_equal(patched, b) or diff(patched, b) == []
+
+
+@settings(max_examples=300)
+@given(edited())
+def test_a_loose_diff_of_long_lists_applies_to_an_equal_list(
+    pair: tuple[list[JsonValue], list[JsonValue]],
+) -> None:
+    old, new = pair
+    assert apply(old, loose_diff(old, new)) == new
+
+
+@given(json_values)
+def test_a_mirror_is_a_copy_that_matches_the_document_and_its_copies(a: JsonValue) -> None:
+    mirror = Mirror.of(a)
+    assert mirror is not None
+    assert strictly_equal(mirror.root, a)
+    assert not containers(mirror.root) & containers(a)
+    assert mirror.matches(a)
+    assert mirror.matches(copy.deepcopy(a))
+
+
+@settings(max_examples=300)
+@given(json_values, json_values)
+def test_a_mirror_matches_only_the_same_json(a: JsonValue, b: JsonValue) -> None:
+    mirror = Mirror.of(a)
+    assert mirror is not None
+    if mirror.matches(b):
+        assert strictly_equal(a, b)
+
+
+@given(edited())
+def test_a_mirror_of_a_long_list_matches_only_the_same_json(
+    pair: tuple[list[JsonValue], list[JsonValue]],
+) -> None:
+    old, new = pair
+    mirror = Mirror.of(old)
+    assert mirror is not None
+    assert mirror.matches(new) == strictly_equal(old, new)
+
+
+@given(json_values, json_values)
+def test_equal_exactly_never_calls_unlike_documents_the_same(a: JsonValue, b: JsonValue) -> None:
+    if a == b and equal_exactly(a, b):
+        assert strictly_equal(a, b)
+    assert equal_exactly(a, copy.deepcopy(a))
 
 
 def test_module_exports_are_sorted() -> None:

@@ -2,20 +2,32 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import datetime as dt
 import json
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, cast
+from typing import Annotated, Any, TypeVar, cast
 
 import pydantic_core
 import pytest
-from pydantic import BaseModel, JsonValue
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import (
+    BaseModel,
+    Field,
+    JsonValue,
+    PrivateAttr,
+    TypeAdapter,
+    computed_field,
+    field_serializer,
+)
 from typing_extensions import TypedDict
 
 from agui import EventType, RunAgentInput, RunContext, StateError, parse_event
 from agui.events import Event, StateDeltaEvent, StateSnapshotEvent
 from agui.sink import EventReceiver
-from agui.state import StateManager, _delta  # pyright: ignore[reportPrivateUsage]
+from agui.state import StateManager, _delta, _writes  # pyright: ignore[reportPrivateUsage]
 from agui.testing import fold
 from agui.transform import ToolResultToState
 from agui.types import AddOperation, RemoveOperation, ReplaceOperation
@@ -410,3 +422,373 @@ def test_a_delta_built_from_move_and_copy_operations_writes_from_on_the_wire() -
         {"op": "test", "path": "/c", "value": None},
     ]
     assert parse_event(json.loads(wire)) == StateDeltaEvent.model_validate(json.loads(wire))
+
+
+# -- publishing large states cheaply, without trading exactness --------------------------------
+
+
+class Members(BaseModel):
+    members: dict[str, int | str] = {}
+
+
+class Task(TypedDict):
+    id: int
+    title: str
+    done: bool
+
+
+class Tasks(BaseModel):
+    tasks: list[Task] = []
+
+
+class Clock(BaseModel):
+    """A state whose JSON also depends on something outside its fields."""
+
+    ticks: int = 0
+    _offset: int = PrivateAttr(0)
+
+    @computed_field
+    def shown(self) -> int:
+        return self.ticks + self._offset
+
+    def shift(self, by: int) -> None:
+        self._offset = by
+
+
+class Loud(BaseModel):
+    n: int = 0
+
+    @field_serializer("n")
+    def _twice(self, n: int) -> int:
+        return n * 2
+
+
+class Open(BaseModel, extra="allow"):
+    n: int = 0
+
+
+class Sometimes(BaseModel):
+    n: int = Field(default=0, exclude_if=lambda n: n == 0)
+
+
+class When(BaseModel):
+    at: dt.datetime = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    pad: str = "x" * 100
+
+
+class Serializations:
+    """Counts the state serializations made while it is in place."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        dump_json = TypeAdapter[Any].dump_json
+
+        def counted(adapter: TypeAdapter[Any], value: object, **options: Any) -> bytes:
+            self.count += 1
+            return dump_json(adapter, value, **options)
+
+        monkeypatch.setattr(TypeAdapter, "dump_json", counted)
+
+
+def client_follows(
+    manager: StateManager[Any], events: list[StateSnapshotEvent | StateDeltaEvent]
+) -> bool:
+    """Whether the published events rebuild exactly the state's own JSON, types and all."""
+    return strictly_equal(client_view(cast("list[Event]", events)), json.loads(manager.to_json()))
+
+
+def strictly_equal(a: object, b: object) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict) and isinstance(b, dict):
+        a_, b_ = cast("dict[str, object]", a), cast("dict[str, object]", b)
+        return a_.keys() == b_.keys() and all(strictly_equal(a_[key], b_[key]) for key in a_)
+    if isinstance(a, list) and isinstance(b, list):
+        a_list, b_list = cast("list[object]", a), cast("list[object]", b)
+        return len(a_list) == len(b_list) and all(map(strictly_equal, a_list, b_list))
+    return a == b
+
+
+def publish(manager: StateManager[Any], sent: list[StateSnapshotEvent | StateDeltaEvent]) -> str:
+    event = manager.publish()
+    if event is None:
+        return "nothing"
+    sent.append(event)
+    return event.type
+
+
+def test_an_unchanged_plain_state_is_known_unchanged_without_serializing_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    manager = StateManager(
+        Tasks, {"tasks": [{"id": i, "title": f"t{i}", "done": False} for i in range(50)]}
+    )
+    sent: list[StateSnapshotEvent | StateDeltaEvent] = []
+    publish(manager, sent)
+    serialized = Serializations(monkeypatch)
+    assert publish(manager, sent) == "nothing"
+    assert serialized.count == 0
+    manager.value.tasks[7]["done"] = True
+    assert publish(manager, sent) == EventType.STATE_DELTA
+    assert publish(manager, sent) == "nothing"
+    assert serialized.count == 1
+    assert client_follows(manager, sent)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("done", 0), ("id", True), ("id", 3.0)],
+    ids=["false-to-0", "3-to-true", "3-to-3.0"],
+)
+def test_a_change_only_json_types_tell_apart_is_published(key: str, value: JsonValue) -> None:
+    manager: StateManager[JsonValue] = StateManager(
+        None, {"tasks": [{"id": i, "done": False} for i in range(50)]}
+    )
+    sent: list[StateSnapshotEvent | StateDeltaEvent] = []
+    publish(manager, sent)
+    items = cast("list[dict[str, JsonValue]]", as_dict(manager.value)["tasks"])
+    items[3][key] = value
+    assert publish(manager, sent) == EventType.STATE_DELTA
+    delta = cast("StateDeltaEvent", sent[-1])
+    assert [op.model_dump(mode="json")["value"] for op in delta.delta] == [value]
+    assert client_follows(manager, sent)
+    assert publish(manager, sent) == "nothing"
+
+
+def test_zero_of_the_other_sign_is_the_same_json_and_sends_nothing() -> None:
+    values: list[JsonValue] = [0.0] * 30
+    manager: StateManager[JsonValue] = StateManager(None, {"values": values})
+    sent: list[StateSnapshotEvent | StateDeltaEvent] = []
+    publish(manager, sent)
+    cast("list[float]", as_dict(manager.value)["values"])[5] = -0.0
+    assert publish(manager, sent) == "nothing"
+    assert publish(manager, sent) == "nothing"
+
+
+def test_a_large_object_and_a_large_list_publish_one_operation_per_change() -> None:
+    members = StateManager(
+        Members, {"members": {f"k{i}": i if i % 2 else f"v{i}" for i in range(200)}}
+    )
+    tasks = StateManager(
+        Tasks, {"tasks": [{"id": i, "title": f"t{i}", "done": False} for i in range(200)]}
+    )
+    sent_members: list[StateSnapshotEvent | StateDeltaEvent] = []
+    sent_tasks: list[StateSnapshotEvent | StateDeltaEvent] = []
+    publish(members, sent_members)
+    publish(tasks, sent_tasks)
+    for turn in range(3):
+        members.value.members["k100"] = f"changed {turn}"
+        members.value.members[f"new{turn}"] = turn
+        del members.value.members[f"k{turn}"]
+        del tasks.value.tasks[0]
+        tasks.value.tasks[100]["title"] = f"edited {turn}"
+        tasks.value.tasks.append({"id": 1_000 + turn, "title": "new", "done": True})
+        assert publish(members, sent_members) == publish(tasks, sent_tasks) == EventType.STATE_DELTA
+        assert len(cast("StateDeltaEvent", sent_members[-1]).delta) == 3
+        assert len(cast("StateDeltaEvent", sent_tasks[-1]).delta) == 3
+        assert publish(members, sent_members) == publish(tasks, sent_tasks) == "nothing"
+    assert client_follows(members, sent_members)
+    assert client_follows(tasks, sent_tasks)
+
+
+def test_a_state_whose_json_depends_on_more_than_its_fields_is_serialized_each_time() -> None:
+    manager = StateManager(Clock, None)
+    sent: list[StateSnapshotEvent | StateDeltaEvent] = []
+    publish(manager, sent)
+    manager.value.shift(5)
+    assert publish(manager, sent) != "nothing"
+    assert client_view(cast("list[Event]", sent)) == {"ticks": 0, "shown": 5}
+    assert publish(manager, sent) == "nothing"
+
+
+@pytest.mark.parametrize(
+    ("kind", "by_value"),
+    [
+        (Tasks, True),
+        (Members, True),
+        (Counter, True),
+        (None, True),
+        (Clock, False),
+        (Loud, False),
+        (Open, False),
+        (Sometimes, False),
+    ],
+    ids=[
+        "model",
+        "union",
+        "typeddict",
+        "json",
+        "computed",
+        "field-serializer",
+        "extra",
+        "exclude-if",
+    ],
+)
+def test_only_states_serialized_from_their_value_alone_skip_serializing(
+    monkeypatch: pytest.MonkeyPatch, kind: type[Any] | None, *, by_value: bool
+) -> None:
+    manager: StateManager[Any] = StateManager(kind, {"count": 1} if kind is Counter else None)
+    manager.publish()
+    serialized = Serializations(monkeypatch)
+    assert manager.publish() is None
+    assert serialized.count == (0 if by_value else 1)
+
+
+def test_a_serializer_warning_shows_on_every_publish_as_before() -> None:
+    manager = StateManager(Counter, {"count": 1})
+    manager.publish()
+    manager.value["count"] = cast("int", "one")
+    with pytest.warns(UserWarning, match="serializer warnings"):
+        assert isinstance(manager.publish(), StateSnapshotEvent | StateDeltaEvent)
+    with pytest.warns(UserWarning, match="serializer warnings"):
+        assert manager.publish() is None
+
+
+def test_a_state_holding_values_outside_json_is_published_through_its_bytes() -> None:
+    manager = StateManager(When, None)
+    sent: list[StateSnapshotEvent | StateDeltaEvent] = []
+    publish(manager, sent)
+    assert publish(manager, sent) == "nothing"
+    manager.value.at = dt.datetime(2026, 1, 2, tzinfo=dt.timezone.utc)
+    assert publish(manager, sent) == EventType.STATE_DELTA
+    assert client_follows(manager, sent)
+
+
+def test_a_plain_state_that_takes_a_value_outside_json_is_published_through_its_bytes() -> None:
+    manager: StateManager[JsonValue] = StateManager(None, {"pad": "x" * 100, "pair": [1, 2]})
+    sent: list[StateSnapshotEvent | StateDeltaEvent] = []
+    publish(manager, sent)
+    as_dict(manager.value)["pair"] = cast("JsonValue", (1, 3))
+    assert publish(manager, sent) == EventType.STATE_DELTA
+    assert client_follows(manager, sent)
+    assert publish(manager, sent) == "nothing"
+
+
+def test_an_outside_snapshot_makes_the_unchanged_state_publish_again() -> None:
+    manager: StateManager[JsonValue] = StateManager(None, {"n": 1, "pad": "x" * 50})
+    sent: list[StateSnapshotEvent | StateDeltaEvent] = []
+    publish(manager, sent)
+    outside = StateSnapshotEvent(snapshot={"n": 0, "pad": "x" * 50})
+    manager.observe(outside)
+    sent.append(outside)
+    assert publish(manager, sent) == EventType.STATE_DELTA
+    assert client_follows(manager, sent)
+
+
+def test_an_outside_snapshot_of_the_same_json_keeps_unchanged_states_cheap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    manager: StateManager[JsonValue] = StateManager(None, {"n": 1, "pad": "x" * 50})
+    manager.publish()
+    manager.observe(StateSnapshotEvent(snapshot={"n": 1, "pad": "x" * 50}))
+    serialized = Serializations(monkeypatch)
+    assert manager.publish() is None
+    assert manager.publish() is None
+    assert serialized.count == 1
+
+
+def test_a_value_whose_equality_raises_is_still_a_state_error() -> None:
+    class Raising:
+        def __eq__(self, other: object) -> bool:
+            raise RuntimeError
+
+        __hash__ = None  # type: ignore[assignment]
+
+    manager: StateManager[JsonValue] = StateManager(None, {"a": 1})
+    manager.publish()
+    as_dict(manager.value)["a"] = cast("JsonValue", Raising())
+    with pytest.raises(StateError, match="cannot be serialized"):
+        manager.publish()
+
+
+def test_only_exactly_the_same_bytes_vouch_for_a_document() -> None:
+    assert _writes({"a": [1, 2.0, True, None]}, b'{"a":[1,2.0,true,null]}')
+    assert not _writes({"a": 1}, b'{"a":1.0}')
+    assert not _writes("\ud800", b'"\\ud800"')
+
+
+json_documents: st.SearchStrategy[JsonValue] = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-2, 2)
+    | st.sampled_from([0.0, -0.0, 1.0, 2.5])
+    | st.text(alphabet="ab", max_size=2),
+    lambda children: (
+        st.lists(children, max_size=5)
+        | st.dictionaries(st.sampled_from("abcd"), children, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(json_documents, min_size=1, max_size=6))
+def test_the_client_follows_every_publish_of_any_json_state(documents: list[JsonValue]) -> None:
+    manager: StateManager[Any] = StateManager(None, {"pad": "x" * 40})
+    sent: list[StateSnapshotEvent | StateDeltaEvent] = []
+    publish(manager, sent)
+    for document in documents:
+        state = cast("dict[str, JsonValue]", manager.value)
+        state["doc"] = copy.deepcopy(document)
+        publish(manager, sent)
+        assert client_follows(manager, sent)
+        assert publish(manager, sent) == "nothing"
+
+
+confusable: st.SearchStrategy[JsonValue] = st.sampled_from(
+    [0, 1, True, False, 0.0, -0.0, 1.0, "1", None, [], {}, [1], {"a": 1}]
+)
+
+
+def containers_in(doc: JsonValue) -> list[dict[str, JsonValue] | list[JsonValue]]:
+    """Every dict and list inside `doc`, itself included."""
+    found: list[dict[str, JsonValue] | list[JsonValue]] = []
+    if isinstance(doc, dict):
+        found.append(doc)
+        for value in doc.values():
+            found += containers_in(value)
+    elif isinstance(doc, list):
+        found.append(doc)
+        for value in doc:
+            found += containers_in(value)
+    return found
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_documents, st.data())
+def test_the_client_follows_changes_made_in_place_anywhere_in_the_state(
+    start: JsonValue, data: st.DataObject
+) -> None:
+    doc = copy.deepcopy(start)
+    manager: StateManager[JsonValue] = StateManager(None, {"pad": "x" * 40, "doc": doc})
+    sent: list[StateSnapshotEvent | StateDeltaEvent] = []
+    publish(manager, sent)
+    for _ in range(data.draw(st.integers(1, 6))):
+        target = data.draw(st.sampled_from(containers_in(manager.value)))
+        value = copy.deepcopy(data.draw(confusable))
+        if isinstance(target, dict):
+            target[data.draw(st.sampled_from([*target, "new"]))] = value
+        elif target and data.draw(st.sampled_from(["replace", "insert"])) == "replace":
+            target[data.draw(st.integers(0, len(target) - 1))] = value
+        else:
+            target.insert(data.draw(st.integers(0, len(target))), value)
+        publish(manager, sent)
+        assert client_follows(manager, sent)
+        assert publish(manager, sent) == "nothing"
+
+
+def test_runs_of_one_state_type_share_its_adapter() -> None:
+    class Board(BaseModel):
+        tasks: list[str] = []
+
+    first = StateManager(Board, None)
+    second = StateManager(Board, {"tasks": ["a"]})
+    assert first._adapter is second._adapter  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_state_type_that_cannot_be_a_dict_key_still_works() -> None:
+    # Its metadata, a list, cannot be hashed.
+    tagged = cast("type[dict[str, int]]", Annotated[dict[str, int], ["a note"]])
+    manager = StateManager(tagged, {"n": 1})
+    manager.value["n"] = 2
+    assert manager.publish() == StateSnapshotEvent(snapshot={"n": 2})

@@ -3,14 +3,22 @@
 The differ needs only the hunks, `(i1, i2, j1, j2)` spans of `old[i1:i2]` that become
 `new[j1:j2]`; how they are found (Myers' greedy diff, with a patience diff past a work budget)
 is this module's concern, described in `agui.patch`'s docstring.
+
+Following a run of equal items (a "snake") is where the time goes on long arrays that mostly did
+not change. Once a snake's first item matches, the rest of the run is measured in C: slices of
+doubling length are compared with `==`, then the slice that differs is halved down to the first
+item that does, so a run of n items costs about log(n) slice comparisons rather than n Python
+steps. A strict alignment then confirms the run with `agui._exact.equal_exactly` (`==` would pair
+`1` with `true`), and steps item by item with `agui._equality.same` where that cannot tell.
 """
 
 from __future__ import annotations
 
 import bisect
-from typing import TYPE_CHECKING, Final, TypeAlias
+from typing import TYPE_CHECKING, Final, NamedTuple, TypeAlias
 
 from agui._equality import same
+from agui._exact import equal_exactly
 
 if TYPE_CHECKING:
     from pydantic import JsonValue
@@ -26,36 +34,80 @@ _WORK_PER_ITEM: Final = 4
 _WORK_MIN: Final = 4_096
 
 
-def alignment(old: _Arr, new: _Arr) -> list[Hunk]:
-    """The hunks that turn `old` into `new`, in order; items between them are unchanged."""
-    start = _snake(old, new, 0, 0, (len(old), len(new)))
-    old_end, new_end = len(old), len(new)
-    while old_end > start and new_end > start and _equal(old[old_end - 1], new[new_end - 1]):
-        old_end -= 1
-        new_end -= 1
+def alignment(old: _Arr, new: _Arr, *, strict: bool = True) -> list[Hunk]:
+    """The hunks that turn `old` into `new`, in order; items between them are unchanged.
+
+    `strict=False` pairs items that are `==` without asking whether they are the same JSON.
+    """
+    ends = (len(old), len(new))
+    start = _snake(old, new, 0, 0, ends, strict=strict)
+    tail = _Run(old, new, len(old) - 1, len(new) - 1, -1).measure(min(ends) - start, strict=strict)
+    old_end, new_end = ends[0] - tail, ends[1] - tail
     hunks = [(start, old_end, start, new_end)]
     if start < old_end and start < new_end:
         ends = (old_end, new_end)
-        aligned = _myers(old, new, start, ends) or _patience(old, new, start, ends)
+        aligned = _myers(old, new, start, ends, strict=strict) or _patience(
+            old, new, start, ends, strict=strict
+        )
         # An alignment can take more operations than pairing every item by position
         if sum(max(i2 - i1, j2 - j1) for i1, i2, j1, j2 in aligned) <= max(ends) - start:
             hunks = aligned
     return hunks
 
 
-def _equal(a: JsonValue, b: JsonValue) -> bool:
-    return a is b or (a == b and same(a, b))
+def _equal(a: JsonValue, b: JsonValue, *, strict: bool) -> bool:
+    return a is b or (a == b and (not strict or same(a, b)))
 
 
-def _snake(old: _Arr, new: _Arr, x: int, y: int, ends: tuple[int, int]) -> int:
-    x_end, y_end = ends
-    while x < x_end and y < y_end and ((a := old[x]) is (b := new[y]) or (a == b and same(a, b))):
-        x += 1
-        y += 1
-    return x
+def _snake(old: _Arr, new: _Arr, x: int, y: int, ends: tuple[int, int], *, strict: bool) -> int:
+    """Where the run of equal items from `old[x]` and `new[y]` ends, in `old`."""
+    return x + _Run(old, new, x, y, 1).measure(min(ends[0] - x, ends[1] - y), strict=strict)
 
 
-def _myers(old: _Arr, new: _Arr, lo: int, ends: tuple[int, int]) -> list[Hunk] | None:
+class _Run(NamedTuple):
+    """Items of `old` and `new` taken in step from `old[x]` and `new[y]`, forwards or back."""
+
+    old: _Arr
+    new: _Arr
+    x: int
+    y: int
+    way: int  # 1 or -1
+
+    def items(self, lo: int, hi: int) -> tuple[_Arr, _Arr]:
+        """The items `lo` to `hi` (exclusive) steps away, both in the arrays' own order."""
+        if self.way > 0:
+            return self.old[self.x + lo : self.x + hi], self.new[self.y + lo : self.y + hi]
+        old_end, new_end = self.x + 1 - lo, self.y + 1 - lo
+        return self.old[old_end - hi + lo : old_end], self.new[new_end - hi + lo : new_end]
+
+    def measure(self, limit: int, *, strict: bool) -> int:
+        """How many items in step are equal, at most `limit`."""
+        if limit <= 0 or not _equal(self.old[self.x], self.new[self.y], strict=strict):
+            return 0
+        run, step = 1, 1
+        while run < limit:
+            end = min(run + step, limit)
+            old, new = self.items(run, end)
+            if old != new:
+                while end - run > 1:  # the first item that differs is in there: halve it
+                    middle = (run + end) // 2
+                    old, new = self.items(run, middle)
+                    run, end = (middle, end) if old == new else (run, middle)
+                break
+            run, step = end, step * 2
+        if not strict or run == 1:
+            return run
+        old, new = self.items(1, run)
+        if equal_exactly(old, new):
+            return run
+        # == cannot tell 1 from true: find the first pair that is not the same JSON
+        pairs = zip(old[:: self.way], new[:: self.way], strict=True)
+        return next((at for at, (a, b) in enumerate(pairs, 1) if not same(a, b)), run)
+
+
+def _myers(
+    old: _Arr, new: _Arr, lo: int, ends: tuple[int, int], *, strict: bool
+) -> list[Hunk] | None:
     # Myers' forward pass: furthest[k] is the furthest x reached on diagonal k = x - y with
     # d edits so far; a copy per round lets _hunks walk the path back.
     furthest, d = {1: lo}, 0
@@ -69,7 +121,7 @@ def _myers(old: _Arr, new: _Arr, lo: int, ends: tuple[int, int]) -> list[Hunk] |
                 x = furthest[k + 1]
             else:
                 x = furthest[k - 1] + 1
-            furthest[k] = end = _snake(old, new, x, x - k, ends)
+            furthest[k] = end = _snake(old, new, x, x - k, ends, strict=strict)
             budget -= end - x
             if end >= ends[0] and end - k >= ends[1]:
                 return _hunks(trace, end, end - k, lo, ends)
@@ -101,7 +153,7 @@ def _hunks(
     return hunks
 
 
-def _patience(old: _Arr, new: _Arr, lo: int, ends: tuple[int, int]) -> list[Hunk]:
+def _patience(old: _Arr, new: _Arr, lo: int, ends: tuple[int, int], *, strict: bool) -> list[Hunk]:
     # For many edits: items found once in each list (by repr, then confirmed strictly) anchor
     # the alignment, and the longest chain of anchors in the same order in both splits the rest
     # into hunks. O(N log N), where Myers' diff would be quadratic.
@@ -109,7 +161,9 @@ def _patience(old: _Arr, new: _Arr, lo: int, ends: tuple[int, int]) -> list[Hunk
     anchors = [
         (i, j)
         for key, j in once_new.items()
-        if j >= 0 and once_old.get(key, -1) >= 0 and _equal(old[i := once_old[key]], new[j])
+        if j >= 0
+        and once_old.get(key, -1) >= 0
+        and _equal(old[i := once_old[key]], new[j], strict=strict)
     ]
     hunks: list[Hunk] = []
     x = y = lo

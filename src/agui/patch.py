@@ -7,17 +7,19 @@ snapshot against the new state. We write our own rather than depend on `jsonpatc
   `[1] == [True]`. A differ built on `==` sends no patch for such a change and the client
   keeps a stale value; telling them apart by serializing each compared value is slow.
 * Speed: the diff runs on the hot path of every publish, on documents that mostly did not
-  change. Here an unchanged value costs one C-level `==` plus a walk that only checks types.
+  change. Here an unchanged value costs one C-level `==` plus a check of its types, made in a few
+  C-level passes over a long array (`agui._exact`), not a Python step per item.
 * The core needs no dependency beyond pydantic.
 
 `diff` walks objects member by member, so each change is one `add`, `remove` or `replace`
 where it happened. Arrays drop their common prefix and suffix, then align the rest with
 Myers' greedy diff: O((N + M) * D) for D items inserted or removed, near-linear when D is
 small, so an append, a removal at the front or an edit in the middle of a long list is one
-operation. Past a work budget linear in the lengths, a patience diff takes over: items found
-once in each list anchor the alignment, O(N log N). An alignment that costs more operations
-than pairing items by position is dropped for that. Items paired up are diffed recursively,
-or replaced whole when that is shorter.
+operation. Runs of equal items are measured by comparing slices in C, doubling then halving,
+rather than item by item. Past a work budget linear in the lengths, a patience diff takes over:
+items found once in each list anchor the alignment, O(N log N). An alignment that costs more
+operations than pairing items by position is dropped for that. Items paired up are diffed
+recursively, or replaced whole when that is shorter.
 
 `apply` copies on write: each container on the path of an operation is shallow-copied once
 per call, then changed in place. The cost follows the paths touched, not the document size;
@@ -34,13 +36,12 @@ Examples:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Final, NamedTuple, TypeAlias, cast
 
-from agui._align import Hunk, alignment
-from agui._equality import SCALARS, same
+from agui._differ import Differ, copy_json, dumps, escape
+from agui._equality import same
 from agui.errors import PatchError
 
 if TYPE_CHECKING:
@@ -50,13 +51,11 @@ __all__ = ["apply", "diff", "escape_pointer_token", "json_equal"]
 
 _Obj: TypeAlias = "dict[str, JsonValue]"
 _Arr: TypeAlias = "list[JsonValue]"
-_Ops: TypeAlias = "list[dict[str, JsonValue]]"
 _Op: TypeAlias = "Mapping[str, JsonValue]"
 
 _INDEX: Final = re.compile(r"0|[1-9][0-9]*")
 _BAD_TILDE: Final = re.compile(r"~(?![01])")
 _SHOW_LIMIT: Final = 60
-_REPLACE_SIZE: Final = len('{"op":"replace","path":"","value":}')
 _NEEDS: Final = {
     "op": "every operation names one: add, remove, replace, move, copy or test",
     "path": "every operation needs one, a JSON Pointer such as '/tasks/0'",
@@ -72,7 +71,7 @@ def escape_pointer_token(token: str) -> str:
         >>> escape_pointer_token("a/b~c")
         'a~1b~0c'
     """
-    return token.replace("~", "~0").replace("/", "~1")
+    return escape(token)
 
 
 def json_equal(a: JsonValue, b: JsonValue) -> bool:
@@ -83,14 +82,6 @@ def json_equal(a: JsonValue, b: JsonValue) -> bool:
         (True, False)
     """
     return a is b or (a == b and same(a, b))
-
-
-def _copy(value: JsonValue) -> JsonValue:
-    if isinstance(value, dict):
-        return {key: _copy(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_copy(item) for item in value]
-    return value
 
 
 def diff(old: JsonValue, new: JsonValue) -> list[dict[str, JsonValue]]:
@@ -116,63 +107,9 @@ def diff(old: JsonValue, new: JsonValue) -> list[dict[str, JsonValue]]:
         {'op': 'remove', 'path': '/c'}
         {'op': 'add', 'path': '/d~1e', 'value': None}
     """
-    ops: _Ops = []
-    _diff_value("", old, new, ops)
-    return ops
-
-
-def _diff_value(path: str, old: JsonValue, new: JsonValue, ops: _Ops) -> None:
-    if isinstance(old, dict) and isinstance(new, dict):
-        _diff_object(path, old, new, ops)
-    elif isinstance(old, list) and isinstance(new, list):
-        _diff_array(path, old, new, ops)
-    elif not json_equal(old, new):
-        ops.append({"op": "replace", "path": path, "value": _copy(new)})
-
-
-def _diff_object(path: str, old: _Obj, new: _Obj, ops: _Ops) -> None:
-    removed = 0
-    for key, value in old.items():
-        if key not in new:
-            removed += 1
-            ops.append({"op": "remove", "path": f"{path}/{escape_pointer_token(key)}"})
-            continue
-        other, kind = new[key], type(value)
-        # json_equal inlined, as this runs once per member of every object compared
-        if value is other or (
-            value == other and ((kind is type(other) and kind in SCALARS) or same(value, other))
-        ):
-            continue
-        _diff_value(f"{path}/{escape_pointer_token(key)}", value, other, ops)
-    if len(new) > len(old) - removed:
-        for key, value in new.items():
-            if key not in old:
-                added = f"{path}/{escape_pointer_token(key)}"
-                ops.append({"op": "add", "path": added, "value": _copy(value)})
-
-
-def _diff_array(path: str, old: _Arr, new: _Arr, ops: _Ops) -> None:
-    for hunk in alignment(old, new):
-        _emit(path, old, new, hunk, ops)
-
-
-def _emit(path: str, old: _Arr, new: _Arr, hunk: Hunk, ops: _Ops) -> None:
-    # Earlier hunks are applied by now, so old[i1] sits at index j1 of the patched array.
-    i1, i2, j1, j2 = hunk
-    paired = min(i2 - i1, j2 - j1)
-    for offset in range(paired):
-        at, item = f"{path}/{j1 + offset}", new[j1 + offset]
-        inside: _Ops = []
-        _diff_value(at, old[i1 + offset], item, inside)
-        # Paired items may be unrelated: replace one whole when that is shorter than its diff
-        if len(inside) > 1 and len(_dumps(inside)) > len(_dumps(item)) + len(at) + _REPLACE_SIZE:
-            inside = [{"op": "replace", "path": at, "value": _copy(item)}]
-        ops.extend(inside)
-    # The highest index first, so each removal leaves the indices of the next ones valid
-    for index in range(j1 + i2 - i1 - 1, j1 + paired - 1, -1):
-        ops.append({"op": "remove", "path": f"{path}/{index}"})
-    for index in range(j1 + paired, j2):
-        ops.append({"op": "add", "path": f"{path}/{index}", "value": _copy(new[index])})
+    differ = Differ(strict=True)
+    differ.value("", old, new)
+    return differ.ops
 
 
 def apply(doc: JsonValue, ops: Sequence[Mapping[str, JsonValue]]) -> JsonValue:
@@ -257,12 +194,8 @@ def _pointer(op: _Op, member: str) -> _Pointer:
     return _Pointer(member, text, tuple(tokens))
 
 
-def _dumps(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, default=repr, separators=(",", ":"))
-
-
 def _show(value: JsonValue) -> str:
-    text = _dumps(value)
+    text = dumps(value)
     return text if len(text) <= _SHOW_LIMIT else f"{text[: _SHOW_LIMIT - 3]}..."
 
 
@@ -327,7 +260,10 @@ class _Patcher:
     def own(self, node: JsonValue, ptr: _Pointer, depth: int) -> _Obj | _Arr:
         owned = self.owned.get(id(node))
         if owned is None:
-            if isinstance(node, dict):
+            if type(node) is dict:
+                # dict.copy stays a block copy after deletions, where dict() re-inserts each key
+                owned = node.copy()
+            elif isinstance(node, dict):
                 owned = dict(node)
             elif isinstance(node, list):
                 owned = list(node)
@@ -396,7 +332,7 @@ class _Patcher:
         value = self.get(source)
         # An owned container may still change in place in this patch, and the copy must not
         # change with it. Others never change in place, and nothing inside them is owned.
-        self.put(target, _copy(value) if id(value) in self.owned else value, insert=True)
+        self.put(target, copy_json(value) if id(value) in self.owned else value, insert=True)
 
     def test(self, ptr: _Pointer, expected: JsonValue) -> None:
         actual = self.get(ptr)

@@ -5,23 +5,40 @@ plain JSON the client sent, a `dict` by default). Its first value comes from `Ru
 or from the type's defaults when the client sent none. Agent code mutates the live object; nothing
 goes out until a publish.
 
-Publishing serializes the state once, with pydantic-core, and compares the bytes with the last
-publish: equal bytes send nothing, at the cost of one serialization. Otherwise the first publish
-is a `STATE_SNAPSHOT` (the client's copy may have drifted, and a patch against an unknown base
-does not apply); later ones diff the JSON against the last published value and send a
-`STATE_DELTA` when the patch's compact bytes are strictly smaller than the snapshot's. A
-`STATE_*` event that reaches the stream some other way (a raw emit, a transformer) moves the
-baseline with it, so a delta is never computed against a state the client no longer holds.
+What a publish sends is decided on the state's own serialization, by pydantic-core: nothing when
+it is the same JSON as the client holds; the first time, a `STATE_SNAPSHOT` (the client's copy may
+have drifted, and a patch against an unknown base does not apply); later, a `STATE_DELTA` against
+the last published value when the patch's compact bytes are strictly smaller than the snapshot's,
+else a snapshot. A `STATE_*` event that reaches the stream some other way (a raw emit, a
+transformer) moves the baseline with it, so a delta is never computed against a state the client
+no longer holds.
+
+Deciding that costs little on a large state that mostly did not change:
+
+* Unchanged. When serializing the state type runs no code but pydantic-core's and reads nothing but
+  the value (no serializer functions, computed fields or extra members), the state serializes to
+  the last publish's bytes whenever it is still exactly what it was then. `agui._exact.Mirror`
+  proves that in a few C-level passes, `==` and then the exact type of every value, against a
+  copy kept at the last publish, with no serialization. Anything else serializes and compares.
+* Changed. The live JSON (a model's fields, or the state itself) is diffed against the last
+  published value with `==` (`agui._differ`, loose), the patch applied to that value, and the
+  result kept only if it serializes to exactly the state's own bytes: then it is the new JSON,
+  and the patch is right, types and all. Otherwise, or for a state that is not plain JSON
+  (a dataclass, a `datetime`), the bytes are parsed and diffed strictly.
 """
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar, cast
+import functools
+from typing import Any, Generic, TypeVar, cast
 
 import pydantic_core
 from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 
 from agui import patch
+from agui._differ import Differ
+from agui._exact import Mirror
+from agui._fast import build, template
 from agui.errors import PatchError, StateError
 from agui.events import StateDeltaEvent, StateSnapshotEvent
 from agui.types import (
@@ -38,13 +55,16 @@ __all__ = ["StateManager"]
 
 S = TypeVar("S")
 
-_OPERATIONS: dict[str, type[BaseModel]] = {
-    "add": AddOperation,
-    "remove": RemoveOperation,
-    "replace": ReplaceOperation,
-    "move": MoveOperation,
-    "copy": CopyOperation,
-    "test": TestOperation,
+_OPERATIONS: dict[str, tuple[type[BaseModel], dict[str, object]]] = {
+    cls.model_fields["op"].default: (cls, template(cls))
+    for cls in (
+        AddOperation,
+        RemoveOperation,
+        ReplaceOperation,
+        MoveOperation,
+        CopyOperation,
+        TestOperation,
+    )
 }
 
 
@@ -61,12 +81,17 @@ class StateManager(Generic[S]):
     """
 
     def __init__(self, state_type: type[S] | None, initial: JsonValue | None) -> None:
-        adapter = TypeAdapter(state_type if state_type is not None else JsonValue)
+        adapter, self._by_value = _adapter_of(state_type)
         self._adapter = cast("TypeAdapter[S]", adapter)
         self._type_name = getattr(state_type, "__name__", "JSON")
         self.value: S = self._decode(state_type, initial)
         self._published: JsonValue | None = None
         self._published_bytes: bytes | None = None
+        # Whether _published is plain JSON made here, from the state's own bytes
+        self._own = False
+        # The live JSON as it was when serialized to _published_bytes, and the state's type then
+        self._mirror: Mirror | None = None
+        self._mirror_type: type | None = None
 
     def _decode(self, state_type: type[S] | None, initial: JsonValue | None) -> S:
         if initial is None and state_type is None:
@@ -100,17 +125,27 @@ class StateManager(Generic[S]):
 
     def publish(self) -> StateSnapshotEvent | StateDeltaEvent | None:
         """The event that brings the client up to date, or `None` when nothing changed."""
-        encoded = self.to_json()
-        if encoded == self._published_bytes:
+        live = self._live()
+        if self._unchanged(live):
             return None
-        # Keys repeat (a list of records has the same few); caching them makes parsing quicker.
-        current = cast("JsonValue", pydantic_core.from_json(encoded, cache_strings="keys"))
-        previous = self._published
+        encoded, clean = self._encode()
+        if encoded == self._published_bytes:
+            if self._by_value and clean:  # no mirror, or one the state no longer matches
+                self._keep(Mirror.of(live))
+            return None
         known = self._published_bytes is not None
-        self._published, self._published_bytes = current, encoded
+        found = self._follow(live, encoded) if known and self._own else None
+        if found is None:
+            mirror = Mirror.of(live)
+            writes = mirror is not None and _writes(mirror.root, encoded)
+            current = mirror.root if mirror is not None and writes else _parse(encoded)
+            ops = patch.diff(self._published, current) if known else []
+        else:
+            mirror, current, ops = found
+        self._published, self._published_bytes, self._own = current, encoded, True
+        self._keep(mirror if clean else None)
         if not known:
             return _snapshot(current)
-        ops = patch.diff(previous, current)
         if not ops:
             # Same JSON, other bytes (key order, -0.0): nothing for the client to learn.
             return None
@@ -118,6 +153,44 @@ class StateManager(Generic[S]):
         if len(patch_bytes) < len(encoded):
             return _delta(ops)
         return _snapshot(current)
+
+    def _live(self) -> object:
+        """The live JSON: a model's fields, or the state itself."""
+        value = self.value
+        return value.__dict__ if isinstance(value, BaseModel) else value
+
+    def _unchanged(self, live: object) -> bool:
+        mirror = self._mirror
+        return mirror is not None and type(self.value) is self._mirror_type and mirror.matches(live)
+
+    def _encode(self) -> tuple[bytes, bool]:
+        """The state's bytes, and whether they came without a serializer warning."""
+        if self._by_value:
+            try:
+                return self._adapter.dump_json(self.value, warnings="error"), True
+            except pydantic_core.PydanticSerializationError:
+                pass  # a warning, or an error: serialize again and let it show
+        return self.to_json(), False
+
+    def _follow(
+        self, live: object, encoded: bytes
+    ) -> tuple[Mirror, JsonValue, list[dict[str, JsonValue]]] | None:
+        """The loose patch from the last published JSON, if it proves right on `encoded`."""
+        mirror = Mirror.of(live, copy=False)
+        if mirror is None:
+            return None
+        differ = Differ(strict=False)
+        differ.value("", self._published, mirror.root)
+        current = patch.apply(self._published, differ.ops)
+        if not _writes(current, encoded):
+            return None
+        # The mirror read the live JSON in place; compare later states with the patched copy
+        return mirror._replace(root=current), current, differ.ops
+
+    def _keep(self, mirror: Mirror | None) -> None:
+        by_value = mirror is not None and self._by_value
+        self._mirror = mirror if by_value else None
+        self._mirror_type = type(self.value) if by_value else None
 
     def observe(self, event: StateSnapshotEvent | StateDeltaEvent) -> None:
         """Move the baseline with a `STATE_*` event that went out some other way."""
@@ -130,35 +203,101 @@ class StateManager(Generic[S]):
         try:
             self._rebase(patch.apply(self._published, ops))
         except PatchError:
-            self._published, self._published_bytes = None, None
+            self.reset()
 
     def _rebase(self, value: JsonValue) -> None:
         self._published = value
         self._published_bytes = pydantic_core.to_json(value)
+        self._own = False
+        self._keep(None)
 
     def reset(self) -> None:
         """Forget the baseline: the next publish is a snapshot."""
-        self._published, self._published_bytes = None, None
+        self._published, self._published_bytes, self._own = None, None, False
+        self._keep(None)
+
+
+def _adapter_of(state_type: Any) -> tuple[TypeAdapter[object], bool]:  # noqa: ANN401 - any type form
+    """The state type's adapter, and whether it serializes by value; built once per type.
+
+    Building a `TypeAdapter` costs about half a millisecond, which every run of a server's
+    endpoint would otherwise pay before its first event.
+    """
+    try:
+        return _cached_adapter(state_type)
+    except TypeError:  # a type that cannot be a dict key (say, `Literal` of a list)
+        return _adapter(state_type)
+
+
+def _adapter(state_type: Any) -> tuple[TypeAdapter[object], bool]:  # noqa: ANN401
+    adapter: TypeAdapter[object] = TypeAdapter(state_type if state_type is not None else JsonValue)
+    return adapter, _serializes_by_value(adapter.core_schema)
+
+
+_cached_adapter = functools.lru_cache(maxsize=256)(_adapter)
+
+
+def _serializes_by_value(schema: object) -> bool:
+    """Whether serializing by this core schema runs no code of ours and reads only the value."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            node = cast("dict[str, object]", node)
+            if (
+                "serialization" in node
+                or "serialization_exclude_if" in node
+                or node.get("computed_fields")
+                or "allow" in (node.get("extra_behavior"), node.get("extra_fields_behavior"))
+            ):
+                return False
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple)):
+            stack.extend(cast("list[object]", node))
+    return True
+
+
+def _parse(encoded: bytes) -> JsonValue:
+    # Keys repeat (a list of records has the same few); caching them makes parsing quicker.
+    return cast("JsonValue", pydantic_core.from_json(encoded, cache_strings="keys"))
+
+
+def _writes(value: JsonValue, encoded: bytes) -> bool:
+    """Whether `value`, plain JSON, serializes to exactly `encoded`: then it is what they hold.
+
+    Equal bytes mean equal JSON, types and key order included: `1`, `1.0` and `true` are written
+    differently, and no two distinct strings or numbers are written alike.
+    """
+    try:
+        return pydantic_core.to_json(value) == encoded
+    except pydantic_core.PydanticSerializationError:
+        return False
 
 
 def _snapshot(value: JsonValue) -> StateSnapshotEvent:
-    # Built without validation: the value came out of pydantic-core's own JSON parser.
-    return StateSnapshotEvent.model_construct(snapshot=value)
+    # Built without validation: the value is plain JSON, parsed or checked against its bytes.
+    fields = _SNAPSHOT.copy()
+    fields["snapshot"] = value
+    return build(StateSnapshotEvent, fields, {"snapshot"})
 
 
 def _delta(ops: list[dict[str, JsonValue]]) -> StateDeltaEvent:
-    typed = [
-        cast(
-            "JsonPatchOperation",
-            _OPERATIONS[cast("str", op["op"])].model_construct(None, **_fields(op)),
-        )
-        for op in ops
-    ]
-    return StateDeltaEvent.model_construct(delta=typed)
+    fields = _DELTA.copy()
+    fields["delta"] = [_operation(op) for op in ops]
+    return build(StateDeltaEvent, fields, {"delta"})
 
 
-def _fields(op: dict[str, JsonValue]) -> dict[str, JsonValue]:
-    fields = {key: value for key, value in op.items() if key != "from"}
-    if "from" in op:
-        fields["from_"] = op["from"]
-    return fields
+def _operation(op: dict[str, JsonValue]) -> JsonPatchOperation:
+    """The typed operation of one the differ made (its members are the operation's fields)."""
+    cls, template_fields = _OPERATIONS[cast("str", op["op"])]
+    fields = template_fields.copy()
+    given: set[str] = set()
+    for key, value in op.items():
+        name = "from_" if key == "from" else key
+        fields[name] = value
+        given.add(name)
+    return cast("JsonPatchOperation", build(cls, fields, given))
+
+
+_SNAPSHOT = template(StateSnapshotEvent)
+_DELTA = template(StateDeltaEvent)
