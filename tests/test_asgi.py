@@ -727,6 +727,23 @@ def test_a_large_batch_is_split_into_bounded_sends() -> None:
     assert len(exchange.events()) == 2504
 
 
+def test_the_first_batch_goes_out_at_once_and_a_large_later_one_without_gathering() -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.say("first")
+        await asyncio.sleep(0)
+        with ctx.message() as message:
+            for index in range(40):
+                message.delta(f"{index} ")
+        await asyncio.sleep(0)
+        ctx.say("last")
+
+    exchange = drive(call(asgi_app(agent)))
+
+    # RUN_STARTED and the first message; then 42 events already queued, sent as they are; the
+    # last message and RUN_FINISHED.
+    assert [frame_count(body) for body in exchange.bodies] == [4, 42, 4, 0]
+
+
 def test_an_idle_stream_gets_keepalive_comment_frames() -> None:
     async def main() -> Exchange:
         wake = asyncio.Event()

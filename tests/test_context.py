@@ -449,8 +449,9 @@ def test_with_a_transformer_every_delta_is_an_event_the_transformer_sees() -> No
 
 def test_a_delta_after_cancellation_raises_cancelled_and_queues_nothing() -> None:
     ctx, events = new()
-    with pytest.raises(Cancelled, match="stop"), ctx.message() as message:
-        ctx.token.cancel("stop")
+    message = ctx.message()
+    ctx.token.cancel("stop")
+    with pytest.raises(Cancelled, match="stop"):
         message.delta("late")
     assert [item for item in events.drain_items() if type(item) is tuple] == []
 

@@ -45,10 +45,13 @@ is a `RUN_ERROR` inside the stream. Events are written as they are emitted, and 
 whatever is queued when the writer wakes goes out as one `http.response.body` message (at most
 1,024 events each). When an agent awaits between events, the writer also lets the loop turn a
 few times (while each turn brings more, up to 32 events) before it sends, so such an agent does
-not pay one send per event; an idle agent's event waits one turn of the loop. With `keepalive`
-set, a `: ping` comment frame is sent after that many idle seconds, for proxies that drop quiet
-connections; clients ignore comments. An event that cannot be serialized ends the stream with a
-`RUN_ERROR` frame (code `SERIALIZATION_ERROR`) and cancels the run.
+not pay one send per event; an idle agent's event waits one turn of the loop. A run's first
+batch (its `RUN_STARTED` and what came with it) goes out without that wait: on a server busy
+with other streams every turn is long, and a new client should see its run start at once.
+With `keepalive` set, a `: ping` comment frame is sent after that many idle seconds, for
+proxies that drop quiet connections; clients ignore comments. An event that cannot be
+serialized ends the stream with a `RUN_ERROR` frame (code `SERIALIZATION_ERROR`) and cancels
+the run.
 
 **Disconnects.** While streaming, the endpoint listens for `http.disconnect`; a send that fails
 (raises `OSError`) counts too. With `disconnect="cancel"` (the default) the run's cancellation
