@@ -425,3 +425,16 @@ def test_cancelling_the_driver_task_finishes_the_run_cancelled_and_reraises() ->
     assert types_of(events)[-2:] == [EventType.TEXT_MESSAGE_END, EventType.RUN_FINISHED]
     assert finished(events).outcome == CancelledOutcome()
     assert ctx.receiver.closed
+
+
+def test_on_cancel_callbacks_run_once_when_the_token_trips_or_at_once_after() -> None:
+    token = CancellationToken()
+    calls: list[str] = []
+    token.on_cancel(lambda: calls.append("first"))
+    token.on_cancel(lambda: calls.append("second"))
+    assert calls == []
+    token.cancel("stop")
+    token.cancel("again")
+    assert calls == ["first", "second"]
+    token.on_cancel(lambda: calls.append("late"))
+    assert calls == ["first", "second", "late"]

@@ -8,6 +8,7 @@ agent code unwinds at its next emit with no cancellation code of its own, and
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 __all__ = ["CancellationToken"]
 
@@ -28,6 +29,7 @@ class CancellationToken:
         self._cancelled = False
         self._reason = ""
         self._waiters: list[asyncio.Future[None]] = []
+        self._callbacks: list[Callable[[], object]] = []
 
     @property
     def cancelled(self) -> bool:
@@ -49,6 +51,25 @@ class CancellationToken:
             if not waiter.done():
                 waiter.set_result(None)
         self._waiters.clear()
+        callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+    def on_cancel(self, callback: Callable[[], object]) -> None:
+        """Call `callback()` when the token trips, or at once if it has; kept until then.
+
+        Examples:
+            >>> token = CancellationToken()
+            >>> token.on_cancel(lambda: print("stopping"))
+            >>> token.cancel()
+            stopping
+            >>> token.on_cancel(lambda: print("already stopped"))
+            already stopped
+        """
+        if self._cancelled:
+            callback()
+        else:
+            self._callbacks.append(callback)
 
     async def wait(self) -> None:
         """Return once the token has tripped."""

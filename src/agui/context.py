@@ -92,7 +92,10 @@ class RunContext(Generic[S]):
             started=(input.thread_id, input.run_id) if started else None,
             known_tool_call_ids=known_calls,
         )
+        # Whether a delta the verifier admits may wait as a record: no transformer needs its
+        # model, and no cancellation needs raising.
         self._plain = not self._transformers
+        self.token.on_cancel(self._not_plain)
         self._admits_delta = self._verifier.admits_delta
         self._push_delta = self._receiver.push_delta
         self._next_message = 0
@@ -332,10 +335,14 @@ class RunContext(Generic[S]):
             self._track(event)
         self._receiver.push(event)
 
+    def _not_plain(self) -> None:
+        self._plain = False
+
     def _send_delta(self, kind: int, entity_id: str, text: str) -> None:
         """Send a handle's streamed delta; queued as a record when nothing needs its model."""
-        # A terminated run is not active, so `admits_delta` sends it to `_send`, which says so.
-        if self._plain and not self.token.cancelled and self._admits_delta(kind, entity_id):
+        # `_plain` ends when the token trips; a terminated run is not active, so `admits_delta`
+        # sends the delta to `_send`, which says so.
+        if self._plain and self._admits_delta(kind, entity_id):
             self._push_delta(kind, entity_id, text)
         else:
             self._send(materialize((kind, entity_id, text)))
