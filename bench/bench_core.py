@@ -1,20 +1,20 @@
 """Server-core benchmark: the canonical run emitted through the handles, and state publishing.
 
 Part 1, handles to SSE bytes. The canonical workload (`workload.py`) is driven the way an agent
-drives agui: `RUN_STARTED`; each text message as `ctx.message()` and 50 `message.delta(text)`;
-each tool call as `ctx.tool_call(name, parent_message_id=...)`, 20 `call.args(fragment)` and
+drives agui: `RUN_STARTED`; each text message as `ctx.message()` and 50 `message.delta(text)`; each
+tool call as `ctx.tool_call(name, parent_message_id=...)`, 20 `call.args(fragment)` and
 `call.result(content)`; each `STATE_DELTA` of the workload as a change to the run's state and
-`ctx.publish_state()`; `RUN_FINISHED`. The verifier is on (it always is). Each slice's events are
-drained from the receiver and framed with `encode_sse`. That is 14,877 events: the workload's
-15,052 less its 175 empty argument fragments, which a handle does not send (and without the
-workload's timestamps, which handles do not set). Against it, the official SDK (ag-ui-protocol
-1.0.0) builds the same events, the ones agui sent, from snake_case keyword arguments and frames
-them with its `EventEncoder`. An informational third side, the ceiling, makes the same events
-as real agui instances the cheapest way (`agui._fast.build`) and frames them with `encode_sse`:
-no handle, context, verifier or queue, what any path keeping pydantic instances costs at least.
-All run in one process, interleaved slice by slice in a rotating order; a round's figure is the
-ratio of two sides' totals over the whole run, and the report gives the median and min-max over
-rounds. Every side's frames are checked to be byte-identical over the whole run (the script
+`ctx.publish_state()`; `RUN_FINISHED`. The verifier is on (it always is). Each slice's queue is
+taken as the endpoint takes it (`drain_items`) and framed as one body (`encode_items`). That is
+14,877 events: the workload's 15,052 less its 175 empty argument fragments, which a handle does not
+send (and without the workload's timestamps, which handles do not set). Against it, the official SDK
+(ag-ui-protocol 1.0.0) builds the same events, the ones agui sent, from snake_case keyword arguments
+and frames them with its `EventEncoder`. An informational third side, the ceiling, makes the same
+events as real agui instances the cheapest way (`agui._fast.build`) and frames them with
+`encode_sse`: no handle, context, verifier or queue, what any path keeping pydantic instances costs
+at least. All run in one process, interleaved slice by slice in a rotating order; a round's figure
+is the ratio of two sides' totals over the whole run, and the report gives the median and min-max
+over rounds. Every side's frames are checked to be byte-identical over the whole run (the script
 exits 1 otherwise).
 
 Part 2, `publish_state()` on large typed states: (a) a pydantic model holding a 10,000-key dict
