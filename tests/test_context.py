@@ -472,3 +472,20 @@ def test_a_delta_while_a_chunk_stream_is_open_is_checked_as_an_event() -> None:
         call.end()
     items = events.drain_items()
     assert ToolCallArgsEvent(tool_call_id="r-call-1", delta="{}") in items
+
+
+def test_a_handles_end_waits_as_a_record_and_drains_as_its_event() -> None:
+    ctx, events = new()
+    with ctx.tool_call("f") as call:
+        call.end()
+    assert events.drain_items()[-1] == (4, "r-call-1", "")
+    ctx.say("x")
+    assert events.drain()[-1] == TextMessageEndEvent(message_id="r-msg-2")
+
+
+def test_a_block_closed_after_cancellation_still_sends_its_end() -> None:
+    ctx, events = new()
+    message = ctx.message()
+    ctx.token.cancel("stop")
+    message.close()
+    assert events.drain_items()[-1] == TextMessageEndEvent(message_id="r-msg-1")

@@ -26,6 +26,7 @@ from agui.events import (
     TextMessageEndEvent,
     TextMessageStartEvent,
     ToolCallArgsEvent,
+    ToolCallEndEvent,
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
@@ -364,13 +365,19 @@ _KINDS = (TextMessageContentEvent, ToolCallArgsEvent, ReasoningMessageContentEve
 
 def _record_event(record: Record) -> Event:
     kind, entity_id, text = record
+    if kind == 4:
+        return ToolCallEndEvent(tool_call_id=entity_id)
+    if kind == 3:
+        return TextMessageEndEvent(message_id=entity_id)
     if kind == 1:
         return ToolCallArgsEvent(tool_call_id=entity_id, delta=text)
     return _KINDS[kind](message_id=entity_id, delta=text)  # type: ignore[call-arg]
 
 
-_records = st.tuples(
-    st.integers(min_value=0, max_value=2), st.sampled_from(["m1", "m/2", 'c"3']), st.text()
+_IDS = st.sampled_from(["m1", "m/2", 'c"3'])
+_records = st.one_of(
+    st.tuples(st.integers(min_value=0, max_value=2), _IDS, st.text()),
+    st.tuples(st.integers(min_value=3, max_value=4), _IDS, st.just("")),
 )
 _events = st.sampled_from(
     [

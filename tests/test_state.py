@@ -792,3 +792,15 @@ def test_a_state_type_that_cannot_be_a_dict_key_still_works() -> None:
     manager = StateManager(tagged, {"n": 1})
     manager.value["n"] = 2
     assert manager.publish() == StateSnapshotEvent(snapshot={"n": 2})
+
+
+def test_a_published_delta_holds_operations_as_validation_makes_them() -> None:
+    ctx, events = untyped({"n": 0, "notes": ["a snapshot longer than the patch"] * 4})
+    ctx.publish_state()
+    as_dict(ctx.state)["n"] = 1
+    ctx.publish_state()
+    delta = only(events.drain(), StateDeltaEvent)[0]
+    validated = ReplaceOperation(path="/n", value=1)
+    assert delta.delta == [validated]
+    assert [vars(op) for op in delta.delta] == [vars(validated)]
+    assert [op.__pydantic_extra__ for op in delta.delta] == [validated.__pydantic_extra__] == [{}]

@@ -1272,3 +1272,26 @@ def test_a_delta_is_admitted_only_while_its_block_is_open_in_an_active_run() -> 
     assert not verifier.admits_delta(1, "m1")  # a tool call of that id is not open
     verifier.observe(ev.TextMessageChunkEvent(message_id="m2", delta="x"))
     assert not verifier.admits_delta(0, "m1")  # a chunk stream is open: the full check decides
+
+
+def _end(kind_index: int, entity_id: str) -> Event:
+    if kind_index == 0:
+        return ev.TextMessageEndEvent(message_id=entity_id)
+    return ev.ToolCallEndEvent(tool_call_id=entity_id)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(EVENTS, max_size=40))
+def test_an_end_the_verifier_accepts_does_what_observing_it_would(events: list[Event]) -> None:
+    for kind_index in (0, 1):
+        for entity_id in ("a", "b"):
+            fast, full = Verifier(), Verifier()
+            for event in [started(), *events]:
+                refusal(fast, event)
+                refusal(full, event)
+            before = (fast._snapshot(), views(fast))
+            if fast.accept_end(kind_index, entity_id):
+                full.observe(_end(kind_index, entity_id))
+                assert (fast._snapshot(), views(fast)) == (full._snapshot(), views(full))
+            else:
+                assert (fast._snapshot(), views(fast)) == before

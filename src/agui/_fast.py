@@ -68,8 +68,13 @@ def template(cls: type[BaseModel]) -> dict[str, Any]:
     }
 
 
-def build(cls: type[M], values: dict[str, Any], fields_set: set[str]) -> M:
+def build(
+    cls: type[M], values: dict[str, Any], fields_set: set[str], extra: dict[str, Any] | None = None
+) -> M:
     """An instance of `cls` holding `values` (every field, in field order), unvalidated.
+
+    `extra` is the model's extra members: `None` for a model that forbids them (every event),
+    a dict (`{}` for none) for one that allows them, as validation would make it.
 
     Examples:
         >>> fields = template(TextMessageEndEvent)
@@ -81,7 +86,7 @@ def build(cls: type[M], values: dict[str, Any], fields_set: set[str]) -> M:
     event = _new(cls)
     _set_dict(event, values)
     _set_fields_set(event, fields_set)
-    _set_extra(event, None)
+    _set_extra(event, extra)
     _set_private(event, None)
     return event
 

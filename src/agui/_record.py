@@ -7,7 +7,9 @@ involved), the context queues the record `(kind, id, text)` instead of an event 
 receiver builds the model when a reader asks for events (`drain()`, `batches()`), and the SSE
 writer writes the record's JSON straight from it, the same bytes the model would give.
 
-`kind` is the verifier ledger's index of the block: `TEXT`, `TOOL` or `THOUGHT`.
+`kind` is the verifier ledger's index of the block (`TEXT`, `TOOL` or `THOUGHT`) for a delta;
+a handle's closing `TEXT_MESSAGE_END` or `TOOL_CALL_END` is a record too, of kind `TEXT_END` or
+`TOOL_END` with no text, when the verifier closes its block in the common case.
 """
 
 from __future__ import annotations
@@ -17,14 +19,16 @@ from json.encoder import encode_basestring
 from typing import Union
 
 from agui._chunks import TEXT, THOUGHT, TOOL
-from agui._fast import reasoning_content, text_content, tool_args
+from agui._fast import reasoning_content, text_content, text_end, tool_args, tool_end
 from agui.events import Event
 
 __all__ = [
     "HEADS",
     "TEXT",
+    "TEXT_END",
     "THOUGHT",
     "TOOL",
+    "TOOL_END",
     "Item",
     "Record",
     "materialize",
@@ -32,16 +36,27 @@ __all__ = [
 ]
 
 Record = tuple[int, str, str]
-"""A streamed delta: the block's kind (`TEXT`, `TOOL`, `THOUGHT`), its id, the text."""
+"""A delta (`TEXT`, `TOOL`, `THOUGHT`) or an end (`TEXT_END`, `TOOL_END`): kind, id, text."""
+
+TEXT_END, TOOL_END = 3, 4
+"""The kinds of a text message's and a tool call's closing event held as a record."""
 Item = Union[Event, Record]  # noqa: UP007 - a runtime alias on 3.10
 """What a run's queue holds: an event, or a delta still held as a record."""
 
-_BUILD: tuple[Callable[[str, str], Event], ...] = (text_content, tool_args, reasoning_content)
-# The JSON of each kind's event up to its id, which follows.
+_BUILD: tuple[Callable[[str, str], Event], ...] = (
+    text_content,
+    tool_args,
+    reasoning_content,
+    lambda message_id, _: text_end(message_id),
+    lambda tool_call_id, _: tool_end(tool_call_id),
+)
+# The JSON of each kind's event up to its id, which follows: then a delta's text, or an end's `}`.
 HEADS = (
     '{"type":"TEXT_MESSAGE_CONTENT","messageId":',
     '{"type":"TOOL_CALL_ARGS","toolCallId":',
     '{"type":"REASONING_MESSAGE_CONTENT","messageId":',
+    '{"type":"TEXT_MESSAGE_END","messageId":',
+    '{"type":"TOOL_CALL_END","toolCallId":',
 )
 _q = encode_basestring
 # Per kind, the last id seen and the JSON before its delta: a block's deltas share their id.
@@ -52,6 +67,8 @@ def materialize(record: Record) -> Event:
     """The event model a record stands for, exactly as the handle would have built it.
 
     Examples:
+        >>> materialize((TOOL_END, "c1", ""))
+        ToolCallEndEvent(type='TOOL_CALL_END', ..., tool_call_id='c1')
         >>> materialize((TEXT, "m1", "Hi"))
         TextMessageContentEvent(type='TEXT_MESSAGE_CONTENT', ..., message_id='m1', delta='Hi')
     """
@@ -70,6 +87,8 @@ def record_json(record: Record) -> bytes:
         b'{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{}"}'
     """
     kind, entity_id, text = record
+    if kind > THOUGHT:
+        return f"{HEADS[kind]}{_q(entity_id)}}}".encode()
     seen, head = _last[kind]
     if seen is not entity_id:
         head = f'{HEADS[kind]}{_q(entity_id)},"delta":'

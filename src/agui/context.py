@@ -20,7 +20,7 @@ from typing import Generic, TypeVar, get_args, overload
 
 from pydantic import JsonValue
 
-from agui._record import materialize
+from agui._record import TEXT_END, materialize
 from agui.cancellation import CancellationToken
 from agui.errors import Cancelled, UsageError
 from agui.events import (
@@ -97,7 +97,8 @@ class RunContext(Generic[S]):
         self._plain = not self._transformers
         self.token.on_cancel(self._not_plain)
         self._admits_delta = self._verifier.admits_delta
-        self._push_delta = self._receiver.push_delta
+        self._accept_end = self._verifier.accept_end
+        self._push_record = self._receiver.push_record
         self._next_message = 0
         self._next_call = 0
         self._exclusive: Handle[S] | None = None
@@ -343,9 +344,19 @@ class RunContext(Generic[S]):
         # `_plain` ends when the token trips; a terminated run is not active, so `admits_delta`
         # sends the delta to `_send`, which says so.
         if self._plain and self._admits_delta(kind, entity_id):
-            self._push_delta(kind, entity_id, text)
+            self._push_record(kind, entity_id, text)
         else:
             self._send(materialize((kind, entity_id, text)))
+
+    def _send_end(self, kind: int, entity_id: str) -> None:
+        """Send a handle's closing event (`TEXT` or `TOOL`), as a record in the common case.
+
+        It goes out even once the run is cancelled: a cancelled run still closes its blocks.
+        """
+        if self._plain and self._accept_end(kind, entity_id):
+            self._push_record(kind + TEXT_END, entity_id, "")
+        else:
+            self._send(materialize((kind + TEXT_END, entity_id, "")), forced=True)
 
     def _track(self, event: Event) -> None:
         if isinstance(event, ToolCallStartEvent):

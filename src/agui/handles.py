@@ -23,7 +23,7 @@ from pydantic import JsonValue, TypeAdapter, ValidationError
 from typing_extensions import Self
 
 from agui._chunks import TEXT, THOUGHT, TOOL
-from agui._fast import text_end, text_start, tool_end, tool_result, tool_start
+from agui._fast import text_start, tool_result, tool_start
 from agui.errors import InvalidArguments, UsageError
 from agui.events import (
     Event,
@@ -198,7 +198,7 @@ class MessageHandle(Handle[S]):
         self._finish()
 
     def _finish(self) -> None:
-        self._ctx._send(text_end(self.id), forced=True)
+        self._ctx._send_end(TEXT, self.id)
         self._closed()
 
 
@@ -387,7 +387,7 @@ class ToolCallHandle(Handle[S]):
         return self.result(_to_json_text(value, what=f"the result of {self.describe()}"))
 
     def _finish(self) -> None:
-        self._ctx._send(tool_end(self._wire_id), forced=True)
+        self._ctx._send_end(TOOL, self._wire_id)
         self._closed()
 
 

@@ -53,8 +53,8 @@ class EventReceiver:
         if self._waiter is not None:
             self._wake()
 
-    def push_delta(self, kind: int, entity_id: str, text: str) -> None:
-        """Queue a streamed delta as a record (used by the run context, see `agui._record`)."""
+    def push_record(self, kind: int, entity_id: str, text: str) -> None:
+        """Queue a delta or an end as a record (used by the run context, see `agui._record`)."""
         self._queue.append((kind, entity_id, text))
         if self._waiter is not None:
             self._wake()

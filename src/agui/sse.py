@@ -23,7 +23,7 @@ from typing import Literal, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel
 
-from agui._record import HEADS, Item, materialize, record_json
+from agui._record import HEADS, THOUGHT, Item, materialize, record_json
 from agui.errors import UsageError
 from agui.events import (
     AttributableEvent,
@@ -113,6 +113,9 @@ def encode_items(items: Sequence[Item]) -> bytes:
     for item in items:
         if isinstance(item, tuple):
             kind, entity_id, text = item
+            if kind > THOUGHT:  # a block's end
+                add(f"data: {HEADS[kind]}{_q(entity_id)}}}\n\n")
+                continue
             if entity_id is not last_id or kind != last_kind:
                 head = f'data: {HEADS[kind]}{_q(entity_id)},"delta":'
                 last_kind, last_id = kind, entity_id

@@ -296,7 +296,8 @@ def _operation(op: dict[str, JsonValue]) -> JsonPatchOperation:
         name = "from_" if key == "from" else key
         fields[name] = value
         given.add(name)
-    return cast("JsonPatchOperation", build(cls, fields, given))
+    # Operations allow extra members (RFC 6902 tells readers to ignore them): none here.
+    return cast("JsonPatchOperation", build(cls, fields, given, {}))
 
 
 _SNAPSHOT = template(StateSnapshotEvent)

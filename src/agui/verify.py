@@ -250,6 +250,30 @@ class Verifier:
         ledger = self._ledger
         return self._phase == _RUNNING and not ledger.lanes and entity_id in ledger.open[kind]
 
+    def accept_end(self, kind: int, entity_id: str) -> bool:
+        """Close an open text message or tool call in the common case, or change nothing.
+
+        The common case is the one a handle's closing event is in: the run active, the block
+        open, no chunk stream open. Then this does what observing its `TEXT_MESSAGE_END` or
+        `TOOL_CALL_END` would (`kind` is `TEXT` or `TOOL`) and returns `True`; otherwise it
+        returns `False`, and the event must be observed.
+
+        Examples:
+            >>> from agui.events import ToolCallStartEvent
+            >>> verifier = Verifier(started=("t", "r"))
+            >>> verifier.observe(ToolCallStartEvent(tool_call_id="c1", tool_call_name="f"))
+            >>> verifier.accept_end(1, "c1"), verifier.open_tool_calls
+            (True, ())
+            >>> verifier.accept_end(1, "c1")
+            False
+        """
+        ledger = self._ledger
+        opened = ledger.open[kind]
+        if self._phase != _RUNNING or ledger.lanes or entity_id not in opened:
+            return False
+        del opened[entity_id]
+        return True
+
     def finish(self) -> None:
         """Check that the stream may end here: a run did start, and none is still active.
 
