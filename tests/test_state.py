@@ -795,7 +795,8 @@ def test_a_state_type_that_cannot_be_a_dict_key_still_works() -> None:
 
 
 def test_a_published_delta_holds_operations_as_validation_makes_them() -> None:
-    ctx, events = untyped({"n": 0, "notes": ["a snapshot longer than the patch"] * 4})
+    notes: list[JsonValue] = ["a snapshot longer than the patch"] * 4
+    ctx, events = untyped({"n": 0, "notes": notes})
     ctx.publish_state()
     as_dict(ctx.state)["n"] = 1
     ctx.publish_state()
