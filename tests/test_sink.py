@@ -12,6 +12,7 @@ from agui.events import (
     ReasoningMessageContentEvent,
     TextMessageContentEvent,
     TextMessageEndEvent,
+    TextMessageStartEvent,
     ToolCallArgsEvent,
     ToolCallEndEvent,
 )
@@ -138,9 +139,9 @@ def test_a_reader_that_stops_early_leaves_no_waiter_behind() -> None:
 
 def test_a_delta_pushed_as_a_record_is_drained_as_its_event() -> None:
     receiver = EventReceiver()
-    receiver.push_record(0, "m1", "Hi")
-    receiver.push_record(1, "c1", "{}")
-    receiver.push_record(2, "m2", "hmm")
+    receiver.push_record((0, "m1", "Hi"))
+    receiver.push_record((1, "c1", "{}"))
+    receiver.push_record((2, "m2", "hmm"))
     assert receiver.drain() == [
         TextMessageContentEvent(message_id="m1", delta="Hi"),
         ToolCallArgsEvent(tool_call_id="c1", delta="{}"),
@@ -148,11 +149,13 @@ def test_a_delta_pushed_as_a_record_is_drained_as_its_event() -> None:
     ]
 
 
-def test_an_end_pushed_as_a_record_is_drained_as_its_event() -> None:
+def test_a_start_or_end_pushed_as_a_record_is_drained_as_its_event() -> None:
     receiver = EventReceiver()
-    receiver.push_record(3, "m1", "")
-    receiver.push_record(4, "c1", "")
+    receiver.push_record((5, "m1", "user"))
+    receiver.push_record((3, "m1", ""))
+    receiver.push_record((4, "c1", ""))
     assert receiver.drain() == [
+        TextMessageStartEvent(message_id="m1", role="user"),
         TextMessageEndEvent(message_id="m1"),
         ToolCallEndEvent(tool_call_id="c1"),
     ]
@@ -161,7 +164,7 @@ def test_an_end_pushed_as_a_record_is_drained_as_its_event() -> None:
 def test_drain_items_hands_over_records_as_they_are_between_events_in_order() -> None:
     receiver = EventReceiver()
     receiver.push(custom(1))
-    receiver.push_record(0, "m1", "Hi")
+    receiver.push_record((0, "m1", "Hi"))
     receiver.push(custom(2))
     assert receiver.drain_items() == [custom(1), (0, "m1", "Hi"), custom(2)]
     assert receiver.drain_items() == []
@@ -171,7 +174,7 @@ def test_item_batches_hand_over_records_and_batches_hand_over_events() -> None:
     async def read() -> tuple[list[list[Item]], list[list[Event]]]:
         raw, built = EventReceiver(), EventReceiver()
         for receiver in (raw, built):
-            receiver.push_record(0, "m1", "a")
+            receiver.push_record((0, "m1", "a"))
             receiver.push(custom(1))
             receiver.close()
         return (
@@ -190,7 +193,7 @@ def test_a_record_pushed_while_a_reader_waits_wakes_it() -> None:
 
         async def later() -> None:
             await asyncio.sleep(0)
-            receiver.push_record(0, "m1", "a")
+            receiver.push_record((0, "m1", "a"))
             await asyncio.sleep(0)
             receiver.close()
 

@@ -365,6 +365,8 @@ _KINDS = (TextMessageContentEvent, ToolCallArgsEvent, ReasoningMessageContentEve
 
 def _record_event(record: Record) -> Event:
     kind, entity_id, text = record
+    if kind == 5:
+        return TextMessageStartEvent(message_id=entity_id, role=text)  # type: ignore[arg-type]
     if kind == 4:
         return ToolCallEndEvent(tool_call_id=entity_id)
     if kind == 3:
@@ -378,6 +380,7 @@ _IDS = st.sampled_from(["m1", "m/2", 'c"3'])
 _records = st.one_of(
     st.tuples(st.integers(min_value=0, max_value=2), _IDS, st.text()),
     st.tuples(st.integers(min_value=3, max_value=4), _IDS, st.just("")),
+    st.tuples(st.just(5), _IDS, st.sampled_from(["assistant", "user", "system", "developer"])),
 )
 _events = st.sampled_from(
     [

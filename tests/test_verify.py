@@ -1295,3 +1295,19 @@ def test_an_end_the_verifier_accepts_does_what_observing_it_would(events: list[E
                 assert (fast._snapshot(), views(fast)) == (full._snapshot(), views(full))
             else:
                 assert (fast._snapshot(), views(fast)) == before
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(EVENTS, max_size=40))
+def test_a_start_the_verifier_accepts_does_what_observing_it_would(events: list[Event]) -> None:
+    for entity_id in ("a", "b"):
+        fast, full = Verifier(), Verifier()
+        for event in [started(), *events]:
+            refusal(fast, event)
+            refusal(full, event)
+        before = (fast._snapshot(), views(fast))
+        if fast.accept_start(entity_id):
+            full.observe(ev.TextMessageStartEvent(message_id=entity_id))
+            assert (fast._snapshot(), views(fast)) == (full._snapshot(), views(full))
+        else:
+            assert (fast._snapshot(), views(fast)) == before

@@ -19,18 +19,27 @@ from json.encoder import encode_basestring
 from typing import Union
 
 from agui._chunks import TEXT, THOUGHT, TOOL
-from agui._fast import reasoning_content, text_content, text_end, tool_args, tool_end
+from agui._fast import (
+    reasoning_content,
+    text_content,
+    text_end,
+    text_start,
+    tool_args,
+    tool_end,
+)
 from agui.events import Event
 
 __all__ = [
     "HEADS",
     "TEXT",
     "TEXT_END",
+    "TEXT_START",
     "THOUGHT",
     "TOOL",
     "TOOL_END",
     "Item",
     "Record",
+    "bracket_json",
     "materialize",
     "record_json",
 ]
@@ -38,8 +47,9 @@ __all__ = [
 Record = tuple[int, str, str]
 """A delta (`TEXT`, `TOOL`, `THOUGHT`) or an end (`TEXT_END`, `TOOL_END`): kind, id, text."""
 
-TEXT_END, TOOL_END = 3, 4
-"""The kinds of a text message's and a tool call's closing event held as a record."""
+TEXT_END, TOOL_END, TEXT_START = 3, 4, 5
+"""The kinds of a text message's and a tool call's closing event, and of a text message's
+opening event (its text is the role; it has no name), held as a record."""
 Item = Union[Event, Record]  # noqa: UP007 - a runtime alias on 3.10
 """What a run's queue holds: an event, or a delta still held as a record."""
 
@@ -49,6 +59,7 @@ _BUILD: tuple[Callable[[str, str], Event], ...] = (
     reasoning_content,
     lambda message_id, _: text_end(message_id),
     lambda tool_call_id, _: tool_end(tool_call_id),
+    lambda message_id, role: text_start(message_id, role, None),
 )
 # The JSON of each kind's event up to its id, which follows: then a delta's text, or an end's `}`.
 HEADS = (
@@ -57,6 +68,7 @@ HEADS = (
     '{"type":"REASONING_MESSAGE_CONTENT","messageId":',
     '{"type":"TEXT_MESSAGE_END","messageId":',
     '{"type":"TOOL_CALL_END","toolCallId":',
+    '{"type":"TEXT_MESSAGE_START","messageId":',
 )
 _q = encode_basestring
 # Per kind, the last id seen and the JSON before its delta: a block's deltas share their id.
@@ -76,6 +88,18 @@ def materialize(record: Record) -> Event:
     return _BUILD[kind](entity_id, text)
 
 
+def bracket_json(kind: int, entity_id: str, text: str) -> str:
+    """The JSON of a start or end record (`kind` above `THOUGHT`).
+
+    Examples:
+        >>> bracket_json(TEXT_START, "m1", "assistant")
+        '{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}'
+    """
+    if kind == TEXT_START:
+        return f'{HEADS[kind]}{_q(entity_id)},"role":{_q(text)}}}'
+    return f"{HEADS[kind]}{_q(entity_id)}}}"
+
+
 def record_json(record: Record) -> bytes:
     """The record's wire JSON: byte for byte what the event model serializes to.
 
@@ -88,7 +112,7 @@ def record_json(record: Record) -> bytes:
     """
     kind, entity_id, text = record
     if kind > THOUGHT:
-        return f"{HEADS[kind]}{_q(entity_id)}}}".encode()
+        return bracket_json(kind, entity_id, text).encode()
     seen, head = _last[kind]
     if seen is not entity_id:
         head = f'{HEADS[kind]}{_q(entity_id)},"delta":'

@@ -20,7 +20,7 @@ from typing import Generic, TypeVar, get_args, overload
 
 from pydantic import JsonValue
 
-from agui._record import TEXT_END, materialize
+from agui._record import TEXT_END, TEXT_START, materialize
 from agui.cancellation import CancellationToken
 from agui.errors import Cancelled, UsageError
 from agui.events import (
@@ -97,8 +97,8 @@ class RunContext(Generic[S]):
         self._plain = not self._transformers
         self.token.on_cancel(self._not_plain)
         self._admits_delta = self._verifier.admits_delta
+        self._accept_start = self._verifier.accept_start
         self._accept_end = self._verifier.accept_end
-        self._push_record = self._receiver.push_record
         self._next_message = 0
         self._next_call = 0
         self._exclusive: Handle[S] | None = None
@@ -344,9 +344,16 @@ class RunContext(Generic[S]):
         # `_plain` ends when the token trips; a terminated run is not active, so `admits_delta`
         # sends the delta to `_send`, which says so.
         if self._plain and self._admits_delta(kind, entity_id):
-            self._push_record(kind, entity_id, text)
+            self._receiver.push_record((kind, entity_id, text))
         else:
             self._send(materialize((kind, entity_id, text)))
+
+    def _send_start(self, entity_id: str, role: str) -> None:
+        """Send a handle's `TEXT_MESSAGE_START` (no name), as a record in the common case."""
+        if self._plain and self._accept_start(entity_id):
+            self._receiver.push_record((TEXT_START, entity_id, role))
+        else:
+            self._send(materialize((TEXT_START, entity_id, role)))
 
     def _send_end(self, kind: int, entity_id: str) -> None:
         """Send a handle's closing event (`TEXT` or `TOOL`), as a record in the common case.
@@ -354,7 +361,7 @@ class RunContext(Generic[S]):
         It goes out even once the run is cancelled: a cancelled run still closes its blocks.
         """
         if self._plain and self._accept_end(kind, entity_id):
-            self._push_record(kind + TEXT_END, entity_id, "")
+            self._receiver.push_record((kind + TEXT_END, entity_id, ""))
         else:
             self._send(materialize((kind + TEXT_END, entity_id, "")), forced=True)
 

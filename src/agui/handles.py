@@ -16,7 +16,7 @@ finished call by accident.
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeVar, cast, overload
 
 import pydantic_core
 from pydantic import JsonValue, TypeAdapter, ValidationError
@@ -117,8 +117,11 @@ class Handle(Generic[S]):
     def _finish(self) -> None:
         raise NotImplementedError
 
-    def _start(self, *events: Event, exclusive: bool = True) -> None:
-        """Claim this block and send its opening events; a refused opening leaves nothing open."""
+    def _start(self, *events: Event | str, exclusive: bool = True) -> None:
+        """Claim this block and send its opening events; a refused opening leaves nothing open.
+
+        A `str` stands for this text message's `TEXT_MESSAGE_START` with that role and no name.
+        """
         ctx = self._ctx
         if exclusive:
             ctx._claim(self)
@@ -126,7 +129,10 @@ class Handle(Generic[S]):
             ctx._push_step(self)
         try:
             for index, event in enumerate(events):
-                ctx._send(event, forced=index > 0)
+                if isinstance(event, str):
+                    ctx._send_start(cast("MessageHandle[S]", self).id, event)
+                else:
+                    ctx._send(event, forced=index > 0)
         except BaseException:
             self._open = False
             ctx._release(self)
@@ -180,7 +186,8 @@ class MessageHandle(Handle[S]):
         super().__init__(ctx)
         self.id = ctx._new_message_id()
         self.role = role
-        self._start(_message_start(self.id, role, name))
+        plain = name is None and type(cast("object", role)) is str and role in _ROLES
+        self._start(role if plain else _message_start(self.id, role, name))
 
     def describe(self) -> str:  # noqa: D102 - documented on Handle
         return f"text message '{self.id}'"

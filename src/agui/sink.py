@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
-from agui._record import Item, materialize
+from agui._record import Item, Record, materialize
 from agui.events import Event
 
 __all__ = ["EventReceiver"]
@@ -41,6 +41,11 @@ class EventReceiver:
         self._queue: deque[Item] = deque()
         self._closed = False
         self._waiter: asyncio.Future[None] | None = None
+        self.push_record: Callable[[Record], None] = self._queue.append
+        """Queue a delta or a start or end as a record (used by the run context, see
+        `agui._record`). While no reader waits this is the queue's own `append`, so the
+        commonest push of a stream runs no Python code; a waiting reader swaps in a push that
+        wakes it."""
 
     @property
     def closed(self) -> bool:
@@ -53,11 +58,9 @@ class EventReceiver:
         if self._waiter is not None:
             self._wake()
 
-    def push_record(self, kind: int, entity_id: str, text: str) -> None:
-        """Queue a delta or an end as a record (used by the run context, see `agui._record`)."""
-        self._queue.append((kind, entity_id, text))
-        if self._waiter is not None:
-            self._wake()
+    def _push_waking(self, record: Record) -> None:
+        self._queue.append(record)
+        self._wake()
 
     def close(self) -> None:
         """Mark the end of the stream; a reader finishes once the queue is empty."""
@@ -102,10 +105,12 @@ class EventReceiver:
             if self._closed:
                 return False
             self._waiter = asyncio.get_running_loop().create_future()
+            self.push_record = self._push_waking
             try:
                 await self._waiter
             finally:
                 self._waiter = None
+                self.push_record = self._queue.append
         return True
 
     def __aiter__(self) -> AsyncIterator[Event]:

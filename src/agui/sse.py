@@ -23,7 +23,7 @@ from typing import Literal, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel
 
-from agui._record import HEADS, THOUGHT, Item, materialize, record_json
+from agui._record import HEADS, THOUGHT, Item, bracket_json, materialize, record_json
 from agui.errors import UsageError
 from agui.events import (
     AttributableEvent,
@@ -113,8 +113,8 @@ def encode_items(items: Sequence[Item]) -> bytes:
     for item in items:
         if isinstance(item, tuple):
             kind, entity_id, text = item
-            if kind > THOUGHT:  # a block's end
-                add(f"data: {HEADS[kind]}{_q(entity_id)}}}\n\n")
+            if kind > THOUGHT:  # a block's start or end
+                add(f"data: {bracket_json(kind, entity_id, text)}\n\n")
                 continue
             if entity_id is not last_id or kind != last_kind:
                 head = f'data: {HEADS[kind]}{_q(entity_id)},"delta":'

@@ -250,6 +250,28 @@ class Verifier:
         ledger = self._ledger
         return self._phase == _RUNNING and not ledger.lanes and entity_id in ledger.open[kind]
 
+    def accept_start(self, entity_id: str) -> bool:
+        """Open a text message in the common case, or change nothing.
+
+        The common case is a handle's `TEXT_MESSAGE_START`: the run active, no chunk stream
+        open, no subagent, the id not open. Then this does what observing the event would and
+        returns `True`; otherwise it returns `False`, and the event must be observed.
+
+        Examples:
+            >>> verifier = Verifier(started=("t", "r"))
+            >>> verifier.accept_start("m1"), verifier.open_messages
+            (True, ('m1',))
+            >>> verifier.accept_start("m1")
+            False
+        """
+        ledger = self._ledger
+        opened = ledger.open_text
+        if self._phase != _RUNNING or ledger.lanes or entity_id in opened:
+            return False
+        opened[entity_id] = None
+        ledger.owners[TEXT].setdefault(entity_id, None)
+        return True
+
     def accept_end(self, kind: int, entity_id: str) -> bool:
         """Close an open text message or tool call in the common case, or change nothing.
 
