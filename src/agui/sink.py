@@ -61,6 +61,7 @@ class EventReceiver:
     def _push_waking(self, record: Record) -> None:
         self._queue.append(record)
         self._wake()
+        self.push_record = self._queue.append  # woken once is enough
 
     def close(self) -> None:
         """Mark the end of the stream; a reader finishes once the queue is empty."""
