@@ -1,4 +1,4 @@
-r"""A streamed delta kept as a record until somebody needs its model.
+r"""A streamed delta, or a block's start or end, kept as a record until somebody needs its model.
 
 Text, argument and reasoning deltas are nearly every event of a stream, and a transport only
 needs their bytes. When a handle streams a delta that the verifier can see is fine without
@@ -7,9 +7,10 @@ involved), the context queues the record `(kind, id, text)` instead of an event 
 receiver builds the model when a reader asks for events (`drain()`, `batches()`), and the SSE
 writer writes the record's JSON straight from it, the same bytes the model would give.
 
-`kind` is the verifier ledger's index of the block (`TEXT`, `TOOL` or `THOUGHT`) for a delta;
-a handle's closing `TEXT_MESSAGE_END` or `TOOL_CALL_END` is a record too, of kind `TEXT_END` or
-`TOOL_END` with no text, when the verifier closes its block in the common case.
+`kind` is the verifier ledger's index of the block (`TEXT`, `TOOL` or `THOUGHT`) for a delta.
+A handle's closing `TEXT_MESSAGE_END` or `TOOL_CALL_END` is a record too, of kind `TEXT_END` or
+`TOOL_END` with no text, when the verifier closes its block in the common case; so is a text
+message's `TEXT_MESSAGE_START` without a name, of kind `TEXT_START`, its text the role.
 """
 
 from __future__ import annotations
