@@ -5,10 +5,10 @@ returns every event it emitted is already here (`drain()` takes them without wai
 transport reads the same queue asynchronously; `batches()` hands it everything queued at once,
 so one network send can carry many frames.
 
-A streamed delta, or a handle's opening or closing event, may wait here as a compact record
-rather than an event model (see `agui._record`): readers of events never see one, as `drain()` and `batches()` build the model;
-a transport that only needs bytes reads the queue as it is with `drain_items()` and
-`item_batches()`, and writes each item with `agui.sse.item_json`.
+A streamed delta, or a handle's opening or closing event, may wait here as a compact record rather
+than an event model (see `agui._record`): readers of events never see one, as `drain()` and
+`batches()` build the model; a transport that only needs bytes reads the queue as it is with
+`drain_items()` and `item_batches()`, and writes each item with `agui.sse.item_json`.
 """
 
 from __future__ import annotations
