@@ -117,26 +117,24 @@ class Handle(Generic[S]):
     def _finish(self) -> None:
         raise NotImplementedError
 
-    def _start(self, *events: Event | str, exclusive: bool = True) -> None:
-        """Claim this block and send its opening events; a refused opening leaves nothing open.
-
-        A `str` stands for this text message's `TEXT_MESSAGE_START` with that role and no name.
-        """
+    def _start(self, *events: Event, exclusive: bool = True) -> None:
+        """Claim this block and send its opening events; a refused opening leaves nothing open."""
         ctx = self._ctx
         if exclusive:
             ctx._claim(self)
         else:
             ctx._push_step(self)
         try:
-            for index, event in enumerate(events):
-                if isinstance(event, str):
-                    ctx._send_start(cast("MessageHandle[S]", self).id, event)
-                else:
-                    ctx._send(event, forced=index > 0)
+            self._send_opening(events)
         except BaseException:
             self._open = False
             ctx._release(self)
             raise
+
+    def _send_opening(self, events: tuple[Event, ...]) -> None:
+        """Send the opening events: only the first may be refused for cancellation."""
+        for index, event in enumerate(events):
+            self._ctx._send(event, forced=index > 0)
 
     def _check_open(self, action: str) -> None:
         if not self._open:
@@ -186,11 +184,19 @@ class MessageHandle(Handle[S]):
         super().__init__(ctx)
         self.id = ctx._new_message_id()
         self.role = role
-        plain = name is None and type(cast("object", role)) is str and role in _ROLES
-        self._start(role if plain else _message_start(self.id, role, name))
+        if name is None and type(cast("object", role)) is str and role in _ROLES:
+            self._start()  # the start needs no model: see `_send_opening`
+        else:
+            self._start(_message_start(self.id, role, name))
 
     def describe(self) -> str:  # noqa: D102 - documented on Handle
         return f"text message '{self.id}'"
+
+    def _send_opening(self, events: tuple[Event, ...]) -> None:
+        if events:
+            super()._send_opening(events)
+        else:  # a plain role and no name: the context may queue it as a record
+            self._ctx._send_start(self.id, self.role)
 
     def delta(self, text: str) -> None:
         """Append text; an empty delta sends nothing."""
