@@ -46,13 +46,14 @@ __all__ = [
 ]
 
 Record = tuple[int, str, str]
-"""A delta (`TEXT`, `TOOL`, `THOUGHT`) or an end (`TEXT_END`, `TOOL_END`): kind, id, text."""
+"""Kind, id, text: a delta (`TEXT`, `TOOL`, `THOUGHT`), an end (`TEXT_END`, `TOOL_END`, no
+text) or a text message's start (`TEXT_START`, the role as text)."""
 
 TEXT_END, TOOL_END, TEXT_START = 3, 4, 5
 """The kinds of a text message's and a tool call's closing event, and of a text message's
 opening event (its text is the role; it has no name), held as a record."""
 Item = Union[Event, Record]  # noqa: UP007 - a runtime alias on 3.10
-"""What a run's queue holds: an event, or a delta still held as a record."""
+"""What a run's queue holds: an event, or one still held as a record."""
 
 _BUILD: tuple[Callable[[str, str], Event], ...] = (
     text_content,
@@ -62,7 +63,8 @@ _BUILD: tuple[Callable[[str, str], Event], ...] = (
     lambda tool_call_id, _: tool_end(tool_call_id),
     lambda message_id, role: text_start(message_id, role, None),
 )
-# The JSON of each kind's event up to its id, which follows: then a delta's text, or an end's `}`.
+# The JSON of each kind's event up to its id, which follows: then a delta's text, a start's
+# role, or an end's `}`.
 HEADS = (
     '{"type":"TEXT_MESSAGE_CONTENT","messageId":',
     '{"type":"TOOL_CALL_ARGS","toolCallId":',
