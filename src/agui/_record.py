@@ -40,9 +40,8 @@ __all__ = [
     "TOOL_END",
     "Item",
     "Record",
-    "bracket_json",
     "materialize",
-    "record_json",
+    "record_text",
 ]
 
 Record = tuple[int, str, str]
@@ -74,8 +73,6 @@ HEADS = (
     '{"type":"TEXT_MESSAGE_START","messageId":',
 )
 _q = encode_basestring
-# Per kind, the last id seen and the JSON before its delta: a block's deltas share their id.
-_last: list[tuple[object, str]] = [(None, ""), (None, ""), (None, "")]
 
 
 def materialize(record: Record) -> Event:
@@ -91,33 +88,17 @@ def materialize(record: Record) -> Event:
     return _BUILD[kind](entity_id, text)
 
 
-def bracket_json(kind: int, entity_id: str, text: str) -> str:
-    """The JSON of a start or end record (`kind` above `THOUGHT`).
+def record_text(kind: int, entity_id: str, text: str) -> str:
+    """A record's wire JSON: byte for byte what its event model serializes to.
 
     Examples:
-        >>> bracket_json(TEXT_START, "m1", "assistant")
+        >>> record_text(TOOL, "c1", "{}")
+        '{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{}"}'
+        >>> record_text(TEXT_START, "m1", "assistant")
         '{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}'
     """
+    if kind <= THOUGHT:
+        return f'{HEADS[kind]}{_q(entity_id)},"delta":{_q(text)}}}'
     if kind == TEXT_START:
         return f'{HEADS[kind]}{_q(entity_id)},"role":{_q(text)}}}'
     return f"{HEADS[kind]}{_q(entity_id)}}}"
-
-
-def record_json(record: Record) -> bytes:
-    """The record's wire JSON: byte for byte what the event model serializes to.
-
-    Raises:
-        UnicodeEncodeError: the text holds a lone surrogate; serialize the model instead.
-
-    Examples:
-        >>> record_json((TOOL, "c1", "{}"))
-        b'{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{}"}'
-    """
-    kind, entity_id, text = record
-    if kind > THOUGHT:
-        return bracket_json(kind, entity_id, text).encode()
-    seen, head = _last[kind]
-    if seen is not entity_id:
-        head = f'{HEADS[kind]}{_q(entity_id)},"delta":'
-        _last[kind] = (entity_id, head)
-    return f"{head}{_q(text)}}}".encode()

@@ -23,7 +23,7 @@ from typing import Literal, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel
 
-from agui._record import HEADS, THOUGHT, Item, bracket_json, materialize, record_json
+from agui._record import HEADS, THOUGHT, Item, materialize, record_text
 from agui.errors import UsageError
 from agui.events import (
     AttributableEvent,
@@ -55,19 +55,13 @@ def event_json(event: Event) -> bytes:
         >>> event_json(CustomEvent(name="ping", value=None))
         b'{"type":"CUSTOM","name":"ping","value":null}'
     """
-    cls = type(event)
-    write = _JSON.get(cls)
-    if write is not None:
+    text = _quick(_JSON, event)
+    if text is not None:
         try:
-            text = write(event.__dict__)
-            if text is not None:
-                return text.encode()
-        except (KeyError, UnicodeEncodeError):
-            pass  # a field left unset, or a lone surrogate: the serializer has its own way
-    required = _LEAN.get(cls)
-    if required is not None and _holds_all(event.__dict__, required):
-        return event.__pydantic_serializer__.to_json(event, exclude_none=True)
-    return _serialize(event)
+            return text.encode()
+        except UnicodeEncodeError:
+            pass  # a lone surrogate: the serializer has its own way
+    return _serialized(event)
 
 
 def item_json(item: Item) -> bytes:
@@ -84,7 +78,7 @@ def item_json(item: Item) -> bytes:
     """
     if isinstance(item, tuple):
         try:
-            return record_json(item)
+            return record_text(*item).encode()
         except UnicodeEncodeError:  # a lone surrogate: the serializer has its own way
             return event_json(materialize(item))
     return event_json(item)
@@ -114,7 +108,7 @@ def encode_items(items: Sequence[Item]) -> bytes:
         if isinstance(item, tuple):
             kind, entity_id, text = item
             if kind > THOUGHT:  # a block's start or end
-                add(f"data: {bracket_json(kind, entity_id, text)}\n\n")
+                add(f"data: {record_text(kind, entity_id, text)}\n\n")
                 continue
             if entity_id is not last_id or kind != last_kind:
                 head = f'data: {HEADS[kind]}{_q(entity_id)},"delta":'
@@ -134,15 +128,27 @@ def encode_items(items: Sequence[Item]) -> bytes:
 
 def _event_text(event: Event) -> str:
     """`event_json(event)` as text, without a trip through bytes when a quick writer has it."""
-    write = _JSON.get(type(event))
-    if write is not None:
-        try:
-            text = write(event.__dict__)
-        except KeyError:  # a field left unset: the serializer has its own way
-            text = None
-        if text is not None:
-            return text
-    return event_json(event).decode()
+    text = _quick(_JSON, event)
+    return text if text is not None else _serialized(event).decode()
+
+
+def _quick(writers: Mapping[type[BaseModel], Writer], event: Event) -> str | None:
+    """The event's text from its quick writer, or `None` when it has none or declines."""
+    write = writers.get(type(event))
+    if write is None:
+        return None
+    try:
+        return write(event.__dict__)
+    except KeyError:  # a field left unset: the serializer has its own way
+        return None
+
+
+def _serialized(event: Event) -> bytes:
+    """The event's JSON from pydantic-core: lean (`exclude_none`) when the model allows it."""
+    required = _LEAN.get(type(event))
+    if required is not None and _holds_all(event.__dict__, required):
+        return event.__pydantic_serializer__.to_json(event, exclude_none=True)
+    return _serialize(event)
 
 
 def encode_sse(event: Event) -> bytes:
@@ -155,19 +161,13 @@ def encode_sse(event: Event) -> bytes:
         data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"héllo\n"}
         <BLANKLINE>
     """
-    cls = type(event)
-    write = _FRAMES.get(cls)
-    if write is not None:
+    text = _quick(_FRAMES, event)
+    if text is not None:
         try:
-            text = write(event.__dict__)
-            if text is not None:
-                return text.encode()
-        except (KeyError, UnicodeEncodeError):
-            pass  # a field left unset, or a lone surrogate: the serializer has its own way
-    required = _LEAN.get(cls)
-    if required is not None and _holds_all(event.__dict__, required):
-        return b"data: %b\n\n" % event.__pydantic_serializer__.to_json(event, exclude_none=True)
-    return b"data: " + _serialize(event) + b"\n\n"
+            return text.encode()
+        except UnicodeEncodeError:
+            pass  # a lone surrogate: the serializer has its own way
+    return b"data: %b\n\n" % _serialized(event)
 
 
 def _serialize(event: Event) -> bytes:
