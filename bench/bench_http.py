@@ -70,7 +70,7 @@ from workload import (
 
 import agui
 from agui import RunContext
-from agui.run import drive
+from agui.runner import drive
 from agui.sse import encode_items
 
 HOST = "127.0.0.1"

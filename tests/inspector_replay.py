@@ -1,10 +1,10 @@
 """A server that is not agui: the inspector page, and recorded streams replayed on POST.
 
 `ReplayApp` is a raw ASGI application. `GET /<name>` answers with the inspector page from
-`agui.inspector` (the public page and headers, nothing of agui's endpoint); `POST /<name>` reads
-the request body and answers with the SSE frames of the `stream` of the conformance fixture
-`<name>.json`, byte for byte what a foreign server would send, however wrong. The page posts to
-its own URL, so each fixture has a page of its own. Query options, kept by the page on its POST:
+`agui.asgi.inspector` (the public page and headers, nothing of agui's endpoint); `POST /<name>`
+reads the request body and answers with the SSE frames of the `stream` of the conformance fixture
+`<name>.json`, byte for byte what a foreign server would send, however wrong. The page posts to its
+own URL, so each fixture has a page of its own. Query options, kept by the page on its POST:
 
 - `crlf=1` ends lines with CRLF instead of LF;
 - `split=N` sends the body in pieces of N bytes, cutting frames and UTF-8 sequences anywhere.
@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
-from agui import inspector, testing
+from agui import testing
+from agui.asgi import inspector
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "conformance"
 STREAMS = {

@@ -19,7 +19,7 @@ from agui import (
     run,
 )
 from agui.events import CustomEvent, Event, RunErrorEvent, RunFinishedEvent, TextMessageEndEvent
-from agui.run import drive
+from agui.runner import drive
 from agui.testing import assert_valid
 from agui.types import CancelledOutcome, Interrupt
 

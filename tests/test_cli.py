@@ -28,9 +28,18 @@ import pytest
 import uvicorn
 
 import agui
-from agui import _capture, _cmd_demo, _cmd_watch, cli
-from agui._render import Renderer
-from agui.cli import TargetError, load_agent, load_state_type, load_target, main
+from agui import cli
+from agui.cli import (
+    TargetError,
+    _capture,
+    _demo,
+    _watch,
+    load_agent,
+    load_state_type,
+    load_target,
+    main,
+)
+from agui.cli._render import Renderer
 from agui.client import SSEParser
 from agui.events import ToolCallStartEvent
 from agui.testing import assert_valid, fold, serving
@@ -1163,7 +1172,7 @@ def test_watch_stops_quietly_on_ctrl_c(
         yield json.dumps(RUN[0])
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(_cmd_watch, "post_stream", interrupted)
+    monkeypatch.setattr(_watch, "post_stream", interrupted)
 
     status, out, err = run_watch(capsys, "http://127.0.0.1:9/")
 
@@ -1273,7 +1282,7 @@ def test_demo_names_the_extras_it_needs(
 def test_demo_says_so_when_the_travel_example_is_missing(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_cmd_demo, "travel_example", lambda: None)
+    monkeypatch.setattr(_demo, "travel_example", lambda: None)
 
     assert main(["demo"]) == 2
     assert "cannot find the travel example" in capsys.readouterr().err
@@ -1282,8 +1291,8 @@ def test_demo_says_so_when_the_travel_example_is_missing(
 def test_the_demo_asks_the_question_of_the_travel_example() -> None:
     from examples.travel.app import QUESTION  # noqa: PLC0415 - the example, read by this test only
 
-    assert _cmd_demo.DEMO_QUESTION == QUESTION
-    assert _cmd_demo.travel_example() == ROOT / "examples" / "travel" / "app.py"
+    assert _demo.DEMO_QUESTION == QUESTION
+    assert _demo.travel_example() == ROOT / "examples" / "travel" / "app.py"
 
 
 @pytest.mark.parametrize(
@@ -1341,7 +1350,7 @@ def test_demo_fails_when_its_example_does(
     del demo_module_names
     example = tmp_path / "app.py"
     example.write_text(source)
-    monkeypatch.setattr(_cmd_demo, "travel_example", lambda: example)
+    monkeypatch.setattr(_demo, "travel_example", lambda: example)
 
     assert main(["demo"]) == status
     captured = capsys.readouterr()
@@ -1363,7 +1372,7 @@ def test_demo_stops_its_server_when_interrupted_or_cut_off(
         message = "cut off"
         raise error(message)
 
-    monkeypatch.setattr(_cmd_demo, "follow", stopped)
+    monkeypatch.setattr(_demo, "follow", stopped)
 
     assert main(["demo"]) == (130 if error is KeyboardInterrupt else 2)
     assert capsys.readouterr().err.startswith("agui demo: error: ")
@@ -1378,7 +1387,7 @@ def test_the_travel_example_is_not_found_outside_a_checkout_or_a_wheel(
 
     monkeypatch.setattr(Path, "is_file", nowhere)
 
-    assert _cmd_demo.travel_example() is None
+    assert _demo.travel_example() is None
 
 
 def test_an_object_without_a_run_method_names_no_state() -> None:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agui import RunAgentInput, RunContext, Tool
-from agui._xml_parser import (
+from agui.agents._xml import (
     MalformedTag,
     ReasoningPiece,
     TextPiece,
@@ -21,7 +21,7 @@ from agui._xml_parser import (
     render_call,
     render_result,
 )
-from agui.dispatch import (
+from agui.agents.dispatch import (
     WARNING_EVENT,
     AssistantTurn,
     CallResult,
@@ -33,16 +33,7 @@ from agui.dispatch import (
     XmlStreamParser,
     select_dispatcher,
 )
-from agui.events import CustomEvent, Event, RunFinishedEvent, RunStartedEvent
-from agui.messages import (
-    AssistantMessage,
-    FunctionCall,
-    Message,
-    ToolCall,
-    ToolMessage,
-    UserMessage,
-)
-from agui.models import (
+from agui.agents.models import (
     ChatDelta,
     ChatMessage,
     FinishDelta,
@@ -52,8 +43,17 @@ from agui.models import (
     ToolCallDelta,
     UsageDelta,
 )
+from agui.agents.tools import ToolResult
+from agui.events import CustomEvent, Event, RunFinishedEvent, RunStartedEvent
+from agui.messages import (
+    AssistantMessage,
+    FunctionCall,
+    Message,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 from agui.testing import assert_valid
-from agui.tools import ToolResult
 from agui.types import TokenUsage
 
 # -- the streaming XML parser ------------------------------------------------------------------

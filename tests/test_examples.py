@@ -22,6 +22,7 @@ from examples.travel import app as travel
 from pydantic import JsonValue
 
 from agui import ResumeEntry, RunAgentInput, Tool, testing
+from agui.agents.models import ChatMessage, OpenAICompatibleModel, ScriptedModel
 from agui.client import AGUIClient
 from agui.events import (
     Event,
@@ -32,7 +33,6 @@ from agui.events import (
     ToolCallStartEvent,
 )
 from agui.messages import Message, UserMessage
-from agui.models import ChatMessage, OpenAICompatibleModel, ScriptedModel
 from agui.testing import FoldedRun, assert_valid, collect, fold
 from agui.types import InterruptOutcome
 

@@ -11,11 +11,11 @@ import pytest
 from pydantic import BaseModel, JsonValue
 
 from agui import ResumeEntry, RunAgentInput, ToolLoopAgent, tool
-from agui.dispatch import NativeDispatcher
+from agui.agents.dispatch import NativeDispatcher
+from agui.agents.loop import approval_interrupt_id
+from agui.agents.models import Call, ChatMessage, ScriptedModel, Turn, TurnFunction
 from agui.events import Event, RunFinishedEvent
-from agui.loop import approval_interrupt_id
 from agui.messages import AssistantMessage, FunctionCall, Message, ToolCall, UserMessage
-from agui.models import Call, ChatMessage, ScriptedModel, Turn, TurnFunction
 from agui.testing import FoldedRun, assert_valid, collect, fold
 from agui.types import Interrupt, InterruptOutcome, SuccessOutcome
 from agui.verify import Verifier

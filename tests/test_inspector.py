@@ -42,8 +42,7 @@ from playwright.sync_api import Browser, ConsoleMessage, Page, Request, sync_pla
 from pydantic import JsonValue
 
 import agui
-from agui import inspector
-from agui.asgi import AguiApp
+from agui.asgi import AguiApp, inspector
 from agui.errors import MalformedEvent, PatchError, ProtocolViolation, UnknownEventType
 from agui.events import Event
 from agui.patch import apply
@@ -207,7 +206,7 @@ def test_the_page_is_served_without_authorize_but_its_runs_are_authorized() -> N
 
 def test_the_page_makes_no_external_requests() -> None:
     html = inspector.page()
-    files = resources.files("agui.inspector")
+    files = resources.files("agui.asgi.inspector")
     sources = [files.joinpath(name).read_text(encoding="utf-8") for name in _PAGE_FILES]
 
     for text in (html, *sources):
@@ -234,7 +233,7 @@ def test_the_content_security_policy_allows_exactly_the_inlined_script_and_style
 
 
 def test_the_page_names_the_rules_with_agui_rule_values() -> None:
-    script = resources.files("agui.inspector").joinpath("inspector.js").read_text("utf-8")
+    script = resources.files("agui.asgi.inspector").joinpath("inspector.js").read_text("utf-8")
     block = script[script.index("const RULE = Object.freeze({") :]
     block = block[: block.index("});")]
     pairs = re.findall(r"^\s+([A-Z_]+): '([a-z-]+)',$", block, re.MULTILINE)
@@ -245,7 +244,7 @@ def test_the_page_names_the_rules_with_agui_rule_values() -> None:
 
 
 def test_the_page_files_ship_inside_the_package() -> None:
-    files = resources.files("agui.inspector")
+    files = resources.files("agui.asgi.inspector")
 
     for name in _PAGE_FILES:
         assert files.joinpath(name).is_file(), name

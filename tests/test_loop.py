@@ -19,10 +19,10 @@ from agui import (
     run,
     tool,
 )
-from agui.dispatch import NativeDispatcher
+from agui.agents.dispatch import NativeDispatcher
+from agui.agents.models import Call, ChatMessage, ScriptedModel, Turn
 from agui.events import Event, RunErrorEvent, RunFinishedEvent, TextMessageContentEvent
 from agui.messages import Message, ToolMessage, UserMessage
-from agui.models import Call, ChatMessage, ScriptedModel, Turn
 from agui.testing import assert_valid, collect, fold
 from agui.types import Context, SuccessOutcome, TokenUsage
 

@@ -13,22 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agui import AgentError
-from agui.messages import (
-    ActivityMessage,
-    AssistantMessage,
-    DeveloperMessage,
-    FunctionCall,
-    ImagePart,
-    Message,
-    ReasoningMessage,
-    SystemMessage,
-    TextPart,
-    ToolCall,
-    ToolMessage,
-    UrlSource,
-    UserMessage,
-)
-from agui.models import (
+from agui.agents.models import (
     Call,
     ChatDelta,
     ChatMessage,
@@ -44,6 +29,21 @@ from agui.models import (
     Turn,
     UsageDelta,
     chat_messages,
+)
+from agui.messages import (
+    ActivityMessage,
+    AssistantMessage,
+    DeveloperMessage,
+    FunctionCall,
+    ImagePart,
+    Message,
+    ReasoningMessage,
+    SystemMessage,
+    TextPart,
+    ToolCall,
+    ToolMessage,
+    UrlSource,
+    UserMessage,
 )
 from agui.types import TokenUsage, Tool
 

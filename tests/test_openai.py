@@ -21,9 +21,7 @@ import uvicorn
 from pydantic import JsonValue
 
 from agui import RunAgentInput, ToolLoopAgent, tool
-from agui.events import Event, RunErrorEvent
-from agui.messages import UserMessage
-from agui.models import (
+from agui.agents.models import (
     ChatDelta,
     ChatMessage,
     ChatToolCall,
@@ -33,6 +31,8 @@ from agui.models import (
     TextDelta,
     UsageDelta,
 )
+from agui.events import Event, RunErrorEvent
+from agui.messages import UserMessage
 from agui.testing import assert_valid, collect
 from agui.types import TokenUsage, Tool
 

@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agui import patch
-from agui._differ import Differ
-from agui._exact import Mirror, equal_exactly
 from agui.errors import PatchError
 from agui.patch import apply, diff, escape_pointer_token, json_equal
+from agui.patch._differ import Differ
+from agui.patch._exact import Mirror, equal_exactly
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence

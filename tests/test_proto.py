@@ -25,7 +25,6 @@ from pydantic import BaseModel, JsonValue
 
 import agui
 from agui import DecodeError, MalformedEvent, UnknownMemberWarning, UsageError, proto
-from agui._proto_schema import ARMS, EVENT_TYPES
 from agui.events import (
     ActivityDeltaEvent,
     ActivitySnapshotEvent,
@@ -82,6 +81,7 @@ from agui.messages import (
     VideoPart,
 )
 from agui.proto import PROTO_MEDIA_TYPE, decode_proto, encode_proto
+from agui.proto._schema import ARMS, EVENT_TYPES
 from agui.sse import event_json
 from agui.types import (
     AddOperation,

@@ -25,7 +25,7 @@ from agui import (
     UsageError,
     tool,
 )
-from agui.tools import ToolResult
+from agui.agents.tools import ToolResult
 
 
 class Address(BaseModel):

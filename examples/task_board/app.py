@@ -54,7 +54,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, JsonValue
 
 import agui
-from agui.loop import approval_interrupt_id
+from agui.agents.loop import approval_interrupt_id
 from agui.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 
 BOARD_TOOLS = ("add_task", "complete_task", "rename_task", "delete_task")

@@ -40,8 +40,15 @@ from typing import Annotated
 from pydantic import BaseModel, Field, JsonValue, TypeAdapter, ValidationError
 
 import agui
+from agui.agents.models import (
+    Call,
+    ChatMessage,
+    ChatModel,
+    OpenAICompatibleModel,
+    ScriptedModel,
+    Turn,
+)
 from agui.asgi import AguiApp
-from agui.models import Call, ChatMessage, ChatModel, OpenAICompatibleModel, ScriptedModel, Turn
 
 QUESTION = "What's the weather like in Paris and suggest some Italian restaurants?"
 """The question `agui demo` asks."""

@@ -6,6 +6,8 @@ The names a user needs are re-exported here; each lives in the module named for 
 from __future__ import annotations
 
 from agui import patch, testing
+from agui.agents.loop import ToolLoopAgent
+from agui.agents.tools import BackendTool, Toolbox, tool
 from agui.asgi import asgi_app
 from agui.cancellation import CancellationToken
 from agui.context import RunContext
@@ -25,12 +27,10 @@ from agui.errors import (
 )
 from agui.events import Event, EventType
 from agui.handles import MessageHandle, ReasoningHandle, StepHandle, ToolCallHandle
-from agui.loop import ToolLoopAgent
 from agui.messages import Message
-from agui.run import PROTOCOL_VERSION, Agent, run
+from agui.runner import PROTOCOL_VERSION, Agent, run
 from agui.sink import EventReceiver
 from agui.sse import encode_sse
-from agui.tools import BackendTool, Toolbox, tool
 from agui.types import (
     Context,
     Interrupt,

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from json.encoder import encode_basestring
 from typing import Union
 
-from agui._chunks import TEXT, THOUGHT, TOOL
 from agui._fast import (
     reasoning_content,
     text_content,
@@ -29,6 +28,7 @@ from agui._fast import (
     tool_end,
 )
 from agui.events import Event
+from agui.verify._ledger import TEXT, THOUGHT, TOOL
 
 __all__ = [
     "HEADS",

@@ -22,7 +22,6 @@ import pydantic_core
 from pydantic import JsonValue, TypeAdapter, ValidationError
 from typing_extensions import Self
 
-from agui._chunks import TEXT, THOUGHT, TOOL
 from agui._fast import text_start, tool_result, tool_start
 from agui.errors import InvalidArguments, UsageError
 from agui.events import (
@@ -38,6 +37,7 @@ from agui.events import (
     ToolCallStartEvent,
 )
 from agui.types import ToolResultContent
+from agui.verify._ledger import TEXT, THOUGHT, TOOL
 
 if TYPE_CHECKING:
     from agui.context import RunContext

@@ -17,11 +17,11 @@ Deciding that costs little on a large state that mostly did not change:
 
 * Unchanged. When serializing the state type runs no code but pydantic-core's and reads nothing but
   the value (no serializer functions, computed fields or extra members), the state serializes to
-  the last publish's bytes whenever it is still exactly what it was then. `agui._exact.Mirror`
+  the last publish's bytes whenever it is still exactly what it was then. `agui.patch._exact.Mirror`
   proves that in a few C-level passes, `==` and then the exact type of every value, against a
   copy kept at the last publish, with no serialization. Anything else serializes and compares.
 * Changed. The live JSON (a model's fields, or the state itself) is diffed against the last
-  published value with `==` (`agui._differ`, loose), the patch applied to that value, and the
+  published value with `==` (`agui.patch._differ`, loose), the patch applied to that value, and the
   result kept only if it serializes to exactly the state's own bytes: then it is the new JSON,
   and the patch is right, types and all. Otherwise, or for a state that is not plain JSON
   (a dataclass, a `datetime`), the bytes are parsed and diffed strictly.
@@ -36,11 +36,11 @@ import pydantic_core
 from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 
 from agui import patch
-from agui._differ import Differ
-from agui._exact import Mirror
 from agui._fast import build, template
 from agui.errors import PatchError, StateError
 from agui.events import StateDeltaEvent, StateSnapshotEvent
+from agui.patch._differ import Differ
+from agui.patch._exact import Mirror
 from agui.types import (
     AddOperation,
     CopyOperation,

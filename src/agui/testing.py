@@ -17,11 +17,11 @@ from typing import TypeVar, cast
 from pydantic import JsonValue, TypeAdapter
 
 from agui import patch
-from agui._server import serving
+from agui.asgi._server import serving
 from agui.errors import PatchError
 from agui.events import Event, RunErrorEvent, RunFinishedEvent
 from agui.messages import AssistantMessage, Message
-from agui.run import AgentLike, run
+from agui.runner import AgentLike, run
 from agui.transform import Transformer
 from agui.types import RunAgentInput, RunFinishedOutcome
 from agui.verify import Verifier

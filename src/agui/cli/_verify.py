@@ -1,7 +1,7 @@
 """The `agui verify` command: check captured streams, or a live endpoint, with agui's verifier.
 
-A file, standard input or a URL is read as `agui._capture` reads streams, and each violation is
-printed with its event's index and its rule (see `agui._commands`).
+A file, standard input or a URL is read as `agui.cli._capture` reads streams, and each violation is
+printed with its event's index and its rule (see `agui.cli._command`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agui._capture import CaptureError, StreamCheck, post_stream, read_capture
-from agui._commands import (
+from agui.cli._capture import CaptureError, StreamCheck, post_stream, read_capture
+from agui.cli._command import (
     EXIT_UNREADABLE,
     EXIT_VALID,
     EXIT_VIOLATIONS,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import contextlib
 
-from agui import inspector as _inspector
-from agui._negotiation import Refusal, Scope, Send, negotiate, request_headers
+from agui.asgi import inspector as _inspector
+from agui.asgi._admission import Refusal, Scope, Send, negotiate, request_headers
 
 __all__ = ["answer_inspector"]
 

@@ -30,8 +30,7 @@ from typing import TypeVar
 
 from pydantic import JsonValue
 
-from agui.context import RunContext
-from agui.dispatch import (
+from agui.agents.dispatch import (
     AssistantTurn,
     CallResult,
     DispatcherChoice,
@@ -41,6 +40,9 @@ from agui.dispatch import (
     emit_warning,
     select_dispatcher,
 )
+from agui.agents.models.base import ChatMessage, ChatModel
+from agui.agents.tools import BackendTool, Toolbox, ToolResult
+from agui.context import RunContext
 from agui.errors import AgentError, InvalidArguments
 from agui.messages import (
     AssistantMessage,
@@ -50,8 +52,6 @@ from agui.messages import (
     ToolMessage,
     UserMessage,
 )
-from agui.models.base import ChatMessage, ChatModel
-from agui.tools import BackendTool, Toolbox, ToolResult
 from agui.types import (
     Context,
     Interrupt,
@@ -92,7 +92,7 @@ class ToolLoopAgent:
         >>> import asyncio
         >>> from agui import RunAgentInput, tool
         >>> from agui.messages import UserMessage
-        >>> from agui.models import Call, ScriptedModel, Turn
+        >>> from agui.agents.models import Call, ScriptedModel, Turn
         >>> from agui.testing import collect
         >>> @tool
         ... def get_weather(location: str) -> str:

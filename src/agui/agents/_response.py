@@ -1,4 +1,4 @@
-"""Reading a model's streamed response for `agui.dispatch`: its text, calls, usage and stop.
+"""Reading a model's streamed response for `agui.agents.dispatch`: its text, calls, usage and stop.
 
 Both dispatchers consume a response the same way; only what they do with its text differs, so
 the loop over the deltas (and the streaming of native calls as they arrive) lives here once.
@@ -10,8 +10,7 @@ import dataclasses
 from collections.abc import AsyncIterable, Callable
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from agui.events import ToolCallArgsEvent, ToolCallEndEvent, ToolCallStartEvent
-from agui.models.base import (
+from agui.agents.models.base import (
     ChatDelta,
     PartialToolCall,
     ReasoningDelta,
@@ -20,10 +19,11 @@ from agui.models.base import (
     ToolCallDelta,
     UsageDelta,
 )
+from agui.events import ToolCallArgsEvent, ToolCallEndEvent, ToolCallStartEvent
 from agui.types import TokenUsage
 
 if TYPE_CHECKING:
-    from agui.dispatch import TurnWriter
+    from agui.agents.dispatch import TurnWriter
 
 __all__ = ["CallStreamer", "Response", "read_response"]
 

@@ -73,12 +73,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from agui import __version__, _cmd_demo, _cmd_verify, _cmd_watch
+from agui import __version__
 from agui.asgi import Receive, Scope, Send, asgi_app
+from agui.cli import _demo, _verify, _watch
 from agui.context import RunContext
 
 if TYPE_CHECKING:
-    from agui.run import AgentLike
+    from agui.runner import AgentLike
 
     # What `add_subparsers()` returns; argparse names no public type for it.
     _Commands = argparse._SubParsersAction[argparse.ArgumentParser]  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]
@@ -412,8 +413,8 @@ def _fail(command: str, message: str, status: int) -> int:
 
 _COMMANDS: tuple[Callable[[_Commands], None], ...] = (
     _add_serve,
-    _cmd_demo.add_demo,
-    _cmd_watch.add_watch,
-    _cmd_verify.add_verify,
+    _demo.add_demo,
+    _watch.add_watch,
+    _verify.add_verify,
 )
 """Each adds one subcommand to the `agui` parser."""

@@ -27,7 +27,7 @@ from agui.types import InterruptOutcome, SuccessOutcome
 
 if TYPE_CHECKING:
     from agui import events as ev
-    from agui._capture import Finding
+    from agui.cli._capture import Finding
 
 _LIMIT = 300
 _CALL_EVENTS = frozenset({"TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_CHUNK"})

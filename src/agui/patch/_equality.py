@@ -1,4 +1,4 @@
-"""Type-strict JSON equality: the check under `agui.patch.json_equal`, shared with `agui._align`.
+"""Type-strict JSON equality: the check under `agui.patch.json_equal`, shared with the aligner.
 
 Python's `==` says `True == 1` and `1 == 1.0`; JSON does not. `same` settles what `==` leaves
 open, so both the differ and the array aligner can skip it for plain scalars of one type.

@@ -25,9 +25,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, JsonValue, ValidationError
 
-from agui.errors import AgentError
-from agui.messages import JsonObject
-from agui.models.base import (
+from agui.agents.models.base import (
     ChatDelta,
     ChatMessage,
     FinishDelta,
@@ -36,6 +34,8 @@ from agui.models.base import (
     ToolCallDelta,
     UsageDelta,
 )
+from agui.errors import AgentError
+from agui.messages import JsonObject
 from agui.types import TokenUsage, Tool
 
 if TYPE_CHECKING:

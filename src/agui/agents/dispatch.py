@@ -26,21 +26,21 @@ from typing import Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import JsonValue
 
-from agui import _xml_parser as xml
-from agui._response import CallStreamer, Response, read_response
-from agui._xml_parser import XmlStreamParser
-from agui.context import RunContext
-from agui.events import CustomEvent
-from agui.handles import MessageHandle, ReasoningHandle
-from agui.messages import Message
-from agui.models.base import (
+from agui.agents import _xml as xml
+from agui.agents._response import CallStreamer, Response, read_response
+from agui.agents._xml import XmlStreamParser
+from agui.agents.models.base import (
     ChatDelta,
     ChatMessage,
     ChatModel,
     ChatToolCall,
     chat_messages,
 )
-from agui.tools import ToolResult
+from agui.agents.tools import ToolResult
+from agui.context import RunContext
+from agui.events import CustomEvent
+from agui.handles import MessageHandle, ReasoningHandle
+from agui.messages import Message
 from agui.types import TokenUsage, Tool
 
 __all__ = [
@@ -264,7 +264,7 @@ class NativeDispatcher:
     Examples:
         >>> import asyncio
         >>> from agui import RunAgentInput, RunContext
-        >>> from agui.models import ToolCallDelta
+        >>> from agui.agents.models import ToolCallDelta
         >>> async def deltas():
         ...     yield ToolCallDelta(index=0, id="c1", name="get_weather")
         ...     yield ToolCallDelta(index=1, id="c2", name="get_time")
@@ -318,7 +318,7 @@ class XmlDispatcher:
     Examples:
         >>> import asyncio
         >>> from agui import RunAgentInput, RunContext
-        >>> from agui.models import TextDelta
+        >>> from agui.agents.models import TextDelta
         >>> async def deltas():
         ...     yield TextDelta("<think>Weather, so a tool.</think>Checking.<tool_call>")
         ...     yield TextDelta('{"name": "get_weather", "arguments": {"location": "Paris"}}')
@@ -370,9 +370,9 @@ def select_dispatcher(
     """The dispatcher for `choice`; `"auto"` asks the model whether it calls tools natively.
 
     Examples:
-        >>> from agui.models import ScriptedModel
+        >>> from agui.agents.models import ScriptedModel
         >>> type(select_dispatcher("auto", ScriptedModel([], supports_native_tools=False)))
-        <class 'agui.dispatch.XmlDispatcher'>
+        <class 'agui.agents.dispatch.XmlDispatcher'>
     """
     if choice == "native" or (choice == "auto" and model.supports_native_tools):
         return NativeDispatcher()

@@ -187,7 +187,7 @@ class ChatModel(Protocol):
 
     Examples:
         >>> import asyncio
-        >>> from agui.models import ScriptedModel, Turn
+        >>> from agui.agents.models import ScriptedModel, Turn
         >>> model: ChatModel = ScriptedModel([Turn.text("Hello!")])
         >>> async def main():
         ...     return [delta async for delta in model.stream([ChatMessage.user("Hi")])]

@@ -1,6 +1,6 @@
 """The `agui demo` command: serve the travel example, ask it a question, show the run.
 
-The run is shown as `agui watch` shows one (`agui._cmd_watch.follow`), from a uvicorn server
+The run is shown as `agui watch` shows one (`agui.cli._watch.follow`), from a uvicorn server
 this command starts in a thread and stops when it is done.
 """
 
@@ -11,11 +11,11 @@ import importlib.util
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agui._capture import CaptureError, run_input
-from agui._cmd_watch import follow
-from agui._commands import EXIT_INTERRUPTED, EXIT_UNREADABLE, fail, wrap
-from agui._server import serving
 from agui.asgi import asgi_app
+from agui.asgi._server import serving
+from agui.cli._capture import CaptureError, run_input
+from agui.cli._command import EXIT_INTERRUPTED, EXIT_UNREADABLE, fail, wrap
+from agui.cli._watch import follow
 
 if TYPE_CHECKING:
     _Commands = argparse._SubParsersAction[argparse.ArgumentParser]  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]
@@ -71,10 +71,10 @@ def travel_example() -> Path | None:
         >>> travel_example() is None or travel_example().name == "app.py"
         True
     """
-    here = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]
     for candidate in (
-        here / "_examples" / "travel" / "app.py",  # a wheel carries a copy
-        here.parents[1] / "examples" / "travel" / "app.py",  # a checkout (editable install)
+        package / "_examples" / "travel" / "app.py",  # a wheel carries a copy
+        package.parents[1] / "examples" / "travel" / "app.py",  # a checkout (editable install)
     ):
         if candidate.is_file():
             return candidate

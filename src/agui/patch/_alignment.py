@@ -4,12 +4,12 @@ The differ needs only the hunks, `(i1, i2, j1, j2)` spans of `old[i1:i2]` that b
 `new[j1:j2]`; how they are found (Myers' greedy diff, with a patience diff past a work budget)
 is this module's concern, described in `agui.patch`'s docstring.
 
-Following a run of equal items (a "snake") is where the time goes on long arrays that mostly did
-not change. Once a snake's first item matches, the rest of the run is measured in C: slices of
-doubling length are compared with `==`, then the slice that differs is halved down to the first
-item that does, so a run of n items costs about log(n) slice comparisons rather than n Python
-steps. A strict alignment then confirms the run with `agui._exact.equal_exactly` (`==` would pair
-`1` with `true`), and steps item by item with `agui._equality.same` where that cannot tell.
+Following a run of equal items (a "snake") is where the time goes on long arrays that mostly did not
+change. Once a snake's first item matches, the rest of the run is measured in C: slices of doubling
+length are compared with `==`, then the slice that differs is halved down to the first item that
+does, so a run of n items costs about log(n) slice comparisons rather than n Python steps. A strict
+alignment then confirms the run with `agui.patch._exact.equal_exactly` (`==` would pair `1` with
+`true`), and steps item by item with `agui.patch._equality.same` where that cannot tell.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from __future__ import annotations
 import bisect
 from typing import TYPE_CHECKING, Final, NamedTuple, TypeAlias
 
-from agui._equality import same
-from agui._exact import equal_exactly
+from agui.patch._equality import same
+from agui.patch._exact import equal_exactly
 
 if TYPE_CHECKING:
     from pydantic import JsonValue

@@ -1,6 +1,6 @@
 """The `agui watch` command: run an AG-UI endpoint once and show the run, verified, as it streams.
 
-`follow` does the work of `watch`, and of `demo` once its server is up (see `agui._commands`).
+`follow` does the work of `watch`, and of `demo` once its server is up (see `agui.cli._command`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import json
 import sys
 from typing import TYPE_CHECKING, TextIO
 
-from agui._capture import CaptureError, Finding, StreamCheck, post_stream
-from agui._commands import (
+from agui.cli._capture import CaptureError, Finding, StreamCheck, post_stream
+from agui.cli._command import (
     EXIT_INTERRUPTED,
     EXIT_UNREADABLE,
     EXIT_VALID,
@@ -27,7 +27,7 @@ from agui._commands import (
     text,
     wrap,
 )
-from agui._render import Renderer, compact
+from agui.cli._render import Renderer, compact
 from agui.types import RunAgentInput
 
 if TYPE_CHECKING:

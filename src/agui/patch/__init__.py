@@ -8,7 +8,7 @@ snapshot against the new state. We write our own rather than depend on `jsonpatc
   keeps a stale value; telling them apart by serializing each compared value is slow.
 * Speed: the diff runs on the hot path of every publish, on documents that mostly did not
   change. Here an unchanged value costs one C-level `==` plus a check of its types, made in a few
-  C-level passes over a long array (`agui._exact`), not a Python step per item.
+  C-level passes over a long array (`agui.patch._exact`), not a Python step per item.
 * The core needs no dependency beyond pydantic.
 
 `diff` walks objects member by member, so each change is one `add`, `remove` or `replace`
@@ -40,9 +40,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Final, NamedTuple, TypeAlias, cast
 
-from agui._differ import Differ, copy_json, dumps, escape
-from agui._equality import same
 from agui.errors import PatchError
+from agui.patch._differ import Differ, copy_json, dumps, escape
+from agui.patch._equality import same
 
 if TYPE_CHECKING:
     from pydantic import JsonValue

@@ -17,8 +17,8 @@ import logging
 from collections.abc import AsyncGenerator, Callable
 from typing import Literal, cast
 
-from agui._negotiation import Message, Receive, Send
 from agui._record import Item, materialize
+from agui.asgi._admission import Message, Receive, Send
 from agui.cancellation import CancellationToken
 from agui.errors import AguiError
 from agui.events import Event, RunErrorEvent

@@ -20,18 +20,18 @@ stream, as a JSON body `{"code": ..., "message": ...}` (`Content-Type: applicati
 | the body is empty, or not JSON | 400 | `EMPTY_BODY` / `INVALID_JSON` |
 | the body is not a valid `RunAgentInput` | 422, with `errors` | `INVALID_INPUT` |
 
-`Accept` is negotiated like the Rust SDK (`agui._negotiation`): missing means `*/*`, the most
+`Accept` is negotiated like the Rust SDK (`agui.asgi._admission`): missing means `*/*`, the most
 specific range decides, and `q=0` refuses; the protobuf binding must be named, never a wildcard.
 
 **The inspector.** With `inspector=True` the endpoint also answers `GET` (and `HEAD`) at its
-path with the inspector page (`agui.inspector`): one self-contained HTML page that POSTs runs to
-the same URL and shows the conversation, tool calls, state, outcome and event log. The page is
+path with the inspector page (`agui.asgi.inspector`): one self-contained HTML page that POSTs runs
+to the same URL and shows the conversation, tool calls, state, outcome and event log. The page is
 static and holds nothing of the agent's, so it is served without calling `authorize`; the runs it
 starts are POSTs, admitted as any other. Its `Accept` is negotiated like a POST's: a `GET` that
 cannot take `text/html`, such as an `EventSource` asking only for `text/event-stream`, is refused
-with 406 (`NOT_ACCEPTABLE`, naming POST as the way to a stream), since GET does exist there but
-has only the page to give. Other methods get 405 with `Allow: GET, HEAD, POST`. Without the
-inspector (the default), a `GET` is refused with 405 and `Allow: POST`, as in the table above.
+with 406 (`NOT_ACCEPTABLE`, naming POST as the way to a stream), since GET does exist there but has
+only the page to give. Other methods get 405 with `Allow: GET, HEAD, POST`. Without the inspector
+(the default), a `GET` is refused with 405 and `Allow: POST`, as in the table above.
 
 **Authorization.** `authorize(headers)` gets the request headers (lower-case names) before the
 body is read and returns `True` to admit the request (it may be async). When it returns `False`
@@ -93,7 +93,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import ClassVar, Generic, Literal, TypeVar
 
-from agui._negotiation import (
+from agui.asgi._admission import (
     PROTO_MEDIA_TYPE,
     Receive,
     Refusal,
@@ -107,8 +107,8 @@ from agui._negotiation import (
     request_headers,
     send_refusal,
 )
-from agui._page import answer_inspector
-from agui._streaming import (
+from agui.asgi._page import answer_inspector
+from agui.asgi._streaming import (
     SSE,
     Encoding,
     Writer,
@@ -122,7 +122,7 @@ from agui._streaming import (
 from agui.cancellation import CancellationToken
 from agui.context import RunContext
 from agui.errors import AguiError, UsageError
-from agui.run import Agent, AgentLike, drive
+from agui.runner import Agent, AgentLike, drive
 from agui.sink import EventReceiver
 from agui.sse import SSE_MEDIA_TYPE
 from agui.transform import Transformer
@@ -441,7 +441,7 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         authorize: decides from the request headers, before the body is read (401/403).
         cancel_grace: how long a cancelled run may take to unwind, in seconds.
         inspector: also answer GET at the endpoint's path with the inspector page, a browser
-            view of the runs it starts (see `agui.inspector`); off by default (GET gets 405).
+            view of the runs it starts (see `agui.asgi.inspector`); off by default (GET gets 405).
         protobuf: offer the protobuf binding to clients that ask for it by name: `None` when
             the `proto` extra is installed, `True` always (it must be), `False` never.
 

@@ -1,7 +1,7 @@
 """Exact copies of JSON documents, and exact comparisons, a depth at a time.
 
 `==` runs in C but is not JSON equality: `[1] == [True]` and `{"a": 1} == {"a": 1.0}`.
-`agui._equality.same` settles that with a Python call per container, which on a list of ten
+`agui.patch._equality.same` settles that with a Python call per container, which on a list of ten
 thousand records costs more than serializing the list. Here the strict part is a few C-level
 passes per depth of the document instead: the containers at one depth are read out in one go
 (`chain` over arrays, an object's `values()`, one `itemgetter` per key over a list of records),

@@ -1,14 +1,14 @@
 """Chat models: the `ChatModel` protocol, a scripted model, and an OpenAI-compatible client.
 
 agui depends on no LLM SDK. A model is anything that streams `ChatDelta`s for a conversation of
-`ChatMessage`s (`agui.models.base`); `ScriptedModel` replays a script with no network, and
+`ChatMessage`s (`agui.agents.models.base`); `ScriptedModel` replays a script with no network, and
 `OpenAICompatibleModel` speaks `/chat/completions` (OpenAI, Ollama, llama.cpp, vLLM, LM Studio)
 over httpx, from the `agui-server[openai]` extra.
 """
 
 from __future__ import annotations
 
-from agui.models.base import (
+from agui.agents.models.base import (
     ChatDelta,
     ChatMessage,
     ChatModel,
@@ -23,8 +23,8 @@ from agui.models.base import (
     UsageDelta,
     chat_messages,
 )
-from agui.models.openai import OpenAICompatibleModel
-from agui.models.scripted import Call, ScriptedModel, ScriptedRequest, Turn, TurnFunction
+from agui.agents.models.openai import OpenAICompatibleModel
+from agui.agents.models.scripted import Call, ScriptedModel, ScriptedRequest, Turn, TurnFunction
 
 __all__ = [
     "Call",

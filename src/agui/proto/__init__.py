@@ -11,7 +11,7 @@ every event message opens with a `BaseEvent` holding `type`, `timestamp`, `rawEv
 exactly and prefers it to SSE (see "Protobuf" in `agui.asgi`); `encode_proto` writes one frame
 and `decode_proto` reads a body of frames back, for tests and for clients.
 
-The schema is the one `@ag-ui/proto` 1.0 reads and writes, declared in `agui._proto_schema`.
+The schema is the one `@ag-ui/proto` 1.0 reads and writes, declared in `agui.proto._schema`.
 An event is written from the same JSON the SSE binding sends, reshaped where the schema differs
 from it: the envelope goes into `baseEvent`, a run's or subagent's outcome is flattened into
 `outcome` (a string) beside its payload lists, patch operations name their `op` as an enum, a
@@ -59,9 +59,7 @@ except ImportError as error:
     )
     raise ImportError(message, name="google.protobuf") from error
 
-from agui._negotiation import PROTO_MEDIA_TYPE
-from agui._proto_json import from_proto, integral, to_proto
-from agui._proto_schema import EVENT, EVENT_TYPES
+from agui.asgi._admission import PROTO_MEDIA_TYPE
 from agui.errors import DecodeError, UsageError
 from agui.events import (
     Event,
@@ -69,6 +67,8 @@ from agui.events import (
     TextMessageContentEvent,
     ToolCallArgsEvent,
 )
+from agui.proto._mapping import from_proto, integral, to_proto
+from agui.proto._schema import EVENT, EVENT_TYPES
 from agui.sse import event_json
 from agui.wire import UnknownMemberWarning, parse_event
 

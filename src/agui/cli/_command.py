@@ -1,10 +1,10 @@
 """What the `agui demo`, `agui watch` and `agui verify` commands share: options, statuses, output.
 
-`agui.cli` lists `add_demo` (`agui._cmd_demo`), `add_watch` (`agui._cmd_watch`) and `add_verify`
-(`agui._cmd_verify`) in its `_COMMANDS`, beside `serve`. They share one reading path
-(`agui._capture`): every item of a stream goes through `StreamCheck`, which judges it with agui's
-verifier and goes on after a violation, and is then either shown as a person reads it
-(`agui._render.Renderer`) or, with `--raw`, printed as one wire JSON object a line. The exit
+`agui.cli` lists `add_demo` (`agui.cli._demo`), `add_watch` (`agui.cli._watch`) and `add_verify`
+(`agui.cli._verify`) in its `_COMMANDS`, beside `serve`. They share one reading path
+(`agui.cli._capture`): every item of a stream goes through `StreamCheck`, which judges it with
+agui's verifier and goes on after a violation, and is then either shown as a person reads it
+(`agui.cli._render.Renderer`) or, with `--raw`, printed as one wire JSON object a line. The exit
 statuses are listed in `agui.cli`.
 """
 
@@ -17,7 +17,7 @@ import sys
 import textwrap
 from typing import Any, TextIO
 
-from agui._capture import Finding, run_input
+from agui.cli._capture import Finding, run_input
 from agui.messages import AssistantMessage
 from agui.types import RunAgentInput
 

@@ -4,16 +4,16 @@ A malformed AG-UI stream usually fails far from its cause: the browser's client 
 three hops downstream, with the agent's stack long gone. agui checks each event on the server as
 it is emitted, so a broken rule is named where it was broken, in the call that broke it.
 
-`Verifier` is sans-IO, like h11: `observe(event)` accepts the event and updates its state, or
-raises `agui.errors.ProtocolViolation` naming one `Rule` and leaves its state exactly as it was
-(every check runs before anything changes), so the run driver can still end the run with
-`RUN_ERROR`. `finish()` checks the end of the stream. The rules mirror the official 1.0
-TypeScript client (`verifyEvents` after its chunk expansion, which `agui._chunks` models), and
-where that client has an error text, our message contains it verbatim. We are stricter on
-purpose in three places: a stream must end with a terminal event; a `RUN_FINISHED` must name the
-run and thread of its `RUN_STARTED` (and all runs of a stream one thread); a `TOOL_CALL_RESULT`
-must follow its call's `TOOL_CALL_END` and answer a call that this stream, the run input or the
-caller (`known_tool_call_ids`) knows, so a resumed run may still answer an earlier run's call.
+`Verifier` is sans-IO, like h11: `observe(event)` accepts the event and updates its state, or raises
+`agui.errors.ProtocolViolation` naming one `Rule` and leaves its state exactly as it was (every
+check runs before anything changes), so the run driver can still end the run with `RUN_ERROR`.
+`finish()` checks the end of the stream. The rules mirror the official 1.0 TypeScript client
+(`verifyEvents` after its chunk expansion, which `agui.verify._ledger` models), and where that
+client has an error text, our message contains it verbatim. We are stricter on purpose in three
+places: a stream must end with a terminal event; a `RUN_FINISHED` must name the run and thread of
+its `RUN_STARTED` (and all runs of a stream one thread); a `TOOL_CALL_RESULT` must follow its call's
+`TOOL_CALL_END` and answer a call that this stream, the run input or the caller
+(`known_tool_call_ids`) knows, so a resumed run may still answer an earlier run's call.
 
 The protocol's `null` rules (`subagentRunId: null` and other optionals), missing required fields
 (`SUBAGENT_STARTED` without a `name`) and malformed outcomes cannot exist on a typed event: the
@@ -62,9 +62,9 @@ from enum import Enum
 from functools import partial
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from agui._chunks import SPAN, TEXT, THOUGHT, TOOL, Ledger, fail
 from agui.errors import ProtocolViolation
 from agui.types import InterruptOutcome
+from agui.verify._ledger import SPAN, TEXT, THOUGHT, TOOL, Ledger, fail
 
 if TYPE_CHECKING:
     from agui import events as ev

@@ -1,7 +1,7 @@
 """The walk behind `agui.patch.diff`: where two JSON documents differ, as RFC 6902 operations.
 
-Objects are walked member by member and arrays aligned (`agui._align`), so each change is one
-`add`, `remove` or `replace` where it happened; `agui.patch` describes the result.
+Objects are walked member by member and arrays aligned (`agui.patch._alignment`), so each change is
+one `add`, `remove` or `replace` where it happened; `agui.patch` describes the result.
 
 An object's members are looked up once each (`dict.get`), and a member that is the very object
 on both sides is skipped before any comparison: documents that share their unchanged parts, as a
@@ -21,8 +21,8 @@ from collections.abc import Iterable
 from itertools import filterfalse, islice
 from typing import TYPE_CHECKING, Final, TypeAlias, cast
 
-from agui._align import Hunk, alignment
-from agui._equality import SCALARS, same
+from agui.patch._alignment import Hunk, alignment
+from agui.patch._equality import SCALARS, same
 
 if TYPE_CHECKING:
     from pydantic import JsonValue

@@ -23,10 +23,8 @@ import json
 import re
 from collections.abc import AsyncIterator, Callable, Sequence
 
-from agui._xml_parser import THINK_CLOSE, THINK_OPEN, render_call
-from agui.errors import AgentError
-from agui.messages import JsonObject
-from agui.models.base import (
+from agui.agents._xml import THINK_CLOSE, THINK_OPEN, render_call
+from agui.agents.models.base import (
     ChatDelta,
     ChatMessage,
     FinishDelta,
@@ -35,6 +33,8 @@ from agui.models.base import (
     ToolCallDelta,
     UsageDelta,
 )
+from agui.errors import AgentError
+from agui.messages import JsonObject
 from agui.types import TokenUsage, Tool
 
 __all__ = ["Call", "ScriptedModel", "ScriptedRequest", "Turn", "TurnFunction"]
