@@ -9,13 +9,15 @@ taken as the endpoint takes it (`drain_items`) and framed as one body (`encode_i
 14,877 events: the workload's 15,052 less its 175 empty argument fragments, which a handle does not
 send (and without the workload's timestamps, which handles do not set). Against it, the official SDK
 (ag-ui-protocol 1.0.0) builds the same events, the ones agui sent, from snake_case keyword arguments
-and frames them with its `EventEncoder`. An informational third side, the ceiling, makes the same
-events as real agui instances the cheapest way (`agui._fast.build`) and frames them with
-`encode_sse`: no handle, context, verifier or queue, what any path keeping pydantic instances costs
-at least. All run in one process, interleaved slice by slice in a rotating order; a round's figure
-is the ratio of two sides' totals over the whole run, and the report gives the median and min-max
-over rounds. Every side's frames are checked to be byte-identical over the whole run (the script
-exits 1 otherwise).
+and frames them with its `EventEncoder`. A third side is the test path, what a user's unit test
+runs: the same constructs on a `RunContext.new` harness, `drain()` (records built as their event
+models) and `encode_sse` per event (the harness is already in the run: no RUN_STARTED). An
+informational fourth side, the ceiling, makes the same events as real agui instances the cheapest
+way (trusted construction) and frames them with `encode_sse`: no handle, context, verifier or
+queue, what any path keeping pydantic instances costs at least. All run in one process,
+interleaved slice by slice in a rotating order; a round's figure is the ratio of two sides'
+totals over the whole run, and the report gives the median and min-max over rounds. Every
+side's frames are checked to be byte-identical over the whole run (the script exits 1 otherwise).
 
 Part 2, `publish_state()` on large typed states: (a) a pydantic model holding a 10,000-key dict
 of ints and strings, typed `dict[str, int | str]`; (b) one holding a 10,000-item list of small
@@ -57,12 +59,14 @@ from typing_extensions import TypedDict
 from workload import EventSpec, official_class, workload
 
 from agui import RunAgentInput, RunContext
-from agui._fast import build
 from agui.events import Event, RunFinishedEvent, RunStartedEvent
+from agui.sink import EventReceiver
 from agui.sse import encode_items, encode_sse, event_json
 
 TARGET_HANDLES = 6.0
 """The handles-to-SSE path should be at least this many times faster than the official SDK."""
+TARGET_TEST_PATH = 4.0
+"""The path of a user's unit test (`RunContext.new`, handles, `drain()`, `encode_sse`) too."""
 TARGET_PUBLISH = 1.5
 """A publish after a change should cost at most this many stdlib `json.dumps` of the snapshot."""
 TARGET_UNCHANGED = 0.3
@@ -106,7 +110,7 @@ def units_of(specs: list[EventSpec]) -> list[Unit]:
     return units
 
 
-def _change_state(state: dict[str, Any], index: int) -> None:
+def change_state(state: dict[str, Any], index: int) -> None:
     """A change of 1 to 3 members, like the workload's STATE_DELTA operations."""
     step = index % 3
     if step == 0:
@@ -120,20 +124,16 @@ def _change_state(state: dict[str, Any], index: int) -> None:
         state["counter"] = index
 
 
+def _initial_state() -> dict[str, Any]:
+    return {"status": "idle", "tasks": [], "owner": "me", "notes": {}, "draft": "", "counter": 0}
+
+
 class AguiRun:
     """One run of the workload through a `RunContext`, played construct by construct."""
 
     def __init__(self) -> None:
-        state = {
-            "status": "idle",
-            "tasks": [],
-            "owner": "me",
-            "notes": {},
-            "draft": "",
-            "counter": 0,
-        }
         self.ctx: RunContext[JsonValue] = RunContext(
-            RunAgentInput(thread_id=THREAD, run_id=RUN, state=state)
+            RunAgentInput(thread_id=THREAD, run_id=RUN, state=_initial_state())
         )
         self.parent = ""
 
@@ -165,13 +165,37 @@ class AguiRun:
             elif unit.kind == "state":
                 state = ctx.state
                 assert isinstance(state, dict)
-                _change_state(state, unit.index)
+                change_state(state, unit.index)
                 ctx.publish_state()
             elif unit.kind == "start":
-                ctx.emit(RunStartedEvent(thread_id=THREAD, run_id=RUN, protocol_version="1.0"))
-                ctx.init_state()
+                self.start()
             else:
                 ctx.emit(RunFinishedEvent(thread_id=THREAD, run_id=RUN))
+
+    def start(self) -> None:
+        """What the driver does first: RUN_STARTED, then the state decoded from the input."""
+        self.ctx.emit(RunStartedEvent(thread_id=THREAD, run_id=RUN, protocol_version="1.0"))
+        self.ctx.init_state()
+
+
+class TestPathRun(AguiRun):
+    """The same run as a user's unit test plays it: `RunContext.new`, then `drain()` and
+    `encode_sse` per event (the harness starts in a run, so RUN_STARTED is not emitted)."""
+
+    events: EventReceiver
+
+    def __init__(self) -> None:
+        request = RunAgentInput(thread_id=THREAD, run_id=RUN, state=_initial_state())
+        self.ctx, self.events = RunContext.new(request)
+        self.parent = ""
+
+    def start(self) -> None:
+        """Nothing: `RunContext.new` is already in the run, its state decoded."""
+
+    def play(self, units: list[Unit]) -> bytes:
+        """Emit the units' events, drain them as events and frame each with `encode_sse`."""
+        self.act(units)
+        return b"".join([encode_sse(event) for event in self.events.drain()])
 
 
 Built = list[tuple[type[BaseModel], dict[str, Any]]]
@@ -194,17 +218,34 @@ def official_encode(items: Built) -> list[bytes]:
     return [encode(cls(**fields)).encode() for cls, fields in items]  # type: ignore[arg-type]
 
 
-Prebuilt = list[tuple[type[BaseModel], dict[str, Any], set[str]]]
-"""Each event's class, `__dict__` and fields-set: what the ceiling contender builds from."""
+Prebuilt = list[tuple[Callable[..., Event], tuple[Any, ...]]]
+"""Each event's trusted builder (for the fields it sets) and their values: what the ceiling
+contender builds from."""
 
 
 def prebuilt(events: list[Event]) -> Prebuilt:
-    return [(type(e), dict(e.__dict__), set(e.model_fields_set)) for e in events]
+    builders: dict[tuple[type[BaseModel], tuple[str, ...]], Callable[..., Event]] = {}
+    items: Prebuilt = []
+    for event in events:
+        names = tuple(name for name in type(event).model_fields if name in event.model_fields_set)
+        key = (type(event), names)
+        if key not in builders:
+            builders[key] = _builder(type(event), names)
+        items.append((builders[key], tuple(event.__dict__[name] for name in names)))
+    return items
+
+
+def _builder(cls: type[BaseModel], names: tuple[str, ...]) -> Callable[..., Event]:
+    """The class's trusted builder; `model_construct` for a tree from before trusted builders."""
+    trusted = getattr(cls, "trusted_builder", None)
+    if trusted is not None:
+        return trusted(*names)  # type: ignore[no-any-return]
+    return lambda *values: cls.model_construct(**dict(zip(names, values, strict=True)))  # type: ignore[return-value]
 
 
 def ceiling_encode(items: Prebuilt) -> list[bytes]:
-    """Real event instances made the cheapest way (`agui._fast.build`), framed; nothing else."""
-    return [encode_sse(build(cls, values.copy(), names.copy())) for cls, values, names in items]  # type: ignore[arg-type]
+    """Real event instances made the cheapest way (`trusted_builder`), framed; nothing else."""
+    return [encode_sse(build(*values)) for build, values in items]
 
 
 @dataclass
@@ -214,6 +255,7 @@ class HandleFigures:
     count: int
     mismatches: int
     speedups: list[float] = field(default_factory=list)
+    test_path: list[float] = field(default_factory=list)
     ceiling: list[float] = field(default_factory=list)
     agui: list[float] = field(default_factory=list)
     official: list[float] = field(default_factory=list)
@@ -233,21 +275,25 @@ def handles_part(rounds: int, size: int) -> HandleFigures:
     ours = [frame + b"\n\n" for part in slices for frame in check.play(part).split(b"\n\n")[:-1]]
     theirs = [frame for built in inputs for frame in official_encode(built)]
     floor = [frame for items in bare for frame in ceiling_encode(items)]
+    test = TestPathRun()
+    tested = [frame + b"\n\n" for part in slices for frame in test.play(part).split(b"\n\n")[:-1]]
     figures = HandleFigures(
         count=len(ours),
         mismatches=sum(a != b for a, b in zip(ours, theirs, strict=True))
-        + sum(a != b for a, b in zip(floor, theirs, strict=True)),
+        + sum(a != b for a, b in zip(floor, theirs, strict=True))
+        + sum(a != b for a, b in zip(tested, theirs[1:], strict=True)),  # no RUN_STARTED
     )
 
     for turn in range(-1, rounds):  # the first round warms up and is dropped
         gc.collect()
-        run = AguiRun()
-        totals = {"agui": 0.0, "official": 0.0, "ceiling": 0.0}
+        run, tests = AguiRun(), TestPathRun()
+        totals = {"agui": 0.0, "official": 0.0, "ceiling": 0.0, "test": 0.0}
         for index, (part, built, items) in enumerate(zip(slices, inputs, bare, strict=True)):
             sides: list[tuple[str, Callable[[], object]]] = [
                 ("agui", partial(run.play, part)),
                 ("official", partial(official_encode, built)),
                 ("ceiling", partial(ceiling_encode, items)),
+                ("test", partial(tests.play, part)),
             ]
             shift = (turn + index) % len(sides)
             for name, side in sides[shift:] + sides[:shift]:
@@ -258,6 +304,7 @@ def handles_part(rounds: int, size: int) -> HandleFigures:
             figures.agui.append(totals["agui"])
             figures.official.append(totals["official"])
             figures.speedups.append(totals["official"] / totals["agui"])
+            figures.test_path.append(totals["official"] / totals["test"])
             figures.ceiling.append(totals["official"] / totals["ceiling"])
     return figures
 
@@ -422,11 +469,16 @@ def main() -> int:
     met = statistics.median(handles.speedups) >= TARGET_HANDLES
     print(f"target: agui >= {TARGET_HANDLES}x faster than official: {_verdict(met)}")
     print(
+        _ratio_line("test path: official / RunContext.new + drain + encode_sse", handles.test_path)
+    )
+    met = statistics.median(handles.test_path) >= TARGET_TEST_PATH
+    print(f"target: test path >= {TARGET_TEST_PATH}x faster than official: {_verdict(met)}")
+    print(
         _ratio_line("ceiling: official / instances + encode_sse alone", handles.ceiling)
         + " (informational)"
     )
     print(
-        f"byte-identical frames, agui and ceiling vs official: {handles.count} events, "
+        f"byte-identical frames, agui, test path and ceiling vs official: {handles.count} events, "
         f"{handles.mismatches} mismatches (expected 0)"
     )
     print(

@@ -25,8 +25,14 @@ parsing them, so it stays cheaper than the server. Measured:
 3. **Fairness**: 200 concurrent unpaced runs of `/agui` (and of `/baseline`, for reference);
    time to first event, p50/p95/max.
 4. **Memory**: RSS per open stream with 1,000 concurrent held runs of `/hold`.
+5. **Keep-alive latency**: sequential small runs on one keep-alive connection to a small agent,
+   served three ways in their own processes: as `agui serve` does (a socket bound by
+   `agui.asgi._server.listen`, handed to `uvicorn.Server.run`), as `uvicorn.run` does (binding
+   its own socket), and with a plain `socket.socket(AF_INET)` handed to uvicorn (how agui bound
+   it before `TCP_NODELAY`); p50 and p95 per request, and agui serve's p50 over uvicorn.run's.
 
 Run: `.venv/bin/python bench/bench_http.py [--rounds 7] [--concurrent 200] [--held 1000]`
+(`--latency-only` for measure 5 alone)
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ import json
 import os
 import platform
 import resource
+import socket
 import statistics
 import subprocess
 import sys
@@ -70,6 +77,7 @@ from workload import (
 
 import agui
 from agui import RunContext
+from agui.asgi._server import LIMITS, listen
 from agui.runner import drive
 from agui.sse import encode_items
 
@@ -404,7 +412,8 @@ async def _endpoint() -> int:
         nonlocal frames
         frames += bytes(message.get("body", b"")).count(b"\n\n")
 
-    await app({"type": "http", "method": "POST", "headers": []}, receive, send)
+    headers = [(b"content-type", b"application/json")]
+    await app({"type": "http", "method": "POST", "headers": headers}, receive, send)
     return frames
 
 
@@ -425,6 +434,90 @@ def breakdown(count: int) -> None:
                 times[name].append((time.process_time() - began) / events * 1e6)
     for name, values in times.items():
         print(_line(f"in process: {name}", values, " us/event"))
+
+
+# -- keep-alive latency: agui serve's socket against uvicorn's own ----------------------------
+
+LATENCY_WAYS = ("agui serve", "uvicorn.run", "plain socket")
+
+
+async def _short(ctx: RunContext[JsonValue]) -> None:
+    ctx.say("ok")
+
+
+def serve_latency(way: str) -> None:
+    """Serve the short agent the given way and print the port (a `--latency-server` process)."""
+    app = agui.asgi_app(_short)
+    quiet: dict[str, Any] = {"log_level": "warning", "access_log": False}
+    if way == "uvicorn.run":
+        with socket.socket() as probe:
+            probe.bind((HOST, 0))
+            port = probe.getsockname()[1]
+        print(f"port {port}", flush=True)
+        uvicorn.run(app, host=HOST, port=port, **quiet)
+        return
+    if way == "agui serve":
+        sock = listen(HOST, 0)
+    else:
+        sock = socket.socket(socket.AF_INET)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((HOST, 0))
+        sock.listen(128)
+    print(f"port {sock.getsockname()[1]}", flush=True)
+    uvicorn.Server(uvicorn.Config(app, **quiet, **LIMITS)).run(sockets=[sock])
+
+
+async def keepalive_latencies(port: int, count: int) -> list[float]:
+    """Seconds per request of `count` sequential runs on one keep-alive connection."""
+    for _ in range(200):  # uvicorn.run binds its socket after printing the port
+        try:
+            reader, writer = await asyncio.open_connection(HOST, port)
+            break
+        except OSError:
+            await asyncio.sleep(0.05)
+    request = (
+        f"POST / HTTP/1.1\r\nHost: {HOST}\r\nContent-Type: application/json\r\n"
+        f"Accept: text/event-stream\r\nContent-Length: {len(BODY)}\r\n\r\n"
+    ).encode() + BODY
+    times: list[float] = []
+    for _ in range(count):
+        began = time.perf_counter()
+        writer.write(request)
+        await reader.readuntil(b"\r\n0\r\n\r\n")  # the end of a chunked body
+        times.append(time.perf_counter() - began)
+    writer.close()
+    await writer.wait_closed()
+    return times
+
+
+def latency(rounds: int, count: int) -> None:
+    """Measure 5: each way in its own server process, in rotating order, `rounds` times."""
+    results: dict[str, list[float]] = {way: [] for way in LATENCY_WAYS}
+    ratios: list[float] = []
+    for turn in range(rounds):
+        medians: dict[str, float] = {}
+        for way in LATENCY_WAYS[turn % 3 :] + LATENCY_WAYS[: turn % 3]:
+            server = subprocess.Popen(  # noqa: S603 - this script, with --latency-server
+                [sys.executable, __file__, "--latency-server", way],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            try:
+                assert server.stdout is not None
+                port = int(server.stdout.readline().split()[1])
+                times = asyncio.run(keepalive_latencies(port, count))
+            finally:
+                server.terminate()
+                server.wait(timeout=30)
+            results[way] += times[1:]  # the first request pays for the connection
+            medians[way] = statistics.median(times[1:])
+        ratios.append(medians["agui serve"] / medians["uvicorn.run"])
+    for way, times in results.items():
+        print(
+            f"keep-alive latency, {way:<13}: p50 {_percentile(times, 0.5) * 1000:6.2f} ms, "
+            f"p95 {_percentile(times, 0.95) * 1000:6.2f} ms ({len(times)} requests)"
+        )
+    print(_line("keep-alive p50, agui serve / uvicorn.run", ratios))
 
 
 def _start_server() -> tuple[subprocess.Popen[str], int, str]:
@@ -466,9 +559,18 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=7, help="rounds of single streams (7)")
     parser.add_argument("--concurrent", type=int, default=200, help="fairness runs (200)")
     parser.add_argument("--held", type=int, default=1000, help="held streams for memory (1000)")
+    parser.add_argument("--requests", type=int, default=200, help="keep-alive requests (200)")
+    parser.add_argument("--latency-only", action="store_true", help="only measure 5")
+    parser.add_argument("--latency-server", choices=LATENCY_WAYS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         serve()
+        return 0
+    if args.latency_server:
+        serve_latency(args.latency_server)
+        return 0
+    if args.latency_only:
+        latency(args.rounds, args.requests)
         return 0
     server, port, kind = _start_server()
     try:
@@ -483,6 +585,7 @@ def main() -> int:
         server.terminate()
         server.wait(timeout=30)
     breakdown(args.rounds)
+    latency(args.rounds, args.requests)
     cpu_verdict = "meets" if cpu <= CPU_TARGET else "MISSES"
     speed_verdict = "meets" if speed >= THROUGHPUT_TARGET else "MISSES"
     print(f"target: agui server CPU/event <= {CPU_TARGET}x baseline: {cpu_verdict} it")

@@ -21,19 +21,14 @@ import json
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Generator, MutableMapping
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
+import corpus
 from agui import testing
 from agui.asgi import inspector
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "conformance"
-STREAMS = {
-    path.stem: path
-    for path in sorted((CORPUS / "spec-1.1" / "streams").glob("*.json"))
-    + sorted((CORPUS / "spec-1.0-partial" / "streams").glob("*.json"))
-}
+STREAMS = {path.stem: path for path in corpus.streams()}
 STARTUP_SECONDS = 10.0
 
 Scope = MutableMapping[str, Any]

@@ -23,7 +23,9 @@ from starlette.routing import Mount, Route
 
 import agui
 from agui import RunAgentInput, RunContext, UsageError
-from agui.asgi import AguiApp, Refused, asgi_app
+from agui.asgi import LOOPBACK_HOSTS, AguiApp, asgi_app
+from agui.asgi._admission import MAX_LISTED_PROBLEMS
+from agui.errors import Refused
 from agui.events import CustomEvent, Event, EventType
 from agui.proto import PROTO_MEDIA_TYPE, decode_proto
 from agui.testing import assert_valid
@@ -297,7 +299,6 @@ def test_a_missing_accept_header_is_answered_with_sse() -> None:
         "application/json;charset=utf-8",
         "application/vnd.api+json",
         "text/json",
-        "",
     ],
 )
 def test_json_content_types_are_accepted(content_type: str) -> None:
@@ -308,10 +309,17 @@ def test_json_content_types_are_accepted(content_type: str) -> None:
     exchange.events()
 
 
-def test_a_missing_content_type_is_accepted() -> None:
-    exchange = drive(call(asgi_app(hello), headers={}))
+@pytest.mark.parametrize("headers", [{}, {"content-type": ""}, {"content-type": "  "}])
+def test_a_missing_or_empty_content_type_is_refused_with_415_before_reading(
+    headers: dict[str, str],
+) -> None:
+    """A browser sends a body without a type cross-site with no preflight; JSON it cannot."""
+    exchange = drive(call(asgi_app(hello), headers=headers))
 
-    assert exchange.status == 200
+    assert exchange.status == 415
+    assert exchange.json()["code"] == "UNSUPPORTED_MEDIA_TYPE"
+    assert "send Content-Type: application/json" in exchange.json()["message"]
+    assert exchange.reads == 0
 
 
 @pytest.mark.parametrize(
@@ -484,6 +492,138 @@ def test_a_client_that_leaves_while_sending_its_body_gets_nothing() -> None:
     assert exchange.sent == []
 
 
+def stalled(chunks: list[bytes]) -> Callable[[], Awaitable[Message]]:
+    """A `receive` that delivers `chunks` of a body that never ends, then stays silent."""
+    pending = [{"type": "http.request", "body": chunk, "more_body": True} for chunk in chunks]
+
+    async def receive() -> Message:
+        if pending:
+            return pending.pop(0)
+        await asyncio.Event().wait()
+        raise AssertionError  # pragma: no cover - the wait never ends
+
+    return receive
+
+
+@pytest.mark.parametrize("chunks", [[], [b'{"threadId": "t", '], [b"{", b'"a"', b":"]])
+def test_a_body_that_stalls_is_refused_with_408_and_the_connection_closed(
+    chunks: list[bytes],
+) -> None:
+    async def main() -> Exchange:
+        exchange = Exchange()
+
+        async def send(message: Message) -> None:
+            exchange.sent.append(message)
+
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "headers": [(b"content-type", b"application/json")],
+        }
+        await asgi_app(hello, body_timeout=0.05)(scope, stalled(chunks), send)
+        return exchange
+
+    exchange = drive(main())
+
+    assert exchange.status == 408
+    assert exchange.headers["connection"] == "close"
+    assert exchange.json() == {
+        "code": "BODY_TIMEOUT",
+        "message": "the request body did not arrive within 0.05 s, this endpoint's body_timeout: "
+        "send the whole body at once (a run's input is one JSON document), or raise "
+        "body_timeout on asgi_app for slow links",
+    }
+
+
+def test_a_cancellation_from_outside_while_the_body_is_read_is_not_a_timeout() -> None:
+    async def main() -> list[Message]:
+        sent: list[Message] = []
+
+        async def send(message: Message) -> None:
+            sent.append(message)
+
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "headers": [(b"content-type", b"application/json")],
+        }
+        task = asyncio.ensure_future(asgi_app(hello, body_timeout=5.0)(scope, stalled([]), send))
+        await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return sent
+
+    assert drive(main()) == []
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tasks count cancellations from 3.11")
+def test_a_timed_out_body_leaves_its_task_not_cancelling() -> None:
+    async def main() -> tuple[int, int]:
+        exchange = Exchange()
+
+        async def send(message: Message) -> None:
+            exchange.sent.append(message)
+
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "headers": [(b"content-type", b"application/json")],
+        }
+        await asgi_app(hello, body_timeout=0.01)(scope, stalled([b"{"]), send)
+        task = asyncio.current_task()
+        assert task is not None
+        assert sys.version_info >= (3, 11)  # for the type checkers, which read 3.10
+        return exchange.status, task.cancelling()
+
+    assert drive(main()) == (408, 0)
+
+
+def test_a_body_that_arrives_within_the_timeout_is_read() -> None:
+    exchange = drive(call(asgi_app(hello, body_timeout=5.0), chunks=[BODY[:5], BODY[5:]]))
+
+    assert exchange.status == 200
+    exchange.events()
+
+
+def test_an_input_with_thousands_of_problems_lists_each_once_and_counts_the_rest() -> None:
+    messages = [{"role": "user", "id": f"m{index}"} for index in range(20_000)]
+    body = json.dumps({"threadId": "t", "runId": "r", "messages": messages}).encode()
+    exchange = drive(call(asgi_app(hello, max_body_bytes=len(body)), body=body), timeout=60)
+
+    answer = exchange.json()
+    assert exchange.status == 422
+    assert len(answer["errors"]) == MAX_LISTED_PROBLEMS
+    assert answer["omitted"] == 20_000 - MAX_LISTED_PROBLEMS
+    assert answer["errors"][0] == {"path": "/messages/0/content", "message": "Field required"}
+    assert answer["message"] == (
+        "the run input is invalid in 20000 places, listed in 'errors' "
+        "(the first: '/messages/0/content': Field required)"
+    )
+    assert len(exchange.body) < 4096
+
+
+def test_an_input_with_one_problem_names_it_in_the_message() -> None:
+    exchange = drive(call(asgi_app(hello), body=b'{"threadId": "t"}'))
+
+    assert exchange.json() == {
+        "code": "INVALID_INPUT",
+        "message": "the run input is invalid: '/runId': Field required",
+        "errors": [{"path": "/runId", "message": "Field required"}],
+    }
+
+
+def test_each_refusal_is_logged_with_its_method_status_and_code(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.INFO, logger="agui.asgi"):
+        drive(call(asgi_app(hello), method="PUT"))
+
+    assert [record.getMessage() for record in caplog.records] == [
+        "refused a PUT request: 405 METHOD_NOT_ALLOWED"
+    ]
+
+
 # -- authorization -----------------------------------------------------------------------------
 
 
@@ -578,9 +718,9 @@ def test_method_is_checked_before_authorize_and_authorize_before_accept(
     [
         ({"accept": "text/plain", "content-type": "text/plain"}, BODY, 406),
         ({"content-type": "text/plain", "content-length": "99999"}, BODY, 415),
-        ({"content-length": "99999"}, b"{", 413),
-        ({}, b"{", 400),
-        ({}, b"{}", 422),
+        ({"content-type": "application/json", "content-length": "99999"}, b"{", 413),
+        ({"content-type": "application/json"}, b"{", 400),
+        ({"content-type": "application/json"}, b"{}", 422),
     ],
 )
 def test_refusals_come_in_order_accept_type_size_json_input(
@@ -589,6 +729,196 @@ def test_refusals_come_in_order_accept_type_size_json_input(
     exchange = drive(call(asgi_app(hello, max_body_bytes=1000), headers=headers, body=body))
 
     assert exchange.status == status
+
+
+# -- browsers ----------------------------------------------------------------------------------
+
+SITE = {**JSON_HEADERS, "host": "agent.example:8000"}
+
+
+def test_a_cross_site_post_without_a_type_from_another_origin_runs_nothing() -> None:
+    """What a page of another site sends with no preflight: a plain POST, its own Origin."""
+    ran: list[str] = []
+
+    async def agent(ctx: Ctx) -> None:
+        ran.append(ctx.run_id)
+
+    headers = {"host": "127.0.0.1:8000", "origin": "https://evil.example"}
+    exchange = drive(call(asgi_app(agent), headers=headers))
+
+    assert exchange.status == 403
+    assert exchange.json()["code"] == "ORIGIN_NOT_ALLOWED"
+    assert ran == []
+    assert exchange.reads == 0
+
+
+def test_a_page_of_another_origin_is_refused_before_the_body_is_read() -> None:
+    exchange = drive(call(asgi_app(hello), headers={**SITE, "origin": "https://evil.example"}))
+
+    assert exchange.status == 403
+    assert exchange.json() == {
+        "code": "ORIGIN_NOT_ALLOWED",
+        "message": "a page of the origin 'https://evil.example' may not run this agent: only "
+        "same-origin pages and the origins in allowed_origins may; add it to "
+        "asgi_app(allowed_origins=[...]) if that page is yours",
+    }
+    assert exchange.reads == 0
+    assert "access-control-allow-origin" not in exchange.headers
+
+
+@pytest.mark.parametrize(
+    ("host", "origin"),
+    [
+        ("agent.example:8000", "http://agent.example:8000"),
+        ("agent.example:8000", "https://AGENT.example:8000"),
+        ("agent.example", "https://agent.example"),
+        ("agent.example:443", "https://agent.example"),
+        ("agent.example", "http://agent.example:80"),
+        ("[::1]:8000", "http://[::1]:8000"),
+        ("agent.example.:8000", "http://agent.example:8000"),
+        ("agent.example:8000", " http://agent.example:8000 "),
+    ],
+)
+def test_a_same_origin_page_is_admitted_without_cors_headers(host: str, origin: str) -> None:
+    exchange = drive(
+        call(asgi_app(hello), headers={**JSON_HEADERS, "host": host, "origin": origin})
+    )
+
+    assert exchange.status == 200
+    assert "access-control-allow-origin" not in exchange.headers
+    exchange.events()
+
+
+@pytest.mark.parametrize(
+    ("host", "origin"),
+    [
+        ("agent.example:8000", "http://agent.example:8001"),
+        ("agent.example", "http://agent.example:8000"),
+        ("agent.example:8000", "http://agent.example.evil:8000"),
+        ("agent.example:8000", "null"),
+        ("agent.example:8000", "ftp://agent.example:8000"),
+        ("agent.example:8000", "http://agent.example:8000/path"),
+    ],
+)
+def test_an_origin_that_only_looks_like_the_servers_is_refused(host: str, origin: str) -> None:
+    headers = {**JSON_HEADERS, "host": host, "origin": origin}
+    exchange = drive(call(asgi_app(hello), headers=headers))
+
+    assert exchange.status == 403
+
+
+def test_an_origin_without_a_host_to_compare_with_is_refused() -> None:
+    exchange = drive(call(asgi_app(hello), headers={**JSON_HEADERS, "origin": "http://a.example"}))
+
+    assert exchange.status == 403
+
+
+@pytest.mark.parametrize("allowed", [["https://app.example"], ["HTTPS://app.example/"], ["*"]])
+def test_an_allowed_origin_may_run_the_agent_and_read_the_stream(allowed: list[str]) -> None:
+    app = asgi_app(hello, allowed_origins=allowed)
+    exchange = drive(call(app, headers={**SITE, "origin": "https://app.example"}))
+
+    assert exchange.status == 200
+    assert exchange.headers["access-control-allow-origin"] == "https://app.example"
+    assert ("vary", "Origin") in [
+        (bytes(k).decode(), bytes(v).decode()) for k, v in exchange.sent[0]["headers"]
+    ]
+    exchange.events()
+
+
+def test_an_allowed_origin_may_read_why_it_was_refused() -> None:
+    app = asgi_app(hello, allowed_origins="https://app.example")
+    exchange = drive(call(app, headers={**SITE, "origin": "https://app.example"}, body=b"{}"))
+
+    assert exchange.status == 422
+    assert exchange.headers["access-control-allow-origin"] == "https://app.example"
+
+
+def test_the_origin_is_echoed_byte_for_byte_on_a_refusal() -> None:
+    origin = "https://\u00ff.example"  # sent as UTF-8, read as Latin-1
+    app = asgi_app(hello, allowed_origins=["*"])
+    exchange = drive(call(app, headers={**SITE, "origin": origin}, body=b"{}"))
+    echoed = dict(exchange.sent[0]["headers"])[b"access-control-allow-origin"]
+
+    assert exchange.status == 422
+    assert echoed == origin.encode()
+
+
+def test_a_preflight_from_an_allowed_origin_is_answered_with_204() -> None:
+    headers = {
+        "host": "agent.example",
+        "origin": "https://app.example",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "content-type, authorization",
+    }
+    exchange = drive(
+        call(
+            asgi_app(hello, allowed_origins=["https://app.example"]),
+            method="OPTIONS",
+            headers=headers,
+        )
+    )
+
+    assert exchange.status == 204
+    assert exchange.headers == {
+        "access-control-allow-origin": "https://app.example",
+        "vary": "Origin",
+        "access-control-allow-methods": "POST",
+        "access-control-allow-headers": "content-type, authorization",
+        "access-control-max-age": "600",
+        "cache-control": "no-store",
+    }
+    assert exchange.body == b""
+    assert exchange.reads == 0
+
+
+def test_a_preflight_asking_no_headers_is_allowed_none() -> None:
+    headers = {"origin": "https://app.example", "access-control-request-method": "POST"}
+    app = asgi_app(hello, allowed_origins=["*"], inspector=True)
+    exchange = drive(call(app, method="OPTIONS", headers=headers))
+
+    assert exchange.status == 204
+    assert "access-control-allow-headers" not in exchange.headers
+
+
+def test_a_preflight_from_another_origin_is_refused_with_403() -> None:
+    headers = {"origin": "https://evil.example", "access-control-request-method": "POST"}
+    exchange = drive(call(asgi_app(hello), method="OPTIONS", headers=headers))
+
+    assert exchange.status == 403
+    assert exchange.json()["code"] == "ORIGIN_NOT_ALLOWED"
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:8000", "127.0.0.2"])
+def test_a_host_outside_allowed_hosts_is_refused_on_every_method(method: str, host: str) -> None:
+    app = asgi_app(hello, allowed_hosts=LOOPBACK_HOSTS, inspector=True)
+    exchange = drive(call(app, method=method, headers={**JSON_HEADERS, "host": host}))
+
+    assert exchange.status == 403
+    assert exchange.json() == {
+        "code": "HOST_NOT_ALLOWED",
+        "message": f"this endpoint does not answer for the host {host!r}: it serves "
+        "127.0.0.1, ::1, localhost, and a page on another name that resolves here is refused "
+        "(DNS rebinding); reach it by one of those names",
+    }
+    assert exchange.reads == 0
+
+
+@pytest.mark.parametrize(
+    "host", ["localhost:8000", "LOCALHOST", "localhost.", "127.0.0.1:8000", "[::1]:8000", "::1"]
+)
+def test_a_loopback_host_is_admitted(host: str) -> None:
+    app = asgi_app(hello, allowed_hosts=LOOPBACK_HOSTS)
+    exchange = drive(call(app, headers={**JSON_HEADERS, "host": host}))
+
+    assert exchange.status == 200
+
+
+def test_a_request_without_a_host_is_not_a_browsers_and_is_admitted() -> None:
+    exchange = drive(call(asgi_app(hello, allowed_hosts="localhost")))
+
+    assert exchange.status == 200
 
 
 # -- streaming ---------------------------------------------------------------------------------
@@ -706,7 +1036,7 @@ def test_a_run_task_that_fails_outside_the_agent_is_logged(
         message = "the driver broke"
         raise RuntimeError(message)
 
-    monkeypatch.setattr("agui.asgi.drive", broken_drive)
+    monkeypatch.setattr("agui.asgi._streaming.drive", broken_drive)
     exchange = drive(call(asgi_app(hello)))
 
     assert exchange.status == 200
@@ -855,7 +1185,8 @@ def test_protobuf_is_offered_when_installed_and_not_when_turned_off() -> None:
 def test_without_the_extra_protobuf_is_left_out_unless_it_is_required(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setitem(sys.modules, "agui.proto", None)  # as if protobuf were not installed
+    # As if protobuf were not installed: the codec is the part of agui.proto that imports it.
+    monkeypatch.setitem(sys.modules, "agui.proto._codec", None)
 
     app = asgi_app(hello)
     with pytest.raises(
@@ -1096,7 +1427,12 @@ def test_a_receive_that_fails_while_streaming_is_logged_and_ends_the_run(
         async def send(_message: Message) -> None:
             return None
 
-        await app({"type": "http", "method": "POST", "headers": []}, receive, send)
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "headers": [(b"content-type", b"application/json")],
+        }
+        await app(scope, receive, send)
         return log
 
     assert drive(main()) == ["finally ran, cancelled=True"]
@@ -1332,6 +1668,21 @@ def test_the_package_reexports_asgi_app() -> None:
         ({"keepalive": 0}, "keepalive must be a positive number of seconds or None, not 0"),
         ({"disconnect": "linger"}, "disconnect must be 'cancel' or 'detach', not 'linger'"),
         ({"cancel_grace": -1}, "cancel_grace must be zero or more seconds, not -1"),
+        ({"body_timeout": 0}, "body_timeout must be a positive number of seconds, not 0"),
+        (
+            {"allowed_origins": ["app.example"]},
+            "allowed_origins entry 'app.example' is not an origin: write it as a browser sends",
+        ),
+        (
+            {"allowed_origins": ["https://app.example/x", "https://b.example?q", "http://a:x"]},
+            (
+                r"entry 'https://app.example/x' is not .*entry 'https://b.example\?q' is not .*"
+                r"entry 'http://a:x' is not"
+            ),
+        ),
+        ({"allowed_origins": ["https://u@a.example"]}, "'https://u@a.example' is not an origin"),
+        ({"allowed_hosts": ["localhost:8000"]}, "allowed_hosts entry 'localhost:8000' is not"),
+        ({"allowed_hosts": ["[::1]", ""]}, r"'\[::1\]' is not a host name.*'' is not a host"),
     ],
 )
 def test_bad_options_are_refused_when_the_app_is_built(

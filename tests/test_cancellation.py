@@ -9,15 +9,8 @@ from collections.abc import Awaitable, Callable, Sequence
 import pytest
 from pydantic import JsonValue
 
-from agui import (
-    CancellationToken,
-    Cancelled,
-    EventType,
-    RunAgentInput,
-    RunContext,
-    RunOutcome,
-    run,
-)
+from agui import CancellationToken, EventType, RunAgentInput, RunContext, RunOutcome, run
+from agui.errors import Cancelled, UnclosedHandleWarning
 from agui.events import CustomEvent, Event, RunErrorEvent, RunFinishedEvent, TextMessageEndEvent
 from agui.runner import drive
 from agui.testing import assert_valid
@@ -369,7 +362,8 @@ def test_a_block_that_cannot_close_during_cancellation_ends_the_run_with_run_err
         reason = "stop"
         raise Cancelled(reason)
 
-    events, _ = stream_until(agent, cancel_after=EventType.RUN_FINISHED)
+    with pytest.warns(UnclosedHandleWarning, match="'r-msg-1' was still open when its run"):
+        events, _ = stream_until(agent, cancel_after=EventType.RUN_FINISHED)
     assert types_of(events) == [
         EventType.RUN_STARTED,
         EventType.TEXT_MESSAGE_START,

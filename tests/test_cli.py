@@ -28,11 +28,11 @@ import pytest
 import uvicorn
 
 import agui
-from agui import cli
+import corpus
 from agui.cli import (
-    TargetError,
     _capture,
     _demo,
+    _serve,
     _watch,
     load_agent,
     load_state_type,
@@ -41,6 +41,7 @@ from agui.cli import (
 )
 from agui.cli._render import Renderer
 from agui.client import SSEParser
+from agui.errors import CaptureError, TargetError
 from agui.events import ToolCallStartEvent
 from agui.testing import assert_valid, fold, serving
 
@@ -94,9 +95,15 @@ class WideRunner:
         return None
 
 
+class Callable:
+    async def __call__(self, ctx):
+        ctx.say("from an async __call__")
+
+
 runner = Runner()
 sync_runner = SyncRunner()
 wide_runner = WideRunner()
+callable_agent = Callable()
 number = 42
 """
 
@@ -209,7 +216,10 @@ def test_serve_reports_a_bad_target_with_exit_status_2(project: Path) -> None:
     )
 
     assert completed.returncode == 2
-    assert completed.stderr == "agui serve: error: 'agents' has no attribute 'missing'\n"
+    assert completed.stderr == (
+        "agui serve: error: 'agents' has no attribute 'missing': name one it defines, after "
+        "the colon\n"
+    )
     assert completed.stdout == ""
 
 
@@ -277,6 +287,7 @@ def test_a_state_that_is_not_a_type_exits_2(
         ([], 2, "err", "the following arguments are required: COMMAND"),
         (["serve"], 2, "err", "the following arguments are required: TARGET"),
         (["serve", "x:y", "--port", "eighty"], 2, "err", "invalid int value: 'eighty'"),
+        (["serve", "x:y", "--port", "65536"], 2, "err", "65536 is not a port: a port is 0 to"),
         (["frobnicate"], 2, "err", "invalid choice: 'frobnicate'"),
     ],
 )
@@ -294,18 +305,18 @@ def test_a_missing_uvicorn_is_named_with_the_extra_to_install(
     del project
     monkeypatch.setitem(sys.modules, "uvicorn", None)
 
-    assert main(["serve", "agents:agent"]) == 1
+    assert main(["serve", "agents:agent"]) == 2
     assert 'pip install "agui-server[serve]"' in capsys.readouterr().err
 
 
-def test_a_port_in_use_exits_1(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_port_in_use_exits_2(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     del project
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
 
-        assert main(["serve", "agents:agent", "--port", str(port)]) == 1
+        assert main(["serve", "agents:agent", "--port", str(port)]) == 2
     assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
 
 
@@ -370,7 +381,7 @@ def test_an_ipv6_address_is_shown_in_brackets(
     def listening(_host: str, _port: int) -> socket.socket:
         return Listening()
 
-    monkeypatch.setattr(cli, "_listen", listening)
+    monkeypatch.setattr(_serve, "_listen", listening)
 
     assert main(["serve", "agents:agent", "--host", "::1"]) == 0
     assert capsys.readouterr().out == "agui: serving on http://[::1]:8123/\n"
@@ -394,7 +405,8 @@ def test_the_served_app_answers_only_at_its_path(
         async def send(message: dict[str, Any]) -> None:
             sent.append(message)
 
-        scope: dict[str, Any] = {"type": "http", "method": "POST", "path": path, "headers": []}
+        headers = [(b"content-type", b"application/json")]
+        scope: dict[str, Any] = {"type": "http", "method": "POST", "path": path, "headers": headers}
         await app(scope, receive, send)
         return sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:])
 
@@ -423,6 +435,7 @@ def test_load_agent_accepts_functions_and_objects_with_a_run_method(project: Pat
 
     assert callable(load_agent("agents:agent"))
     assert hasattr(load_agent("agents:runner"), "run")
+    assert callable(load_agent("agents:callable_agent"))  # an async __call__, as run() takes
     with pytest.raises(TargetError, match="is not an agent"):
         load_agent("agents:number")
 
@@ -449,7 +462,7 @@ def test_an_agent_without_a_readable_signature_is_given_the_benefit_of_the_doubt
         message = "no signature found"
         raise ValueError(message)
 
-    monkeypatch.setattr("agui.cli.inspect.signature", unreadable)
+    monkeypatch.setattr("agui.cli._targets.inspect.signature", unreadable)
 
     assert callable(load_agent("agents:two_arguments"))
 
@@ -522,7 +535,7 @@ def test_serve_reads_the_state_type_from_the_agents_annotation(
     (project / "typed_agents.py").write_text(STATE_FILE)
 
     agent = load_agent(f"{project / 'typed_agents.py'}:{attr}")
-    found = cli._annotated_state(agent)  # pyright: ignore[reportPrivateUsage]
+    found = _serve._annotated_state(agent)  # pyright: ignore[reportPrivateUsage]
 
     assert (found.__name__ if found is not None else None) == state
 
@@ -536,7 +549,7 @@ def test_a_file_is_loaded_once_so_an_agent_and_its_state_share_their_classes(
     agent = load_agent(f"{path}:typed")
     state = load_state_type(f"{path}:Board")
 
-    assert cli._annotated_state(agent) is state  # pyright: ignore[reportPrivateUsage]
+    assert _serve._annotated_state(agent) is state  # pyright: ignore[reportPrivateUsage]
     assert load_agent(f"{path}:typed") is agent
 
 
@@ -555,10 +568,7 @@ def test_a_file_whose_module_name_is_taken_loads_beside_the_other(project: Path)
 
 # -- verify: the conformance corpus ------------------------------------------------------------
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "conformance"
-CORPUS_STREAMS = sorted((CORPUS / "spec-1.1" / "streams").glob("*.json")) + sorted(
-    (CORPUS / "spec-1.0-partial" / "streams").glob("*.json")
-)
+CORPUS_STREAMS = corpus.streams()
 
 
 def _conformance_module() -> Any:
@@ -584,12 +594,14 @@ def verify_status(fixture: dict[str, Any]) -> int:
     return 0 if CONFORMANCE.expectation(fixture)["outcome"] == "completed" else 1
 
 
+@pytest.mark.corpus
 def test_the_corpus_is_there_for_verify() -> None:
     assert len(CORPUS_STREAMS) > 60
     assert {"truncated-run-reported-as-completed"} == STRICTER
     assert "malformed-known-field-fatal" in MALFORMED
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("path", CORPUS_STREAMS, ids=[path.stem for path in CORPUS_STREAMS])
 def test_verify_reaches_the_corpus_verdict_on_every_stream(
     path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -613,7 +625,9 @@ def test_verify_reaches_the_corpus_verdict_on_every_stream(
 
 
 def corpus_file(name: str, tmp_path: Path, *, sse: bool = False) -> Path:
-    fixture = json.loads((CORPUS / "spec-1.1" / "streams" / f"{name}.json").read_text())
+    fixture = json.loads(
+        corpus.require().joinpath("spec-1.1", "streams", f"{name}.json").read_text()
+    )
     if sse:
         body = "".join(f"data: {json.dumps(event)}\n\n" for event in fixture["stream"])
         path = tmp_path / f"{name}.sse"
@@ -1359,7 +1373,7 @@ def test_demo_fails_when_its_example_does(
         assert "[Run Error: AGENT_ERROR] no model today" in captured.out
 
 
-@pytest.mark.parametrize("error", [KeyboardInterrupt, _capture.CaptureError])
+@pytest.mark.parametrize("error", [KeyboardInterrupt, CaptureError])
 def test_demo_stops_its_server_when_interrupted_or_cut_off(
     demo_module_names: None,
     capsys: pytest.CaptureFixture[str],
@@ -1391,7 +1405,7 @@ def test_the_travel_example_is_not_found_outside_a_checkout_or_a_wheel(
 
 
 def test_an_object_without_a_run_method_names_no_state() -> None:
-    assert cli._annotated_state(cast("Any", 42)) is None  # pyright: ignore[reportPrivateUsage]
+    assert _serve._annotated_state(cast("Any", 42)) is None  # pyright: ignore[reportPrivateUsage]
 
 
 # -- reading edge cases --------------------------------------------------------------------------
@@ -1590,3 +1604,202 @@ def test_interleaved_text_messages_each_keep_their_prefix() -> None:
     )
 
     assert lines == ["[System] one", "two", "[System]  more", "lines"]
+
+
+# -- one line and one exit status, never a traceback ------------------------------------------
+
+
+def run_agui(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """The console script, run for real, with its output."""
+    return subprocess.run(  # noqa: S603 - the project's own console script
+        [str(AGUI), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=STARTUP_SECONDS,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["serve", "examples/hello.py:agent", "--port", "99999"],
+            (
+                "agui serve: error: argument --port: 99999 is not a port: a port is 0 to 65535, "
+                "and 0 picks a free one (see 'agui serve --help')"
+            ),
+        ),
+        (
+            ["serve", "examples/hello.py:agent", "--port", "-1"],
+            "agui serve: error: argument --port: -1 is not a port",
+        ),
+        (
+            ["serve", "examples/nowhere.py:agent"],
+            "agui serve: error: cannot load 'examples/nowhere.py': no such file",
+        ),
+        (
+            ["serve", "examples/hello.py:agent", "--host", "no-such-host.invalid"],
+            "agui serve: error: cannot listen on no-such-host.invalid:8000: ",
+        ),
+        (["watch", "--nope"], "agui watch: error: the following arguments are required: URL"),
+        (["verify", "no-such-capture.jsonl"], "agui verify: error: no-such-capture.jsonl: cannot"),
+        (["frobnicate"], "agui: error: argument COMMAND: invalid choice: 'frobnicate'"),
+    ],
+    ids=[
+        "port-too-high",
+        "port-negative",
+        "no-such-file",
+        "unknown-host",
+        "usage",
+        "unreadable",
+        "no-such-command",
+    ],
+)
+def test_a_user_error_is_one_line_and_exit_status_2_in_a_real_process(
+    args: list[str], message: str
+) -> None:
+    completed = run_agui(*args)
+
+    assert completed.returncode == 2, completed.stderr
+    assert completed.stderr.startswith(message), completed.stderr
+    assert completed.stderr.count("\n") == 1, completed.stderr
+    assert completed.stdout == ""
+
+
+def test_a_closed_standard_output_ends_the_demo_with_one_line_and_status_2() -> None:
+    with subprocess.Popen(  # noqa: S603 - the project's own console script
+        [str(AGUI), "demo"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "AGUI_MODEL_BASE_URL": ""},
+    ) as demo:
+        assert demo.stdout is not None
+        assert demo.stderr is not None
+        head = [demo.stdout.readline() for _ in range(3)]  # what `agui demo | head -3` reads
+        demo.stdout.close()
+        status = demo.wait(timeout=STARTUP_SECONDS * 3)
+        err = demo.stderr.read().decode()
+
+    assert head[0] == b"[Run Started]\n"
+    assert status == 2, err
+    assert err == "agui demo: error: standard output was closed before the command ended\n"
+
+
+class ClosedPipe(io.StringIO):
+    """Standard output whose reader has gone: every write fails, as a closed pipe's does."""
+
+    def __init__(self, descriptor: int | None = None) -> None:
+        super().__init__()
+        self._descriptor = descriptor
+
+    def write(self, text: str) -> int:
+        del text
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def fileno(self) -> int:
+        if self._descriptor is None:
+            message = "no file descriptor"
+            raise io.UnsupportedOperation(message)
+        return self._descriptor
+
+
+@pytest.mark.parametrize("with_descriptor", [True, False], ids=["a-file", "no-descriptor"])
+def test_a_closed_standard_output_is_reported_once_and_then_discarded(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    with_descriptor: bool,  # noqa: FBT001 - a parameter of the test
+) -> None:
+    capture = tmp_path / "run.json"
+    capture.write_text(json.dumps(RUN))
+    with (tmp_path / "stdout").open("w") as held:
+        monkeypatch.setattr(sys, "stdout", ClosedPipe(held.fileno() if with_descriptor else None))
+
+        status = main(["verify", str(capture)])
+
+        err = capsys.readouterr().err
+    assert status == 2
+    assert err == "agui verify: error: standard output was closed before the command ended\n"
+
+
+def test_watch_exits_1_when_the_run_ends_with_run_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    failed = frames(RUN[0], {"type": "RUN_ERROR", "message": "no model today", "code": "X"})
+    with serving(replaying(*failed)) as url:
+        status, out, err = run_watch(capsys, url)
+
+    assert status == 1
+    assert out[-1] == "[Run Error: X] no model today"
+    assert err == "agui watch: the run did not finish: it ended with RUN_ERROR\n"
+
+
+@pytest.mark.parametrize("command", ["serve", "demo", "watch", "verify"])
+def test_each_commands_help_lists_the_same_exit_statuses(
+    capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    assert main([command, "--help"]) == 0
+
+    table = capsys.readouterr().out.split("exit status:\n", 1)[1]
+    statuses = [line.split()[0] for line in table.splitlines() if not line.startswith(" " * 7)]
+    assert statuses[0] == "0"
+    assert set(statuses) <= {"0", "1", "2", "130"}
+    assert "2" in statuses
+    assert ("1" in statuses) is (command != "serve")  # serve has no run or check of its own
+
+
+def test_version_loads_none_of_the_commands_layers() -> None:
+    script = (
+        "import contextlib, io, sys\n"
+        "from agui.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    assert main(['--version']) == 0\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    loaded = subprocess.run(  # noqa: S603 - this interpreter, on a script of this test
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=STARTUP_SECONDS,
+        check=True,
+    ).stdout.split()
+
+    commands = ("_serve", "_demo", "_watch", "_verify", "_capture", "_targets")
+    for layer in ("uvicorn", "httpx", "agui.asgi", *(f"agui.cli.{name}" for name in commands)):
+        assert layer not in loaded
+
+
+@pytest.mark.parametrize(
+    ("missing", "args", "message"),
+    [
+        ("uvicorn", ["serve", "examples/hello.py:agent"], "serving needs uvicorn"),
+        ("uvicorn", ["demo"], "the demo needs uvicorn"),
+        ("httpx", ["demo"], "the demo needs httpx"),
+        ("httpx", ["watch", "http://127.0.0.1:9/"], "watch needs httpx"),
+        ("httpx", ["verify", "http://127.0.0.1:9/"], "checking a URL needs httpx"),
+    ],
+)
+def test_a_missing_extra_exits_2_in_every_command_of_a_fresh_process(
+    missing: str, args: list[str], message: str
+) -> None:
+    script = (
+        "import sys\n"
+        f"sys.modules[{missing!r}] = None  # as if the extra were not installed\n"
+        "from agui.cli import main\n"
+        f"sys.exit(main({args!r}))\n"
+    )
+    completed = subprocess.run(  # noqa: S603 - this interpreter, on a script of this test
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=STARTUP_SECONDS,
+        check=False,
+    )
+
+    assert completed.returncode == 2, completed.stderr
+    assert message in completed.stderr
+    assert completed.stderr.count("\n") == 1, completed.stderr

@@ -23,21 +23,14 @@ import uvicorn
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agui import (
+from agui import EventType, ProtocolViolation, RunAgentInput, encode_sse
+from agui.client import MAX_FRAME_BYTES, AGUIClient, SSEParser
+from agui.errors import (
     DecodeError,
-    EventType,
-    MalformedEvent,
-    ProtocolViolation,
-    RunAgentInput,
-    UnknownMemberWarning,
-    encode_sse,
-)
-from agui.client import (
-    MAX_FRAME_BYTES,
-    AGUIClient,
     FrameTooLarge,
     HTTPStatusError,
-    SSEParser,
+    MalformedEvent,
+    UnknownMemberWarning,
 )
 from agui.events import (
     Event,

@@ -16,15 +16,19 @@ from typing import Any
 
 import pytest
 
-from agui.errors import MalformedEvent, ProtocolViolation, UnknownEventType
+import corpus
+from agui.errors import (
+    MalformedEvent,
+    ProtocolViolation,
+    UnknownEventType,
+    UnknownMemberWarning,
+)
 from agui.events import Event, EventType
 from agui.verify import Verifier
-from agui.wire import UnknownMemberWarning, parse_event
+from agui.wire import parse_event
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "conformance"
-STREAMS = sorted((CORPUS / "spec-1.1" / "streams").glob("*.json")) + sorted(
-    (CORPUS / "spec-1.0-partial" / "streams").glob("*.json")
-)
+pytestmark = pytest.mark.corpus  # every test here replays the external corpus
+STREAMS = corpus.streams()
 
 STRICTER = {
     "truncated-run-reported-as-completed": (

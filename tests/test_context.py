@@ -9,15 +9,10 @@ from typing import TypeVar
 import pytest
 from pydantic import JsonValue
 
-from agui import (
-    AgentError,
-    Cancelled,
-    EventType,
-    ProtocolViolation,
-    RunAgentInput,
-    RunContext,
-    UsageError,
-)
+import agui.verify
+from agui import AgentError, EventType, ProtocolViolation, RunAgentInput, RunContext, UsageError
+from agui._record import Kind, Record, materialize
+from agui.errors import Cancelled
 from agui.events import (
     CustomEvent,
     Event,
@@ -427,7 +422,7 @@ def test_a_handles_deltas_wait_as_records_and_drain_as_their_events() -> None:
     with ctx.message() as message:
         message.delta("Hi")
     items = events.drain_items()
-    assert items[1] == (0, "r-msg-1", "Hi")
+    assert items[1] == (Kind.TEXT_CONTENT, "r-msg-1", "Hi")
     ctx.say("again")
     assert only(events.drain(), TextMessageContentEvent) == [
         TextMessageContentEvent(message_id="r-msg-2", delta="again")
@@ -454,7 +449,7 @@ def test_a_delta_after_cancellation_raises_cancelled_and_queues_nothing() -> Non
     ctx.token.cancel("stop")
     with pytest.raises(Cancelled, match="stop"):
         message.delta("late")
-    assert (0, "r-msg-1", "late") not in events.drain_items()
+    assert (Kind.TEXT_CONTENT, "r-msg-1", "late") not in events.drain_items()
 
 
 def test_a_delta_after_the_run_ended_is_refused_with_a_usage_error() -> None:
@@ -465,21 +460,32 @@ def test_a_delta_after_the_run_ended_is_refused_with_a_usage_error() -> None:
         message.delta("late")
 
 
-def test_a_delta_while_a_chunk_stream_is_open_is_checked_as_an_event() -> None:
+def test_a_delta_while_a_chunk_stream_is_open_is_checked_as_an_event(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The verifier checks the delta's event model; accepted, it waits as its record."""
+    checked: list[Event] = []
+
+    def building(record: Record) -> Event:
+        event = materialize(record)
+        checked.append(event)
+        return event
+
+    monkeypatch.setattr(agui.verify, "materialize", building)
     ctx, events = new()
     with ctx.tool_call("f") as call:
         ctx.emit(TextMessageChunkEvent(message_id="m9", delta="x"))
         call.args("{}")
         call.end()
-    items = events.drain_items()
-    assert ToolCallArgsEvent(tool_call_id="r-call-1", delta="{}") in items
+    assert ToolCallArgsEvent(tool_call_id="r-call-1", delta="{}") in checked
+    assert (Kind.TOOL_ARGS, "r-call-1", "{}") in events.drain_items()
 
 
 def test_a_handles_end_waits_as_a_record_and_drains_as_its_event() -> None:
     ctx, events = new()
     with ctx.tool_call("f") as call:
         call.end()
-    assert events.drain_items()[-1] == (4, "r-call-1", "")
+    assert events.drain_items()[-1] == (Kind.TOOL_END, "r-call-1", "")
     ctx.say("x")
     assert events.drain()[-1] == TextMessageEndEvent(message_id="r-msg-2")
 
@@ -499,5 +505,5 @@ def test_a_messages_start_waits_as_a_record_unless_it_has_a_name() -> None:
     with ctx.message(name="ann"):
         pass
     items = events.drain_items()
-    assert items[0] == (5, "r-msg-1", "user")
+    assert items[0] == (Kind.TEXT_START, "r-msg-1", "user")
     assert items[2] == TextMessageStartEvent(message_id="r-msg-2", role="assistant", name="ann")

@@ -22,13 +22,11 @@ from agui.agents._xml import (
     render_result,
 )
 from agui.agents.dispatch import (
-    WARNING_EVENT,
     AssistantTurn,
     CallResult,
     NativeDispatcher,
     ParsedCall,
     ToolDispatcher,
-    TurnWriter,
     XmlDispatcher,
     XmlStreamParser,
     select_dispatcher,
@@ -44,6 +42,7 @@ from agui.agents.models import (
     UsageDelta,
 )
 from agui.agents.tools import ToolResult
+from agui.agents.turn import WARNING_EVENT, TurnWriter
 from agui.events import CustomEvent, Event, RunFinishedEvent, RunStartedEvent
 from agui.messages import (
     AssistantMessage,
@@ -594,50 +593,6 @@ def test_streamed_native_calls_pass_the_verifier_inside_a_run() -> None:
         RunFinishedEvent(thread_id="t", run_id="r"),
     ]
     assert_valid(stream)
-
-
-# -- the turn writer ---------------------------------------------------------------------------
-
-
-def test_blank_text_and_reasoning_open_nothing() -> None:
-    ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
-    writer = TurnWriter(ctx, turn=2)
-
-    writer.text("")
-    writer.reasoning("")
-    writer.text("\n \n")
-    writer.reasoning("  ")
-    writer.close()
-
-    assert events.drain() == []
-    assert writer.parent_id == "r-turn-2"
-    assert writer.call_id(0) == "r-turn-2-call-0"
-
-
-def test_switching_between_text_and_reasoning_closes_the_open_block() -> None:
-    ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
-    writer = TurnWriter(ctx, turn=1)
-
-    writer.text("One.")
-    writer.reasoning("hmm")
-    writer.text(" Two.")
-    writer.close()
-
-    assert _types(events.drain()) == [
-        "TEXT_MESSAGE_START",
-        "TEXT_MESSAGE_CONTENT",
-        "TEXT_MESSAGE_END",
-        "REASONING_START",
-        "REASONING_MESSAGE_START",
-        "REASONING_MESSAGE_CONTENT",
-        "REASONING_MESSAGE_END",
-        "REASONING_END",
-        "TEXT_MESSAGE_START",
-        "TEXT_MESSAGE_CONTENT",
-        "TEXT_MESSAGE_END",
-    ]
-    assert writer.text_so_far == "One.Two."
-    assert writer.parent_id == "r-msg-3"
 
 
 # -- carrying results and history back ---------------------------------------------------------

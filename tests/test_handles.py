@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 import pickle
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, get_args
 
@@ -14,14 +16,13 @@ from typing_extensions import TypedDict
 
 from agui import (
     EventType,
-    InvalidArguments,
     ProtocolViolation,
     RunAgentInput,
     RunContext,
     ToolCallHandle,
     UsageError,
-    _fast,
 )
+from agui.errors import InvalidArguments
 from agui.events import (
     CustomEvent,
     Event,
@@ -45,6 +46,7 @@ from agui.events import (
 from agui.handles import Handle, TextRole
 from agui.messages import TextPart
 from agui.sink import EventReceiver
+from agui.types import AddOperation
 
 E = TypeVar("E")
 
@@ -526,6 +528,28 @@ def test_parse_args_lists_each_field_that_does_not_fit_the_type() -> None:
     assert [pointer for pointer, _ in caught.value.errors] == ["/city", "/days"]
 
 
+class Nested(BaseModel):
+    x: dict[str, int]
+
+
+def test_parse_args_escapes_keys_in_the_json_pointers_of_its_problems() -> None:
+    """RFC 6901: a '/' in a key is written '~1' and a '~' is written '~0'."""
+    ctx, _ = new()
+    with ctx.tool_call("f") as call:
+        call.args('{"x": {"a/b": "no", "c~d": "no", "e": 1}}')
+        with pytest.raises(InvalidArguments, match=r"'/x/a~1b': Input should be a valid integer"):
+            call.parse_args(Nested)
+    assert [pointer for pointer, _ in caught_errors(call)] == ["/x/a~1b", "/x/c~0d"]
+
+
+def caught_errors(call: ToolCallHandle[JsonValue]) -> list[tuple[str, str]]:
+    try:
+        call.parse_args(Nested)
+    except InvalidArguments as error:
+        return error.errors
+    return []
+
+
 def test_parse_args_still_reads_the_arguments_after_the_call_ended() -> None:
     ctx, _ = new()
     with ctx.tool_call("get_weather") as call:
@@ -657,7 +681,7 @@ def test_closing_a_closed_handle_again_sends_nothing() -> None:
 
 def test_the_base_handle_describes_itself_by_kind_and_releases_nothing_it_never_claimed() -> None:
     ctx, _ = new()
-    handle: Handle[JsonValue] = Handle(ctx)
+    handle: Handle[JsonValue] = Handle(ctx, ctx._pipeline)  # pyright: ignore[reportPrivateUsage]
     assert handle.describe() == "block"
     before = handle.closed
     handle._closed()  # pyright: ignore[reportPrivateUsage]
@@ -678,7 +702,8 @@ def test_a_tool_call_refused_by_the_verifier_does_not_stay_claimed() -> None:
 
 
 # -- events built without validation ----------------------------------------------------------
-# The handles build the events they generate without running pydantic's validator (agui._fast).
+# The handles build the events they generate without running pydantic's validator (trusted
+# construction, `WireModel.trusted` and `WireModel.trusted_builder`).
 # Such an event must be the very object validation makes, and anything the handles cannot vouch
 # for (a str subclass, a role outside the literal, a non-str) must take the validating path.
 
@@ -715,55 +740,62 @@ def _assert_same_event(built: BaseModel, validated: BaseModel) -> None:
     assert type(validated).model_validate(built.model_dump()) == built
 
 
+TEXT_START = TextMessageStartEvent.trusted_builder("message_id", "role", "name")
+TOOL_START = ToolCallStartEvent.trusted_builder(
+    "tool_call_id", "tool_call_name", "parent_message_id"
+)
+
 BUILT: list[tuple[str, Callable[[], BaseModel], Callable[[], BaseModel]]] = [
     (
         "text-content",
-        lambda: _fast.text_content("m1", "Hi"),
+        lambda: TextMessageContentEvent.trusted_builder("message_id", "delta")("m1", "Hi"),
         lambda: TextMessageContentEvent(message_id="m1", delta="Hi"),
     ),
     (
         "tool-args",
-        lambda: _fast.tool_args("c1", "{}"),
+        lambda: ToolCallArgsEvent.trusted_builder("tool_call_id", "delta")("c1", "{}"),
         lambda: ToolCallArgsEvent(tool_call_id="c1", delta="{}"),
     ),
     (
         "reasoning-content",
-        lambda: _fast.reasoning_content("m1", "Hmm"),
+        lambda: ReasoningMessageContentEvent.trusted(message_id="m1", delta="Hmm"),
         lambda: ReasoningMessageContentEvent(message_id="m1", delta="Hmm"),
     ),
     (
         "text-start",
-        lambda: _fast.text_start("m1", "user", None),
+        lambda: TEXT_START("m1", "user", None),
         lambda: TextMessageStartEvent(message_id="m1", role="user", name=None),
     ),
     (
         "text-start-named",
-        lambda: _fast.text_start("m1", "assistant", "bot"),
+        lambda: TEXT_START("m1", "assistant", "bot"),
         lambda: TextMessageStartEvent(message_id="m1", role="assistant", name="bot"),
     ),
     (
         "text-end",
-        lambda: _fast.text_end("m1"),
+        lambda: TextMessageEndEvent.trusted_builder("message_id")("m1"),
         lambda: TextMessageEndEvent(message_id="m1"),
     ),
     (
         "tool-start",
-        lambda: _fast.tool_start("c1", "f", None),
+        lambda: TOOL_START("c1", "f", None),
         lambda: ToolCallStartEvent(tool_call_id="c1", tool_call_name="f", parent_message_id=None),
     ),
     (
         "tool-start-parented",
-        lambda: _fast.tool_start("c1", "f", "m1"),
+        lambda: TOOL_START("c1", "f", "m1"),
         lambda: ToolCallStartEvent(tool_call_id="c1", tool_call_name="f", parent_message_id="m1"),
     ),
     (
         "tool-end",
-        lambda: _fast.tool_end("c1"),
+        lambda: ToolCallEndEvent.trusted(tool_call_id="c1"),
         lambda: ToolCallEndEvent(tool_call_id="c1"),
     ),
     (
         "tool-result",
-        lambda: _fast.tool_result("m2", "c1", "21C"),
+        lambda: ToolCallResultEvent.trusted_builder(
+            "message_id", "tool_call_id", "content", "role"
+        )("m2", "c1", "21C", "tool"),
         lambda: ToolCallResultEvent(message_id="m2", tool_call_id="c1", content="21C", role="tool"),
     ),
 ]
@@ -779,18 +811,33 @@ def test_an_event_built_without_validation_is_the_object_validation_makes(
 
 
 def test_each_builder_gets_a_fresh_dict_and_fields_set() -> None:
-    first, second = _fast.text_content("m1", "a"), _fast.text_content("m1", "b")
+    content = TextMessageContentEvent.trusted_builder("message_id", "delta")
+    first, second = content("m1", "a"), content("m1", "b")
     assert first.__dict__ is not second.__dict__
     assert first.model_fields_set is not second.model_fields_set
     assert first.delta == "a"
 
 
-def test_the_generic_builder_takes_a_template_and_a_fields_set() -> None:
-    fields = _fast.template(StepStartedEvent)
-    fields["step_name"] = "plan"
+def test_the_generic_trusted_constructor_takes_field_names() -> None:
     _assert_same_event(
-        _fast.build(StepStartedEvent, fields, {"step_name"}), StepStartedEvent(step_name="plan")
+        StepStartedEvent.trusted(step_name="plan"), StepStartedEvent(step_name="plan")
     )
+    ends = TextMessageEndEvent.trusted_builder("message_id")
+    first, second = ends("m1"), ends("m1")
+    assert first.model_fields_set is not second.model_fields_set
+
+
+@pytest.mark.parametrize("how", ["trusted", "builder"])
+def test_a_trusted_model_that_keeps_extra_members_gets_an_empty_dict_of_them(how: str) -> None:
+    validated = AddOperation(op="add", path="/a", value=None)
+    if how == "trusted":
+        built = AddOperation.trusted(op="add", path="/a", value=None)
+    else:
+        built = AddOperation.trusted_builder("op", "path", "value")("add", "/a", None)
+    assert built == validated
+    assert built.__pydantic_extra__ == validated.__pydantic_extra__ == {}
+    assert built.model_fields_set == validated.model_fields_set
+    assert built.model_dump_json() == validated.model_dump_json()
 
 
 def test_every_event_a_handle_generates_equals_its_validated_twin() -> None:
@@ -902,3 +949,32 @@ def test_a_tool_call_whose_name_is_not_text_is_refused_by_the_model() -> None:
     ctx, _ = new()
     with pytest.raises(ValidationError, match="tool_call_name"):
         ctx.tool_call(1)  # type: ignore[arg-type]
+
+
+# -- where a handle was opened ------------------------------------------------------------------
+
+
+def test_a_handle_knows_the_line_of_the_code_that_opened_it() -> None:
+    ctx, _ = new()
+
+    def opens() -> list[Handle[JsonValue]]:
+        return [ctx.message(), ctx.step("s")]
+
+    first = opens.__code__.co_firstlineno + 1
+    message, step = opens()
+    assert message.opened_at == step.opened_at == (__file__, first)
+    message.close()
+
+
+def test_a_handle_built_in_the_outermost_frame_of_a_program_knows_its_line() -> None:
+    script = (
+        "from agui import RunAgentInput, RunContext\n"
+        "from agui.handles import StepHandle\n"
+        "ctx, _ = RunContext.new(RunAgentInput(thread_id='t', run_id='r'))\n"
+        "step = StepHandle(ctx, ctx._pipeline, 'plan')\n"
+        "print(step.opened_at)\n"
+    )
+    found = subprocess.run(  # noqa: S603 - our own interpreter and script
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert found.stdout.strip() == "('<string>', 4)"

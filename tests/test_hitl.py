@@ -10,7 +10,8 @@ from typing import cast
 import pytest
 from pydantic import BaseModel, JsonValue
 
-from agui import ResumeEntry, RunAgentInput, ToolLoopAgent, tool
+from agui import ResumeEntry, RunAgentInput
+from agui.agents import ToolLoopAgent, tool
 from agui.agents.dispatch import NativeDispatcher
 from agui.agents.loop import approval_interrupt_id
 from agui.agents.models import Call, ChatMessage, ScriptedModel, Turn, TurnFunction

@@ -189,7 +189,8 @@ def test_other_methods_are_refused_naming_get_head_and_post() -> None:
 
 def test_a_post_still_runs_the_agent_with_the_inspector_on() -> None:
     body = json.dumps({"threadId": "t", "runId": "r", "messages": []}).encode()
-    answer = call(agui.asgi_app(hello, inspector=True), "POST", {"accept": "*/*"}, body)
+    headers = {"accept": "*/*", "content-type": "application/json"}
+    answer = call(agui.asgi_app(hello, inspector=True), "POST", headers, body)
 
     assert answer.status == 200
     types = [json.loads(f[6:])["type"] for f in answer.body.split(b"\n\n") if f]

@@ -30,6 +30,7 @@ from agui.agents.models import (
     UsageDelta,
     chat_messages,
 )
+from agui.agents.models.scripted import DEFAULT_HISTORY
 from agui.messages import (
     ActivityMessage,
     AssistantMessage,
@@ -277,6 +278,37 @@ def test_the_scripted_model_records_the_tools_it_was_offered() -> None:
     asyncio.run(main())
 
     assert model.requests[0].tools == (tool,)
+
+
+def test_the_scripted_model_keeps_only_its_last_requests() -> None:
+    """A model serving run after run (a demo, a load test) must not grow with every request."""
+    model = ScriptedModel(lambda messages: Turn.text(messages[-1].content), history=3)
+
+    for number in range(40):
+        _deltas(model, [ChatMessage.user(str(number))])
+
+    assert [request.messages[-1].content for request in model.requests] == ["37", "38", "39"]
+
+
+def test_the_scripted_model_keeps_a_bounded_history_by_default() -> None:
+    model = ScriptedModel(lambda _: Turn.text("hi"))
+
+    for _ in range(DEFAULT_HISTORY + 5):
+        _deltas(model, [ChatMessage.user("x")])
+
+    assert len(model.requests) == DEFAULT_HISTORY
+
+
+def test_a_scripted_model_with_no_history_keeps_no_request() -> None:
+    model = ScriptedModel([Turn.text("hi")], history=0)
+
+    assert _deltas(model, [ChatMessage.user("x")])[0] == TextDelta("hi")
+    assert list(model.requests) == []
+
+
+def test_a_negative_history_is_refused() -> None:
+    with pytest.raises(ValueError, match="history must be 0 or more requests, not -1"):
+        ScriptedModel([], history=-1)
 
 
 def test_a_delay_paces_every_delta_so_a_run_can_be_cancelled_mid_stream() -> None:

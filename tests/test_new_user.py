@@ -1,7 +1,9 @@
 """A new user's first minutes, tried for real: a fresh virtual environment, the README's install
-command as written, then `agui demo`.
+command as written, then `agui demo`; and a contributor's first hour: the README's Develop
+commands are the ones CI runs, and a checkout without the external conformance corpus still
+collects, its corpus tests failing with one line that says what is missing.
 
-One environment serves the whole module (installing is the slow part). pip fetches the
+One environment serves the install tests (installing is the slow part). pip fetches the
 dependencies from the package registry, so the install may take minutes; it is bounded, and so
 is every command after it. Nothing here is skipped: a README whose install command stops working
 fails this test.
@@ -159,3 +161,83 @@ def test_agui_demo_raw_passes_agui_verify(
 
     assert verify.returncode == 0, verify.stdout + verify.stderr
     assert re.fullmatch(r"<stdin>: \d+ events in 1 run: valid \(JSON lines\)\n", verify.stdout)
+
+
+# -- a contributor's first hour ------------------------------------------------------------------
+
+
+def readme_develop_commands() -> list[str]:
+    """The commands of the README's "Develop" section, one a line, as a contributor copies them."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Develop\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```sh\n(.*?)```", section, flags=re.DOTALL)
+    assert len(blocks) == 1, "expected one sh block in the README's Develop section"
+    return [line.strip() for line in blocks[0].splitlines() if line.strip()]
+
+
+def ci_commands() -> list[str]:
+    """The project's own scripts that `.ci/run` runs, in order, before its floor run."""
+    run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    return [line.strip() for line in run.splitlines() if line.startswith("scripts/")]
+
+
+def test_the_readme_develop_section_is_what_ci_runs() -> None:
+    commands = readme_develop_commands()
+
+    assert commands == ["scripts/setup-dev", "scripts/check"]
+    assert ci_commands() == commands
+    for command in commands:
+        script = ROOT / command
+        assert script.is_file(), command
+        assert os.access(script, os.X_OK), f"{command} is not executable"
+
+
+def test_without_the_corpus_collection_succeeds_and_its_tests_fail_saying_so(
+    tmp_path: Path,
+) -> None:
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("COV_", "COVERAGE", "PYTEST_"))
+    }
+    env["AGUI_CONFORMANCE_DIR"] = str(tmp_path)  # an empty folder: no corpus in it
+
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "-q",
+            "-rf",
+            "tests/test_conformance.py",
+            "tests/test_sse.py",
+            "-k",
+            "corpus or null_omission or verdict",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_SECONDS,
+        check=False,
+    )
+
+    out = run.stdout
+    assert run.returncode == 1, out + run.stderr  # tests failed; a collection error gives 2
+    assert "skipped" not in out, out
+    summary = re.search(r"(\d+) failed", out)
+    assert summary is not None, out
+    assert int(summary.group(1)) == 5, out
+    assert " passed" not in out, out
+    line = (
+        f"the AG-UI conformance corpus is missing: {tmp_path} has no spec-1.1/streams, "
+        "spec-1.0-partial/streams, null-omission.json; it comes from the official ag-ui "
+        "repository (ag-ui-protocol/ag-ui, its spec/1.1/conformance and sdks/fixtures): put a "
+        "copy there, or point AGUI_CONFORMANCE_DIR at one\n"
+    )
+    assert out.count(line) == 5, out
+    assert "Traceback" not in out

@@ -20,7 +20,8 @@ import pytest
 import uvicorn
 from pydantic import JsonValue
 
-from agui import RunAgentInput, ToolLoopAgent, tool
+from agui import RunAgentInput
+from agui.agents import ToolLoopAgent, tool
 from agui.agents.models import (
     ChatDelta,
     ChatMessage,

@@ -17,7 +17,7 @@ from agui import patch
 from agui.errors import PatchError
 from agui.patch import apply, diff, escape_pointer_token, json_equal
 from agui.patch._differ import Differ
-from agui.patch._exact import Mirror, equal_exactly
+from agui.patch._equality import Mirror, equal_exactly, writes
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -579,6 +579,12 @@ def test_exact_comparisons_stop_at_a_thousand_levels() -> None:
     assert Mirror.of(nested(999)) is not None
     assert not equal_exactly(nested(1_000), nested(1_000))
     assert Mirror.of(nested(1_000)) is None
+
+
+def test_only_exactly_the_same_bytes_vouch_for_a_document() -> None:
+    assert writes({"a": [1, 2.0, True, None]}, b'{"a":[1,2.0,true,null]}')
+    assert not writes({"a": 1}, b'{"a":1.0}')
+    assert not writes("\ud800", b'"\\ud800"')
 
 
 # -- apply: each operation ----------------------------------------------------------------------

@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, JsonValue
 
 import agui
-from agui import DecodeError, MalformedEvent, UnknownMemberWarning, UsageError, proto
+from agui import UnknownMemberWarning, UsageError, proto
+from agui.errors import DecodeError, MalformedEvent
 from agui.events import (
     ActivityDeltaEvent,
     ActivitySnapshotEvent,
@@ -80,7 +81,7 @@ from agui.messages import (
     UserMessage,
     VideoPart,
 )
-from agui.proto import PROTO_MEDIA_TYPE, decode_proto, encode_proto
+from agui.proto import PROTO_MEDIA_TYPE, _codec, decode_proto, encode_proto
 from agui.proto._schema import ARMS, EVENT_TYPES
 from agui.sse import event_json
 from agui.types import (
@@ -437,7 +438,7 @@ def test_any_event_reads_back_as_itself(event: Event) -> None:
     )
 )
 def test_a_delta_written_directly_is_the_message_the_schema_gives(event: Event) -> None:
-    schema = proto._message(event)  # pyright: ignore[reportPrivateUsage]
+    schema = _codec._message(event)  # pyright: ignore[reportPrivateUsage]
     assert encode_proto(event)[4:] == schema.SerializeToString()
 
 
@@ -689,8 +690,17 @@ def test_the_media_type_is_the_one_the_official_client_compares_with() -> None:
     assert PROTO_MEDIA_TYPE == "application/vnd.ag-ui.event+proto"
 
 
-def test_importing_agui_does_not_import_protobuf() -> None:
-    code = "import sys, agui, agui.asgi; print('google.protobuf' in sys.modules)"
+@pytest.mark.parametrize(
+    "imports",
+    [
+        "import agui, agui.asgi",
+        "from agui.proto import PROTO_MEDIA_TYPE",
+        "import agui.proto",
+        "from agui.asgi import asgi_app; asgi_app(lambda ctx: None, protobuf=False)",
+    ],
+)
+def test_importing_agui_or_the_media_type_does_not_import_protobuf(imports: str) -> None:
+    code = f"import sys; {imports}; print('google.protobuf' in sys.modules)"
     completed = subprocess.run(  # noqa: S603 - a fixed command line
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
@@ -698,14 +708,50 @@ def test_importing_agui_does_not_import_protobuf() -> None:
     assert completed.stdout.strip() == "False"
 
 
-def test_importing_the_binding_without_protobuf_says_how_to_install_it(
-    monkeypatch: pytest.MonkeyPatch,
+def test_the_codec_is_loaded_on_first_use_of_encode_or_decode() -> None:
+    code = (
+        "import sys, agui.proto; before = 'google.protobuf' in sys.modules; "
+        "agui.proto.encode_proto; print(before, 'google.protobuf' in sys.modules)"
+    )
+    completed = subprocess.run(  # noqa: S603 - a fixed command line
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+
+    assert completed.stdout.strip() == "False True"
+
+
+@pytest.mark.parametrize("name", ["encode_proto", "decode_proto"])
+def test_the_binding_without_protobuf_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
     monkeypatch.setitem(sys.modules, "google.protobuf", None)
     monkeypatch.delitem(sys.modules, "agui.proto")
+    monkeypatch.delitem(sys.modules, "agui.proto._codec")
+    monkeypatch.delitem(sys.modules, "agui.proto._schema")
+    monkeypatch.delitem(sys.modules, "agui.proto._mapping")
+    binding = importlib.import_module("agui.proto")
 
+    assert binding.PROTO_MEDIA_TYPE == "application/vnd.ag-ui.event+proto"
     with pytest.raises(ImportError, match=r'pip install "agui-server\[proto\]"'):
-        importlib.import_module("agui.proto")
+        getattr(binding, name)
+
+
+def test_a_name_the_binding_does_not_have_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match=r"module 'agui\.proto' has no attribute 'encode'"):
+        proto.encode  # noqa: B018 - the lookup is the test
+
+
+def test_an_import_error_of_agui_itself_is_not_reported_as_missing_protobuf(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "agui.proto._mapping", None)
+    monkeypatch.delitem(sys.modules, "agui.proto")
+    monkeypatch.delitem(sys.modules, "agui.proto._codec")
+    binding = importlib.import_module("agui.proto")
+
+    with pytest.raises(ImportError, match=r"agui\.proto\._mapping") as caught:
+        binding.decode_proto  # noqa: B018 - the lookup is the test
+    assert "pip install" not in str(caught.value)
 
 
 def test_an_event_read_from_frames_reads_the_same_from_its_json() -> None:

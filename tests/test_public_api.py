@@ -111,6 +111,31 @@ def test_the_package_exports_the_names_the_design_promises() -> None:
     assert promised <= set(_exported(agui))
 
 
+def test_the_top_level_is_the_core_in_at_most_thirty_names() -> None:
+    names = set(_exported(agui))
+
+    assert len(names) <= 30
+    assert {"RunContext", "ToolCallHandle", "run", "asgi_app", "AgentError"} <= names
+    assert names.isdisjoint({"ToolLoopAgent", "BackendTool", "Toolbox", "tool"})  # agui.agents
+    assert names.isdisjoint({"InvalidArguments", "DecodeError", "PatchError", "Cancelled"})
+
+
+def test_the_optional_layers_are_loaded_through_the_package_on_first_use() -> None:
+    from agui import asgi, patch, testing  # noqa: PLC0415 - the modules to compare with
+
+    assert agui.testing is testing
+    assert agui.patch is patch
+    assert agui.asgi_app is asgi.asgi_app
+    assert {"testing", "patch", "asgi_app"} <= set(dir(agui))
+
+
+def test_an_unknown_top_level_name_is_an_attribute_error() -> None:
+    moved = "ToolLoopAgent"  # it lives in agui.agents
+
+    with pytest.raises(AttributeError, match="module 'agui' has no attribute 'ToolLoopAgent'"):
+        getattr(agui, moved)
+
+
 def test_public_modules_are_discovered_from_the_package_directory() -> None:
     expected = {"events", "types", "messages", "capabilities", "errors", "wire", "sse"}
 
@@ -190,6 +215,8 @@ def test_every_error_class_declares_its_own_screaming_snake_code(
         ("UnknownEventType", "UNKNOWN_EVENT_TYPE"),
         ("MalformedEvent", "MALFORMED_EVENT"),
         ("InvalidInput", "INVALID_INPUT"),
+        ("FrameTooLarge", "FRAME_TOO_LARGE"),
+        ("HTTPStatusError", "HTTP_STATUS_ERROR"),
     ],
     ids=str,
 )
@@ -200,8 +227,19 @@ def test_error_codes_are_stable(name: str, code: str) -> None:
     assert cls.code == code
 
 
+def test_the_warning_lives_in_the_tree_with_a_stable_code_and_is_a_user_warning() -> None:
+    assert issubclass(errors.UnknownMemberWarning, UserWarning)
+    assert errors.UnknownMemberWarning.code == "UNKNOWN_MEMBER"
+    assert "UnknownMemberWarning" in errors.__all__
+
+
 def test_the_decode_errors_share_one_base() -> None:
-    for cls in (errors.UnknownEventType, errors.MalformedEvent, errors.InvalidInput):
+    for cls in (
+        errors.UnknownEventType,
+        errors.MalformedEvent,
+        errors.InvalidInput,
+        errors.FrameTooLarge,
+    ):
         assert issubclass(cls, errors.DecodeError)
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar, cast
 
@@ -17,13 +19,13 @@ from agui import (
     Agent,
     AgentError,
     EventType,
-    PatchError,
     RunAgentInput,
     RunContext,
     RunOutcome,
     TokenUsage,
     run,
 )
+from agui.errors import PatchError, UnclosedHandleWarning, UsageError
 from agui.events import (
     CustomEvent,
     Event,
@@ -35,6 +37,8 @@ from agui.events import (
     TextMessageEndEvent,
     TextMessageStartEvent,
 )
+from agui.runner import check_agent
+from agui.runner import drive as drive_run
 from agui.testing import assert_valid, collect
 from agui.transform import Transformer
 from agui.types import (
@@ -78,6 +82,14 @@ def drive(
     assert sum(e.type in TERMINALS for e in events) == 1
     assert events[-1].type in TERMINALS
     return events
+
+
+LEFT_OPEN = "was still open when its run ended, so the run closed it"
+
+
+def leaving_open() -> pytest.WarningsRecorder:
+    """Expect the driver to report a handle the agent left open."""
+    return pytest.warns(UnclosedHandleWarning, match=LEFT_OPEN)
 
 
 def types_of(events: Sequence[Event]) -> list[str]:
@@ -211,7 +223,9 @@ def test_handles_left_open_on_return_are_closed_before_run_finished() -> None:
         ctx.step("plan")
         ctx.message().delta("unfinished")
 
-    assert types_of(drive(agent))[-3:] == [
+    with leaving_open():
+        events = drive(agent)
+    assert types_of(events)[-3:] == [
         EventType.TEXT_MESSAGE_END,
         EventType.STEP_FINISHED,
         EventType.RUN_FINISHED,
@@ -367,6 +381,11 @@ FAILURES: list[tuple[str, AgentFn, list[EventType], str]] = [
 ]
 
 
+def expecting_unclosed(agent: AgentFn) -> contextlib.AbstractContextManager[object]:
+    """The warning for the agent that opens its blocks without `with`, nothing for the others."""
+    return leaving_open() if agent is _in_handles_opened_without_with else contextlib.nullcontext()
+
+
 @pytest.mark.parametrize(
     ("agent", "expected", "code"),
     [case[1:] for case in FAILURES],
@@ -375,7 +394,8 @@ FAILURES: list[tuple[str, AgentFn, list[EventType], str]] = [
 def test_an_exception_anywhere_closes_open_blocks_innermost_first_then_one_run_error(
     agent: AgentFn, expected: list[EventType], code: str
 ) -> None:
-    events = drive(agent)
+    with expecting_unclosed(agent):
+        events = drive(agent)
     assert types_of(events) == expected
     assert error_of(events).code == code
 
@@ -395,7 +415,8 @@ def test_a_call_failing_mid_arguments_is_still_ended_before_the_run_error() -> N
 
 
 def test_steps_closed_by_the_driver_finish_innermost_first() -> None:
-    events = drive(_in_handles_opened_without_with)
+    with leaving_open():
+        events = drive(_in_handles_opened_without_with)
     assert [e.step_name for e in only(events, StepFinishedEvent)] == ["inner", "outer"]
 
 
@@ -403,7 +424,9 @@ def test_steps_closed_by_the_driver_finish_innermost_first() -> None:
     "agent", [case[1] for case in FAILURES], ids=[case[0] for case in FAILURES]
 )
 def test_no_exception_text_reaches_the_client_without_debug(agent: AgentFn) -> None:
-    for event in drive(agent):
+    with expecting_unclosed(agent):
+        events = drive(agent)
+    for event in events:
         assert HIDDEN not in event.model_dump_json()
         assert "Unserializable" not in event.model_dump_json()
 
@@ -414,7 +437,8 @@ def test_no_exception_text_reaches_the_client_without_debug(agent: AgentFn) -> N
     ids=[case[0] for case in FAILURES[:-1]],
 )
 def test_the_exception_text_reaches_the_client_with_debug(agent: AgentFn) -> None:
-    error = error_of(drive(agent, debug=True))
+    with expecting_unclosed(agent):
+        error = error_of(drive(agent, debug=True))
     assert error.message == f"the agent failed with an unexpected error: ValueError: {HIDDEN}"
 
 
@@ -533,7 +557,7 @@ def test_blocks_that_cannot_close_on_return_end_the_run_with_run_error(
         message = ctx.message()
         ctx.emit(TextMessageEndEvent(message_id=message.id))
 
-    with caplog.at_level(logging.ERROR, logger="agui"):
+    with caplog.at_level(logging.ERROR, logger="agui"), leaving_open():
         events = drive(agent)
     assert types_of(events) == [RS, SS, SF, TMS, TME, RE]
     assert error_of(events).code == "PROTOCOL_VIOLATION"
@@ -549,7 +573,7 @@ def test_a_run_error_goes_out_after_every_block_that_fails_to_close_is_given_up(
             ctx.emit(StepFinishedEvent(step_name=f"s{n}"))
         fail()
 
-    with caplog.at_level(logging.ERROR, logger="agui"):
+    with caplog.at_level(logging.ERROR, logger="agui"), leaving_open():
         events = drive(agent)
     assert types_of(events)[-1] == EventType.RUN_ERROR
     assert types_of(events).count(EventType.STEP_FINISHED) == 70
@@ -609,3 +633,119 @@ def test_run_yields_events_as_an_async_iterator() -> None:
         return [event.type async for event in run(agent, request())]
 
     assert asyncio.run(read()).count(EventType.TEXT_MESSAGE_START) == 2
+
+
+# -- handles left open -------------------------------------------------------------------------
+
+
+def test_a_handle_left_open_is_reported_at_the_line_that_opened_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.tool_call("get_weather").args("{}")
+
+    opened = [agent.__code__.co_firstlineno + 1]
+
+    with caplog.at_level(logging.WARNING, logger="agui"), leaving_open() as caught:
+        events = drive(agent)
+    assert types_of(events)[-2:] == [EventType.TOOL_CALL_END, EventType.RUN_FINISHED]
+    assert finished(events).outcome == SuccessOutcome(pending_tool_call_ids=["r-call-1"])
+    (warning,) = caught.list
+    assert (warning.filename, warning.lineno) == (__file__, opened[0])
+    assert str(warning.message).startswith("tool call 'r-call-1' (get_weather) was still open")
+    assert f"(opened at {__file__}:{opened[0]})" in caplog.text
+
+
+def test_a_handle_left_open_when_the_agent_fails_or_is_cancelled_is_reported_too() -> None:
+    async def failing(ctx: Ctx) -> None:
+        ctx.message()
+        fail()
+
+    async def cancelled(ctx: Ctx) -> None:
+        ctx.reasoning()
+        ctx.token.cancel()
+
+    with leaving_open():
+        assert error_of(drive(failing)).code == "AGENT_ERROR"
+    with leaving_open():
+        assert finished(drive(cancelled)).outcome == CancelledOutcome()
+
+
+def test_a_handle_that_cannot_close_after_the_agents_own_terminal_event_is_not_reported() -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.message()
+        ctx.emit(RunErrorEvent(message="mine"))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnclosedHandleWarning)
+        events = drive(agent)
+    assert types_of(events) == [RS, TMS, RE]
+
+
+# -- agents that are not async -----------------------------------------------------------------
+
+
+def _plain(ctx: Ctx) -> None:
+    ctx.say("hi")
+
+
+class PlainRun:
+    def run(self, ctx: Ctx) -> None:
+        ctx.say("hi")
+
+
+class AsyncCall:
+    async def __call__(self, ctx: Ctx) -> None:
+        ctx.say("hi")
+
+
+NOT_AGENTS: list[tuple[str, object, str]] = [
+    ("plain-function", _plain, "_plain is not an agent: it is a function that is not async"),
+    ("plain-run-method", PlainRun(), "PlainRun is not an agent: its run method is not async"),
+    ("a-class", AsyncCall, "AsyncCall is not an agent: it is the class AsyncCall"),
+    ("not-callable", 42, "int is not an agent: it is a int, which cannot be called"),
+]
+
+
+@pytest.mark.parametrize(
+    ("agent", "message"), [case[1:] for case in NOT_AGENTS], ids=[case[0] for case in NOT_AGENTS]
+)
+def test_what_is_not_an_async_agent_is_refused_up_front_with_the_fix(
+    agent: object, message: str
+) -> None:
+    with pytest.raises(UsageError, match=message) as caught:
+        check_agent(agent)
+    assert "an agent is an async function taking the run context" in str(caught.value)
+
+
+def test_collect_and_run_refuse_a_plain_function_before_anything_runs() -> None:
+    said: list[str] = []
+
+    def plain(ctx: Ctx) -> None:
+        said.append("ran")
+        ctx.say("hi")
+
+    agent = cast("AgentFn", plain)
+    with pytest.raises(UsageError, match="plain is not an agent: it is a function that is not"):
+        asyncio.run(collect(agent, request()))
+
+    async def read() -> list[Event]:
+        return [event async for event in run(agent, request())]
+
+    with pytest.raises(UsageError, match="it is a function that is not async"):
+        asyncio.run(read())
+    assert said == []
+
+
+def test_drive_refuses_a_plain_function_and_still_closes_the_receiver() -> None:
+    ctx: Ctx = RunContext(request())
+    with pytest.raises(UsageError, match="it is a function that is not async"):
+        asyncio.run(drive_run(cast("AgentFn", _plain), ctx))
+    assert ctx.receiver.closed
+    assert ctx.receiver.drain() == []
+
+
+def test_an_object_with_an_async_call_method_is_an_agent() -> None:
+    check_agent(AsyncCall())
+    events = drive(cast("AgentFn", AsyncCall()))
+    assert finished(events).outcome == SuccessOutcome()

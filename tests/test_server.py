@@ -7,23 +7,31 @@ sockets), talks to it over the loopback interface, and stops it; every wait is b
 from __future__ import annotations
 
 import asyncio
+import gc
+import hmac
 import json
 import os
 import shutil
+import signal
+import socket
 import subprocess
+import sys
 import tempfile
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
+import uvicorn
 from ag_ui_validate.pytest_plugin import validate_agui_endpoint
 from pydantic import JsonValue
 
 import agui
 from agui import Interrupt, RunAgentInput, RunContext, RunOutcome
-from agui.asgi import asgi_app
+from agui.asgi import LOOPBACK_HOSTS, asgi_app
+from agui.asgi._server import listen, tcp_socket
 from agui.messages import UserMessage
 from agui.sse import event_json
 from agui.testing import assert_valid, collect, fold, serving
@@ -33,6 +41,7 @@ App = Callable[[MutableMapping[str, Any], Any, Any], Awaitable[None]]
 
 JS_DIR = Path(__file__).parent / "js"
 STARTUP_SECONDS = 10.0
+JSON = {"content-type": "application/json"}
 REQUEST_SECONDS = 30.0
 
 
@@ -99,7 +108,9 @@ def test_a_streamed_run_equals_the_same_agent_collected_in_process() -> None:
 def test_a_refusal_reaches_an_http_client_as_json() -> None:
     async def post(url: str) -> httpx.Response:
         async with httpx.AsyncClient(timeout=REQUEST_SECONDS) as client:
-            return await client.post(url, content=b'{"threadId": "t"}')
+            return await client.post(
+                url, content=b'{"threadId": "t"}', headers={"content-type": "application/json"}
+            )
 
     with serving(asgi_app(weather)) as url:
         response = asyncio.run(post(url))
@@ -147,7 +158,7 @@ def test_two_hundred_concurrent_streams_all_complete_with_valid_streams() -> Non
 
     async def one(client: httpx.AsyncClient, url: str, index: int) -> list[agui.Event]:
         body = RunAgentInput(thread_id="t", run_id=f"run-{index}").model_dump_json()
-        response = await client.post(url, content=body)
+        response = await client.post(url, content=body, headers=JSON)
         assert response.status_code == 200
         return [agui.parse_event(frame) for frame in data_frames(response.content)]
 
@@ -280,3 +291,261 @@ def test_the_typescript_client_test_fails_rather_than_skips_without_node(
 
     with pytest.raises(pytest.fail.Exception, match=r"run `npm ci --prefix tests/js`"):
         _node()
+
+
+# -- hardening, against a real uvicorn ---------------------------------------------------------
+
+
+def exchange_raw(url: str, request: bytes, *, seconds: float = REQUEST_SECONDS) -> bytes:
+    """Send raw bytes to the server, then read until it closes the connection."""
+    port = urlsplit(url).port
+    assert port is not None
+    with socket.create_connection(("127.0.0.1", port), timeout=seconds) as sock:
+        sock.sendall(request)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+        return answer
+
+
+def head_and_body(answer: bytes) -> tuple[str, dict[str, str], bytes]:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status, *lines = head.decode("latin-1").split("\r\n")
+    headers = {name.lower(): value.strip() for name, _, value in (h.partition(":") for h in lines)}
+    return status, headers, body
+
+
+def test_every_socket_agui_binds_and_accepts_has_tcp_nodelay() -> None:
+    with listen("127.0.0.1", 0) as listening:
+        port = listening.getsockname()[1]
+        with socket.create_connection(("127.0.0.1", port)), listening.accept()[0] as accepted:
+            assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+        assert listening.proto == socket.IPPROTO_TCP
+    with tcp_socket("::1") as six:
+        assert six.family == socket.AF_INET6
+        assert six.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+
+
+def test_listening_on_a_port_in_use_fails_and_leaves_no_socket_open() -> None:
+    with listen("127.0.0.1", 0) as taken:
+        port = taken.getsockname()[1]
+        before = len(list(Path("/proc/self/fd").iterdir()))
+        with pytest.raises(OSError, match="Address already in use"):
+            listen("127.0.0.1", port)
+        assert len(list(Path("/proc/self/fd").iterdir())) == before
+
+
+def test_serving_a_server_that_never_starts_times_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    def returns_at_once(_self: uvicorn.Server, sockets: list[socket.socket] | None = None) -> None:
+        del sockets
+
+    monkeypatch.setattr(uvicorn.Server, "run", returns_at_once)
+
+    with (
+        pytest.raises(TimeoutError, match=r"the server did not start within 0\.5 s"),
+        serving(asgi_app(weather), timeout=0.5),
+    ):
+        pass  # pragma: no cover - serving raises before the block
+
+
+def test_the_connections_uvicorn_accepts_under_serving_have_tcp_nodelay() -> None:
+    """Nagle against delayed ACK stalls each keep-alive request ~40 ms without the option."""
+    with serving(asgi_app(weather)) as url, httpx.Client(timeout=REQUEST_SECONDS) as client:
+        for _ in range(2):  # the second request reuses the connection
+            response = client.post(url, content=INPUT.model_dump_json(), headers=JSON)
+            assert response.status_code == 200
+        port = urlsplit(url).port
+        transports = [
+            thing
+            for thing in gc.get_objects()
+            if isinstance(thing, asyncio.Transport)
+            and (thing.get_extra_info("sockname") or ("", 0))[1] == port
+        ]
+        sockets = [transport.get_extra_info("socket") for transport in transports]
+
+        assert len(sockets) == 1
+        assert sockets[0].getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        (
+            b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b'Transfer-Encoding: chunked\r\n\r\n5\r\n{"thr\r\n'
+        ),
+        (
+            b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b'Content-Length: 100\r\n\r\n{"threadId": '
+        ),
+    ],
+    ids=["a chunked body that never ends", "a short body then silence"],
+)
+def test_a_stalled_body_gets_408_and_its_connection_is_closed(request_bytes: bytes) -> None:
+    ran: list[str] = []
+
+    async def agent(ctx: Ctx) -> None:
+        ran.append(ctx.run_id)
+
+    with serving(asgi_app(agent, body_timeout=0.3)) as url:
+        status, headers, body = head_and_body(exchange_raw(url, request_bytes))
+
+    assert status == "HTTP/1.1 408 Request Timeout"
+    assert headers["connection"] == "close"
+    assert json.loads(body)["code"] == "BODY_TIMEOUT"
+    assert ran == []
+
+
+def test_a_cross_site_post_a_browser_sends_without_preflight_runs_nothing() -> None:
+    ran: list[str] = []
+
+    async def agent(ctx: Ctx) -> None:
+        ran.append(ctx.run_id)
+
+    with serving(asgi_app(agent)) as url, httpx.Client(timeout=REQUEST_SECONDS) as client:
+        simple = client.post(
+            url, content=INPUT.model_dump_json(), headers={"origin": "https://evil.example"}
+        )
+        untyped = client.post(url, content=INPUT.model_dump_json())
+        form = client.post(url, content=b"a=1", headers={"content-type": "text/plain"})
+
+    assert (simple.status_code, simple.json()["code"]) == (403, "ORIGIN_NOT_ALLOWED")
+    assert (untyped.status_code, untyped.json()["code"]) == (415, "UNSUPPORTED_MEDIA_TYPE")
+    assert form.status_code == 415
+    assert ran == []
+
+
+def test_an_allowed_origin_gets_its_preflight_and_a_stream_it_may_read() -> None:
+    page = "https://app.example"
+    with (
+        serving(asgi_app(weather, allowed_origins=[page])) as url,
+        httpx.Client(timeout=REQUEST_SECONDS) as client,
+    ):
+        preflight = client.options(
+            url,
+            headers={
+                "origin": page,
+                "access-control-request-method": "POST",
+                "access-control-request-headers": "content-type",
+            },
+        )
+        run = client.post(url, content=INPUT.model_dump_json(), headers={**JSON, "origin": page})
+
+    assert preflight.status_code == 204
+    assert preflight.headers["access-control-allow-origin"] == page
+    assert preflight.headers["access-control-allow-methods"] == "POST"
+    assert preflight.headers["access-control-allow-headers"] == "content-type"
+    assert run.status_code == 200
+    assert run.headers["access-control-allow-origin"] == page
+    assert_valid([agui.parse_event(frame) for frame in data_frames(run.content)])
+
+
+def test_a_rebound_host_name_is_refused_by_a_loopback_server() -> None:
+    app = asgi_app(weather, allowed_hosts=LOOPBACK_HOSTS, inspector=True)
+    with serving(app) as url, httpx.Client(timeout=REQUEST_SECONDS) as client:
+        rebound = client.post(
+            url, content=INPUT.model_dump_json(), headers={**JSON, "host": "evil.example"}
+        )
+        page = client.get(url, headers={"host": "evil.example:8000"})
+        own = client.post(url, content=INPUT.model_dump_json(), headers=JSON)
+
+    assert (rebound.status_code, rebound.json()["code"]) == (403, "HOST_NOT_ALLOWED")
+    assert page.status_code == 403
+    assert own.status_code == 200
+
+
+TOKEN = "s3cret"  # noqa: S105 - the documented example's token
+
+
+def authorize(headers: Mapping[str, str]) -> bool:
+    """The hook of docs/guides/http.md, "Authorization": it compares bytes, not text."""
+    sent = headers.get("authorization", "").encode("latin-1")
+    return hmac.compare_digest(sent, f"Bearer {TOKEN}".encode())
+
+
+@pytest.mark.parametrize(
+    ("authorization", "status"),
+    [(b"Bearer s3cret", 200), (b"Bearer s\xc3\xa9cret", 403), (b"Bearer \xff", 403), (None, 401)],
+)
+def test_the_documented_authorize_hook_refuses_any_header_and_never_answers_500(
+    authorization: bytes | None, status: int
+) -> None:
+    headers: dict[bytes, bytes] = {b"content-type": b"application/json"}
+    if authorization is not None:
+        headers[b"authorization"] = authorization
+    with (
+        serving(asgi_app(weather, authorize=authorize)) as url,
+        httpx.Client(timeout=REQUEST_SECONDS) as client,
+    ):
+        response = client.post(url, content=INPUT.model_dump_json(), headers=headers)
+
+    assert response.status_code == status
+
+
+def test_a_422_for_thousands_of_invalid_messages_is_smaller_than_the_request() -> None:
+    messages = [{"role": "user", "id": f"m{index}"} for index in range(20_000)]
+    body = json.dumps({"threadId": "t", "runId": "r", "messages": messages}).encode()
+    with (
+        serving(asgi_app(weather, max_body_bytes=len(body))) as url,
+        httpx.Client(timeout=REQUEST_SECONDS * 2) as client,
+    ):
+        response = client.post(url, content=body, headers=JSON)
+
+    assert response.status_code == 422
+    answer = response.json()
+    assert answer["omitted"] + len(answer["errors"]) == 20_000
+    assert len({error["path"] for error in answer["errors"]}) == len(answer["errors"])
+    assert len(response.content) < len(body) // 100
+
+
+# -- `agui serve`, as started from a shell -----------------------------------------------------
+
+AGUI = Path(sys.executable).parent / "agui"
+HELLO = Path(__file__).parent.parent / "examples" / "hello.py"
+
+
+def announced_url(process: subprocess.Popen[str]) -> str:
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    assert line.startswith("agui: serving on "), line
+    return line.removeprefix("agui: serving on ").strip()
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
+def test_agui_serve_on_loopback_answers_only_loopback_host_names(host: str) -> None:
+    process = subprocess.Popen(  # noqa: S603 - the project's own console script
+        [str(AGUI), "serve", f"{HELLO}:agent", "--host", host, "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        url = announced_url(process)
+        with httpx.Client(timeout=REQUEST_SECONDS) as client:
+            body = INPUT.model_dump_json()
+            rebound = client.post(url, content=body, headers={**JSON, "host": "evil.example"})
+            own = client.post(url, content=body, headers={**JSON, "host": "localhost"})
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=REQUEST_SECONDS)
+        assert process.stdout is not None
+        process.stdout.close()
+
+    assert (rebound.status_code, rebound.json()["code"]) == (403, "HOST_NOT_ALLOWED")
+    assert own.status_code == 200
+
+
+def test_agui_serve_states_its_limits_in_its_help() -> None:
+    completed = subprocess.run(  # noqa: S603 - the project's own console script
+        [str(AGUI), "serve", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=REQUEST_SECONDS,
+        check=True,
+    )
+    text = " ".join(completed.stdout.split())
+
+    assert "line and headers at most 16 KiB" in text
+    assert "body at most 1 MiB, arriving whole within 10 s" in text
+    assert "idle keep-alive connection is closed after 5 s" in text
+    assert "whose Host is localhost, 127.0.0.1, ::1" in text

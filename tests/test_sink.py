@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from agui import EventReceiver
-from agui._record import Item
+from agui._record import Item, Kind
 from agui.events import (
     CustomEvent,
     Event,
@@ -16,6 +15,7 @@ from agui.events import (
     ToolCallArgsEvent,
     ToolCallEndEvent,
 )
+from agui.sink import EventReceiver
 
 
 def custom(n: int) -> CustomEvent:
@@ -139,9 +139,9 @@ def test_a_reader_that_stops_early_leaves_no_waiter_behind() -> None:
 
 def test_a_delta_pushed_as_a_record_is_drained_as_its_event() -> None:
     receiver = EventReceiver()
-    receiver.push_record((0, "m1", "Hi"))
-    receiver.push_record((1, "c1", "{}"))
-    receiver.push_record((2, "m2", "hmm"))
+    receiver.push_record((Kind.TEXT_CONTENT, "m1", "Hi"))
+    receiver.push_record((Kind.TOOL_ARGS, "c1", "{}"))
+    receiver.push_record((Kind.REASONING_CONTENT, "m2", "hmm"))
     assert receiver.drain() == [
         TextMessageContentEvent(message_id="m1", delta="Hi"),
         ToolCallArgsEvent(tool_call_id="c1", delta="{}"),
@@ -151,9 +151,9 @@ def test_a_delta_pushed_as_a_record_is_drained_as_its_event() -> None:
 
 def test_a_start_or_end_pushed_as_a_record_is_drained_as_its_event() -> None:
     receiver = EventReceiver()
-    receiver.push_record((5, "m1", "user"))
-    receiver.push_record((3, "m1", ""))
-    receiver.push_record((4, "c1", ""))
+    receiver.push_record((Kind.TEXT_START, "m1", "user"))
+    receiver.push_record((Kind.TEXT_END, "m1", ""))
+    receiver.push_record((Kind.TOOL_END, "c1", ""))
     assert receiver.drain() == [
         TextMessageStartEvent(message_id="m1", role="user"),
         TextMessageEndEvent(message_id="m1"),
@@ -164,9 +164,9 @@ def test_a_start_or_end_pushed_as_a_record_is_drained_as_its_event() -> None:
 def test_drain_items_hands_over_records_as_they_are_between_events_in_order() -> None:
     receiver = EventReceiver()
     receiver.push(custom(1))
-    receiver.push_record((0, "m1", "Hi"))
+    receiver.push_record((Kind.TEXT_CONTENT, "m1", "Hi"))
     receiver.push(custom(2))
-    assert receiver.drain_items() == [custom(1), (0, "m1", "Hi"), custom(2)]
+    assert receiver.drain_items() == [custom(1), (Kind.TEXT_CONTENT, "m1", "Hi"), custom(2)]
     assert receiver.drain_items() == []
 
 
@@ -174,7 +174,7 @@ def test_item_batches_hand_over_records_and_batches_hand_over_events() -> None:
     async def read() -> tuple[list[list[Item]], list[list[Event]]]:
         raw, built = EventReceiver(), EventReceiver()
         for receiver in (raw, built):
-            receiver.push_record((0, "m1", "a"))
+            receiver.push_record((Kind.TEXT_CONTENT, "m1", "a"))
             receiver.push(custom(1))
             receiver.close()
         return (
@@ -183,7 +183,7 @@ def test_item_batches_hand_over_records_and_batches_hand_over_events() -> None:
         )
 
     raw, built = asyncio.run(read())
-    assert raw == [[(0, "m1", "a"), custom(1)]]
+    assert raw == [[(Kind.TEXT_CONTENT, "m1", "a"), custom(1)]]
     assert built == [[TextMessageContentEvent(message_id="m1", delta="a"), custom(1)]]
 
 
@@ -193,7 +193,7 @@ def test_a_record_pushed_while_a_reader_waits_wakes_it() -> None:
 
         async def later() -> None:
             await asyncio.sleep(0)
-            receiver.push_record((0, "m1", "a"))
+            receiver.push_record((Kind.TEXT_CONTENT, "m1", "a"))
             await asyncio.sleep(0)
             receiver.close()
 
@@ -202,4 +202,4 @@ def test_a_record_pushed_while_a_reader_waits_wakes_it() -> None:
         await task
         return batches
 
-    assert asyncio.run(read()) == [[(0, "m1", "a")]]
+    assert asyncio.run(read()) == [[(Kind.TEXT_CONTENT, "m1", "a")]]

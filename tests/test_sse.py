@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from json.encoder import encode_basestring
-from pathlib import Path
 from typing import Literal, TypedDict, cast, get_args, get_origin
 
 import pydantic_core
@@ -13,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, JsonValue
 
-from agui._record import Item, Record
+import corpus
+from agui._record import Item, Kind, Record
 from agui.errors import UsageError
 from agui.events import (
     CustomEvent,
@@ -43,9 +43,6 @@ from agui.sse import (
 from agui.types import RunAgentInput
 from agui.wire import parse_event
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-NULL_OMISSION = SHARED / "conformance" / "null-omission.json"
-
 
 class Case(TypedDict):
     name: str
@@ -55,7 +52,7 @@ class Case(TypedDict):
 
 
 def _python_cases() -> list[Case]:
-    stream: list[Case] = json.loads(NULL_OMISSION.read_text(encoding="utf-8"))["stream"]
+    stream: list[Case] = corpus.json("null-omission.json")["stream"]
     return [case for case in stream if "python" in case["producedBy"]]
 
 
@@ -65,10 +62,12 @@ PYTHON_CASES = _python_cases()
 # -- the golden null-omission fixture ---------------------------------------------------------
 
 
+@pytest.mark.corpus
 def test_the_null_omission_fixture_has_python_cases() -> None:
     assert len(PYTHON_CASES) >= 28
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("case", PYTHON_CASES, ids=[case["name"] for case in PYTHON_CASES])
 def test_each_null_omission_case_writes_exactly_the_expected_json(case: Case) -> None:
     event = parse_event(case["input"])
@@ -79,6 +78,7 @@ def test_each_null_omission_case_writes_exactly_the_expected_json(case: Case) ->
     assert sorted(written) == sorted(case["expected"])
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("case", PYTHON_CASES, ids=[case["name"] for case in PYTHON_CASES])
 def test_each_null_omission_case_frames_its_json_as_one_sse_event(case: Case) -> None:
     event = parse_event(case["input"])
@@ -378,9 +378,13 @@ def _record_event(record: Record) -> Event:
 
 _IDS = st.sampled_from(["m1", "m/2", 'c"3'])
 _records = st.one_of(
-    st.tuples(st.integers(min_value=0, max_value=2), _IDS, st.text()),
-    st.tuples(st.integers(min_value=3, max_value=4), _IDS, st.just("")),
-    st.tuples(st.just(5), _IDS, st.sampled_from(["assistant", "user", "system", "developer"])),
+    st.tuples(st.integers(min_value=0, max_value=2).map(Kind), _IDS, st.text()),
+    st.tuples(st.integers(min_value=3, max_value=4).map(Kind), _IDS, st.just("")),
+    st.tuples(
+        st.just(Kind.TEXT_START),
+        _IDS,
+        st.sampled_from(["assistant", "user", "system", "developer"]),
+    ),
 )
 _events = st.sampled_from(
     [
@@ -403,9 +407,9 @@ def test_a_batch_of_items_is_written_as_the_frames_of_their_events(items: list[I
 
 def test_a_record_whose_text_holds_a_lone_surrogate_is_left_to_the_serializer() -> None:
     with pytest.raises(pydantic_core.PydanticSerializationError, match="surrogates not allowed"):
-        item_json((0, "m1", "\ud800"))
+        item_json((Kind.TEXT_CONTENT, "m1", "\ud800"))
     with pytest.raises(pydantic_core.PydanticSerializationError, match="surrogates not allowed"):
-        encode_items([TextMessageEndEvent(message_id="m0"), (0, "m1", "\ud800")])
+        encode_items([TextMessageEndEvent(message_id="m0"), (Kind.TEXT_CONTENT, "m1", "\ud800")])
 
 
 def test_an_empty_batch_is_no_bytes() -> None:

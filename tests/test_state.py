@@ -6,7 +6,7 @@ import copy
 import dataclasses
 import datetime as dt
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Annotated, Any, TypeVar, cast
 
 import pydantic_core
@@ -24,16 +24,29 @@ from pydantic import (
 )
 from typing_extensions import TypedDict
 
-from agui import EventType, RunAgentInput, RunContext, StateError, parse_event
+from agui import EventType, RunAgentInput, RunContext, parse_event
+from agui import state as state_module
+from agui.errors import StateError
 from agui.events import Event, StateDeltaEvent, StateSnapshotEvent
 from agui.sink import EventReceiver
-from agui.state import StateManager, _delta, _writes  # pyright: ignore[reportPrivateUsage]
+from agui.state import StateManager, _delta  # pyright: ignore[reportPrivateUsage]
 from agui.testing import fold
 from agui.transform import ToolResultToState
 from agui.types import AddOperation, RemoveOperation, ReplaceOperation
 
 E = TypeVar("E")
 S = TypeVar("S")
+
+SHORTCUTS_FROM: int = state_module._SHORTCUTS_FROM  # pyright: ignore[reportPrivateUsage]
+"""The length of JSON from which a publish takes its shortcuts, as the package ships it."""
+
+
+@pytest.fixture(autouse=True, scope="module")
+def shortcuts_at_every_size() -> Iterator[None]:
+    """The publish shortcuts, which only long states take, taken by the short ones here too."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(state_module, "_SHORTCUTS_FROM", 0)
+        yield
 
 
 class Board(BaseModel):
@@ -535,6 +548,47 @@ def test_an_unchanged_plain_state_is_known_unchanged_without_serializing_it(
     assert client_follows(manager, sent)
 
 
+def some_tasks(count: int) -> JsonValue:
+    tasks: list[JsonValue] = [{"id": 1, "title": "t", "done": False}]
+    return {"tasks": tasks * count}
+
+
+def test_a_short_state_is_serialized_each_time_and_a_long_one_only_when_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(state_module, "_SHORTCUTS_FROM", SHORTCUTS_FROM)
+    short, long = StateManager(Tasks, some_tasks(10)), StateManager(Tasks, some_tasks(200))
+    assert len(short.to_json()) < SHORTCUTS_FROM <= len(long.to_json())
+    sent: list[StateSnapshotEvent | StateDeltaEvent] = []
+    for manager in (short, long):
+        publish(manager, sent)
+    serialized = Serializations(monkeypatch)
+    assert publish(short, sent) == "nothing"
+    assert serialized.count == 1
+    assert publish(long, sent) == "nothing"
+    assert serialized.count == 1
+
+
+def test_a_short_state_publishes_the_same_events_without_the_shortcuts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def events(shortcuts_from: int) -> list[StateSnapshotEvent | StateDeltaEvent]:
+        monkeypatch.setattr(state_module, "_SHORTCUTS_FROM", shortcuts_from)
+        manager = StateManager(Tasks, some_tasks(5))
+        sent: list[StateSnapshotEvent | StateDeltaEvent] = []
+        publish(manager, sent)
+        manager.value.tasks[2]["done"] = True
+        publish(manager, sent)
+        manager.value.tasks[2]["title"] = "u"
+        publish(manager, sent)
+        publish(manager, sent)
+        assert client_follows(manager, sent)
+        return sent
+
+    assert types_of(events(SHORTCUTS_FROM)) == ["STATE_SNAPSHOT", "STATE_DELTA", "STATE_DELTA"]
+    assert events(SHORTCUTS_FROM) == events(0)
+
+
 @pytest.mark.parametrize(
     ("key", "value"),
     [("done", 0), ("id", True), ("id", 3.0)],
@@ -701,12 +755,6 @@ def test_a_value_whose_equality_raises_is_still_a_state_error() -> None:
         manager.publish()
 
 
-def test_only_exactly_the_same_bytes_vouch_for_a_document() -> None:
-    assert _writes({"a": [1, 2.0, True, None]}, b'{"a":[1,2.0,true,null]}')
-    assert not _writes({"a": 1}, b'{"a":1.0}')
-    assert not _writes("\ud800", b'"\\ud800"')
-
-
 json_documents: st.SearchStrategy[JsonValue] = st.recursive(
     st.none()
     | st.booleans()
@@ -721,9 +769,18 @@ json_documents: st.SearchStrategy[JsonValue] = st.recursive(
 )
 
 
+@pytest.mark.parametrize("shortcuts_from", [0, SHORTCUTS_FROM], ids=["shortcuts", "strict"])
 @settings(max_examples=200, deadline=None)
 @given(st.lists(json_documents, min_size=1, max_size=6))
-def test_the_client_follows_every_publish_of_any_json_state(documents: list[JsonValue]) -> None:
+def test_the_client_follows_every_publish_of_any_json_state(
+    shortcuts_from: int, documents: list[JsonValue]
+) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(state_module, "_SHORTCUTS_FROM", shortcuts_from)
+        client_follows_every_publish(documents)
+
+
+def client_follows_every_publish(documents: list[JsonValue]) -> None:
     manager: StateManager[Any] = StateManager(None, {"pad": "x" * 40})
     sent: list[StateSnapshotEvent | StateDeltaEvent] = []
     publish(manager, sent)
@@ -754,11 +811,18 @@ def containers_in(doc: JsonValue) -> list[dict[str, JsonValue] | list[JsonValue]
     return found
 
 
+@pytest.mark.parametrize("shortcuts_from", [0, SHORTCUTS_FROM], ids=["shortcuts", "strict"])
 @settings(max_examples=200, deadline=None)
 @given(json_documents, st.data())
 def test_the_client_follows_changes_made_in_place_anywhere_in_the_state(
-    start: JsonValue, data: st.DataObject
+    shortcuts_from: int, start: JsonValue, data: st.DataObject
 ) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(state_module, "_SHORTCUTS_FROM", shortcuts_from)
+        client_follows_changes_in_place(start, data)
+
+
+def client_follows_changes_in_place(start: JsonValue, data: st.DataObject) -> None:
     doc = copy.deepcopy(start)
     manager: StateManager[JsonValue] = StateManager(None, {"pad": "x" * 40, "doc": doc})
     sent: list[StateSnapshotEvent | StateDeltaEvent] = []

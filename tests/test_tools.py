@@ -14,18 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field, JsonValue
 
-from agui import (
-    AgentError,
-    BackendTool,
-    Cancelled,
-    InvalidArguments,
-    RunAgentInput,
-    RunContext,
-    Toolbox,
-    UsageError,
-    tool,
-)
+from agui import AgentError, RunAgentInput, RunContext, UsageError
+from agui.agents import BackendTool, Toolbox, tool
 from agui.agents.tools import ToolResult
+from agui.errors import Cancelled, InvalidArguments
 
 
 class Address(BaseModel):
@@ -225,6 +217,22 @@ def test_validate_lists_every_field_that_does_not_fit() -> None:
         "/address/country",
         "/express",
     ]
+
+
+def test_validate_escapes_slashes_and_tildes_in_the_json_pointers_it_reports() -> None:
+    """RFC 6901: a '~' in a key is written '~0' and a '/' is written '~1'."""
+
+    @tool
+    def tag(x: dict[str, int]) -> str:
+        """Tag things."""
+        return str(x)
+
+    with pytest.raises(InvalidArguments, match=r"'/x/a~1b': Input should be a valid integer"):
+        tag.validate({"x": {"a/b": "one"}})
+    with pytest.raises(InvalidArguments) as caught:
+        tag.validate({"x": {"a/b": "one", "~c": "two", "ok": 3}})
+
+    assert [pointer for pointer, _ in caught.value.errors] == ["/x/a~1b", "/x/~0c"]
 
 
 @pytest.mark.parametrize(

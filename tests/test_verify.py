@@ -2,8 +2,13 @@
 # (the tests compare the verifier's private state across refusals, as ruff's SLF001 waiver says)
 from __future__ import annotations
 
+import ast
+import importlib
+import inspect
 import re
+import typing
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Literal
 
 import pytest
@@ -11,8 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
+from agui import _rules, verify
 from agui import events as ev
-from agui import verify
+from agui._record import Kind, Record, materialize
 from agui.errors import ProtocolViolation
 from agui.events import (
     ActivityDeltaEvent,
@@ -59,6 +65,7 @@ from agui.messages import (
 )
 from agui.types import Interrupt, InterruptOutcome, RunAgentInput
 from agui.verify import Rule, Verifier
+from agui.verify._lifecycle import ANY, REFUSALS, ROWS, TRANSITIONS, Phase
 
 
 def started(run: str = "r1", thread: str = "t1", *, history: list[Message] | None = None) -> Event:
@@ -1155,6 +1162,103 @@ def test_every_event_type_has_a_handler() -> None:
     assert set(Verifier()._handlers) == {member.value for member in EventType}
 
 
+# The run lifecycle, in the test's own words: each phase, each run boundary and an ordinary
+# event, and then the phase the event moves the stream to, or the rule it breaks there.
+IDLE, RUNNING, FINISHED, ERRORED = Phase
+INTO: dict[Phase, list[Event]] = {
+    IDLE: [],
+    RUNNING: [BEGIN],
+    FINISHED: [BEGIN, finished()],
+    ERRORED: [BEGIN, RunErrorEvent(message="boom")],
+}
+BOUNDARY: dict[str, Event] = {
+    "RUN_STARTED": started("r2"),
+    "RUN_FINISHED": finished(),
+    "RUN_ERROR": RunErrorEvent(message="boom"),
+    "CUSTOM": CustomEvent(name="note", value=None),
+}
+LIFECYCLE: list[tuple[Phase, str, Phase | Rule]] = [
+    (IDLE, "RUN_STARTED", RUNNING),
+    (IDLE, "RUN_FINISHED", Rule.FIRST_EVENT_NOT_RUN_STARTED),
+    (IDLE, "RUN_ERROR", ERRORED),
+    (IDLE, "CUSTOM", Rule.FIRST_EVENT_NOT_RUN_STARTED),
+    (RUNNING, "RUN_STARTED", Rule.NESTED_RUN_STARTED),
+    (RUNNING, "RUN_FINISHED", FINISHED),
+    (RUNNING, "RUN_ERROR", ERRORED),
+    (RUNNING, "CUSTOM", RUNNING),
+    (FINISHED, "RUN_STARTED", RUNNING),
+    (FINISHED, "RUN_FINISHED", Rule.EVENT_AFTER_RUN_FINISHED),
+    (FINISHED, "RUN_ERROR", ERRORED),
+    (FINISHED, "CUSTOM", Rule.EVENT_AFTER_RUN_FINISHED),
+    (ERRORED, "RUN_STARTED", RUNNING),
+    (ERRORED, "RUN_FINISHED", Rule.EVENT_AFTER_RUN_ERROR),
+    (ERRORED, "RUN_ERROR", Rule.EVENT_AFTER_RUN_ERROR),
+    (ERRORED, "CUSTOM", Rule.EVENT_AFTER_RUN_ERROR),
+]
+
+
+@pytest.mark.parametrize(
+    ("phase", "type_", "then"), LIFECYCLE, ids=[f"{p.value}-{t}" for p, t, _ in LIFECYCLE]
+)
+def test_each_phase_moves_or_refuses_each_event_as_the_lifecycle_says(
+    phase: Phase, type_: str, then: Phase | Rule
+) -> None:
+    verifier = replay(INTO[phase])
+    assert verifier._phase is phase
+    if isinstance(then, Rule):
+        with pytest.raises(ProtocolViolation, match=re.escape(type_) + "|'r1' is active") as caught:
+            verifier.observe(BOUNDARY[type_])
+        assert caught.value.rule is then
+        assert verifier._phase is phase
+    else:
+        verifier.observe(BOUNDARY[type_])
+        assert verifier._phase is then
+        assert verifier.running is (then is RUNNING)
+
+
+def test_every_event_type_but_the_run_boundaries_moves_as_any_other_event() -> None:
+    boundaries = {"RUN_STARTED", "RUN_FINISHED", "RUN_ERROR"}
+    for phase in Phase:
+        assert set(ROWS[phase]) == {member.value for member in EventType}
+        for member in EventType:
+            if member.value not in boundaries:
+                assert ROWS[phase][member.value] is TRANSITIONS[phase].get(ANY)
+
+
+def test_a_refused_move_names_the_rule_of_its_phase() -> None:
+    for phase, type_, then in LIFECYCLE:
+        if isinstance(then, Rule):
+            assert REFUSALS[phase][0] is then, (phase, type_)
+
+
+def test_the_reference_page_draws_the_lifecycle_table_the_verifier_consults() -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "reference" / "verify.md").read_text()
+    lines = page.splitlines()
+    header = lines.index(
+        "| phase | `RUN_STARTED` | `RUN_FINISHED` | `RUN_ERROR` | any other event |"
+    )
+    drawn: dict[tuple[Phase, str], Phase | Rule] = {}
+    for line in lines[header + 2 : header + 6]:
+        phase, *cells = (cell.strip() for cell in line.strip("|").split("|"))
+        for type_, cell in zip(BOUNDARY, cells, strict=True):
+            then = Rule(cell.strip("`")) if cell.startswith("`") else Phase(cell)
+            drawn[Phase(phase), type_] = then
+    assert drawn == {(phase, type_): then for phase, type_, then in LIFECYCLE}
+
+
+def test_the_rule_enum_sits_below_the_errors_that_carry_it() -> None:
+    def agui_imports(module: str) -> set[str]:
+        tree = ast.parse(Path(inspect.getfile(importlib.import_module(module))).read_text())
+        found = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        found |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        return {name for name in found if name.split(".")[0] == "agui"}
+
+    assert agui_imports("agui._rules") == set()
+    assert agui_imports("agui.errors") == {"agui._rules"}
+    assert Rule is _rules.Rule
+    assert typing.get_type_hints(ProtocolViolation.__init__)["rule"] is Rule
+
+
 # A small world for random streams: a few ids and owners, every kind of event that has a rule.
 IDS = st.sampled_from(["a", "b"])
 TAGS = st.sampled_from([None, S1, S2])
@@ -1242,72 +1346,67 @@ def refusal(verifier: Verifier, event: Event) -> ProtocolViolation | None:
     return None
 
 
-def _delta(kind_index: int, entity_id: str) -> Event:
-    if kind_index == 0:
-        return ev.TextMessageContentEvent(message_id=entity_id, delta="x")
-    if kind_index == 1:
-        return ev.ToolCallArgsEvent(tool_call_id=entity_id, delta="x")
-    return ev.ReasoningMessageContentEvent(message_id=entity_id, delta="x")
+# A handle's records (`agui._record`) are observed as they are: on a fast path in the common
+# case, as their event otherwise. Either way, observing a record must do exactly what observing
+# its event does.
+
+
+def _record_text(kind: Kind) -> str:
+    if kind is Kind.TEXT_START:
+        return "assistant"
+    return "x" if kind <= Kind.LAST_DELTA else ""
+
+
+RECORDS: list[Record] = [
+    (kind, entity_id, _record_text(kind)) for kind in Kind for entity_id in ("a", "b")
+]
+
+
+def outcome(verifier: Verifier, item: Event | Record) -> tuple[object, ...]:
+    """What observing `item` did: the rule it broke (or None), and the verifier after it."""
+    try:
+        verifier.observe(item)
+    except ProtocolViolation as violation:
+        return (violation.rule, verifier._snapshot(), views(verifier))
+    return (None, verifier._snapshot(), views(verifier))
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(EVENTS, max_size=40))
-def test_a_delta_the_verifier_admits_is_accepted_and_changes_nothing(events: list[Event]) -> None:
-    verifier = Verifier()
-    for event in [started(), *events]:
-        refusal(verifier, event)
-        for kind_index in range(3):
-            for entity_id in ("a", "b"):
-                if verifier.admits_delta(kind_index, entity_id):
-                    before = (verifier._snapshot(), views(verifier))
-                    verifier.observe(_delta(kind_index, entity_id))
-                    assert (verifier._snapshot(), views(verifier)) == before
-
-
-def test_a_delta_is_admitted_only_while_its_block_is_open_in_an_active_run() -> None:
-    verifier = Verifier()
-    assert not verifier.admits_delta(0, "m1")  # no run
-    replay([started(), *text("m1")[:1]], verifier)
-    assert verifier.admits_delta(0, "m1")
-    assert not verifier.admits_delta(1, "m1")  # a tool call of that id is not open
-    verifier.observe(ev.TextMessageChunkEvent(message_id="m2", delta="x"))
-    assert not verifier.admits_delta(0, "m1")  # a chunk stream is open: the full check decides
-
-
-def _end(kind_index: int, entity_id: str) -> Event:
-    if kind_index == 0:
-        return ev.TextMessageEndEvent(message_id=entity_id)
-    return ev.ToolCallEndEvent(tool_call_id=entity_id)
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(EVENTS, max_size=40))
-def test_an_end_the_verifier_accepts_does_what_observing_it_would(events: list[Event]) -> None:
-    for kind_index in (0, 1):
-        for entity_id in ("a", "b"):
-            fast, full = Verifier(), Verifier()
-            for event in [started(), *events]:
-                refusal(fast, event)
-                refusal(full, event)
-            before = (fast._snapshot(), views(fast))
-            if fast.accept_end(kind_index, entity_id):
-                full.observe(_end(kind_index, entity_id))
-                assert (fast._snapshot(), views(fast)) == (full._snapshot(), views(full))
-            else:
-                assert (fast._snapshot(), views(fast)) == before
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(EVENTS, max_size=40))
-def test_a_start_the_verifier_accepts_does_what_observing_it_would(events: list[Event]) -> None:
-    for entity_id in ("a", "b"):
+def test_observing_a_record_does_what_observing_its_event_does(events: list[Event]) -> None:
+    for record in RECORDS:
         fast, full = Verifier(), Verifier()
         for event in [started(), *events]:
             refusal(fast, event)
             refusal(full, event)
         before = (fast._snapshot(), views(fast))
-        if fast.accept_start(entity_id):
-            full.observe(ev.TextMessageStartEvent(message_id=entity_id))
-            assert (fast._snapshot(), views(fast)) == (full._snapshot(), views(full))
-        else:
-            assert (fast._snapshot(), views(fast)) == before
+        found = outcome(fast, record)
+        assert found == outcome(full, materialize(record))
+        if found[0] is not None:
+            assert found[1:] == before
+
+
+def test_a_record_is_checked_as_its_event_unless_its_block_is_simply_open(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built: list[Event] = []
+
+    def building(record: Record) -> Event:
+        built.append(materialize(record))
+        return built[-1]
+
+    monkeypatch.setattr(verify, "materialize", building)
+    verifier = Verifier()
+    with pytest.raises(ProtocolViolation):
+        verifier.observe((Kind.TEXT_CONTENT, "m1", "x"))  # no run
+    assert len(built) == 1
+    replay([started(), *text("m1")[:1]], verifier)
+    verifier.observe((Kind.TEXT_CONTENT, "m1", "x"))
+    assert len(built) == 1  # the fast path: the message is open
+    with pytest.raises(ProtocolViolation, match="m1"):
+        verifier.observe((Kind.TOOL_ARGS, "m1", "x"))  # a tool call of that id is not open
+    assert len(built) == 2
+    verifier.observe(ev.TextMessageChunkEvent(message_id="m2", delta="x"))
+    verifier.observe((Kind.TEXT_CONTENT, "m1", "x"))
+    assert len(built) == 3  # a chunk stream is open: the full check decides
+    assert built[-1] == ev.TextMessageContentEvent(message_id="m1", delta="x")

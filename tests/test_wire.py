@@ -12,7 +12,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import JsonValue, TypeAdapter
 
-from agui.errors import DecodeError, InvalidInput, MalformedEvent, UnknownEventType
+from agui.errors import (
+    DecodeError,
+    InvalidInput,
+    MalformedEvent,
+    UnknownEventType,
+    UnknownMemberWarning,
+)
 from agui.events import (
     Event,
     EventType,
@@ -34,7 +40,7 @@ from agui.messages import (
     UserMessage,
 )
 from agui.sse import encode_sse, event_json
-from agui.wire import UnknownMemberWarning, parse_event, parse_input, parse_json
+from agui.wire import parse_event, parse_input, parse_json
 
 JsonDict = dict[str, JsonValue]
 
@@ -627,6 +633,26 @@ def test_a_message_with_an_unknown_role_is_dropped_with_a_warning() -> None:
     assert json.loads(event_json(event))["messages"] == [
         {"role": "user", "id": "u", "content": "hi"}
     ]
+
+
+def test_a_run_input_message_with_an_unknown_role_is_stripped_with_a_warning() -> None:
+    """AG-UI 1.0: an unknown role is unknown material, stripped with a warning, never silently."""
+    data: JsonDict = {
+        "threadId": "t",
+        "runId": "r",
+        "messages": [
+            {"role": "narrator", "id": "n", "content": "Once upon a time"},
+            {"role": "user", "id": "u", "content": "hi"},
+        ],
+    }
+
+    with pytest.warns(UnknownMemberWarning) as record:
+        run_input = parse_input(data)
+
+    assert [str(w.message) for w in record] == [
+        "Removed unrecognised material at '/messages/0' on RunAgentInput"
+    ]
+    assert run_input.messages == [UserMessage(id="u", content="hi")]
 
 
 def test_an_unknown_content_part_type_is_dropped_and_the_other_parts_kept() -> None:

@@ -22,7 +22,7 @@ What it demonstrates:
   A2UI surfaces.
 - **An approval.** Deleting needs the user's yes. The first request streams the `delete_task`
   call, ends it without a result, and finishes the run with an interrupt (`approve-<call id>`,
-  as `agui.ToolLoopAgent` names them). The next request carries the history and a `resume`
+  as `agui.agents.ToolLoopAgent` names them). The next request carries the history and a `resume`
   entry: approved (`{"approved": true}`), the task goes and the result answers the original
   call; declined, it stays. Without an answer, nothing happens and the question is asked again.
 - **Steps and reasoning.** Each change runs in a step, after a short reasoning block.

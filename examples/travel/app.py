@@ -1,8 +1,8 @@
 """A travel assistant: a model calls two backend tools, then answers from what they return.
 
 This is the backend-tools case. `get_weather` and `search_restaurants` are ordinary Python
-functions made tools with `@agui.tool` (their JSON Schema comes from the signatures), and
-`agui.ToolLoopAgent` runs the loop: the model asks for the tools, each call streams to the app
+functions made tools with `agui.agents.tool` (their JSON Schema comes from the signatures), and
+`ToolLoopAgent` runs the loop: the model asks for the tools, each call streams to the app
 as its own block (`TOOL_CALL_START`, `ARGS`, `END`, `RESULT`), the results go back to the model,
 and its answer streams as text. The data is fake but deterministic: the same city always has the
 same weather and the same restaurants.
@@ -40,6 +40,7 @@ from typing import Annotated
 from pydantic import BaseModel, Field, JsonValue, TypeAdapter, ValidationError
 
 import agui
+from agui.agents import ToolLoopAgent, tool
 from agui.agents.models import (
     Call,
     ChatMessage,
@@ -104,7 +105,7 @@ def _seed(*parts: str) -> int:
     return zlib.crc32(" ".join(part.strip().lower() for part in parts).encode())
 
 
-@agui.tool
+@tool
 def get_weather(
     location: Annotated[str, Field(description="The city, such as Paris or New York")],
 ) -> Weather:
@@ -118,7 +119,7 @@ def get_weather(
     )
 
 
-@agui.tool
+@tool
 def search_restaurants(
     location: Annotated[str, Field(description="The city, such as Paris or New York")],
     cuisine: Annotated[str, Field(description="A cuisine, such as italian, or any")] = "any",
@@ -284,14 +285,14 @@ def build_model(env: Mapping[str, str] | None = None) -> ChatModel:
     return OpenAICompatibleModel(base_url, model, api_key=env.get("AGUI_API_KEY"))
 
 
-def build_agent(model: ChatModel | None = None) -> agui.ToolLoopAgent:
+def build_agent(model: ChatModel | None = None) -> ToolLoopAgent:
     """The travel assistant: the two tools in a tool loop, on `model` or `build_model()`.
 
     Examples:
         >>> build_agent().toolbox.specs()[0].name
         'get_weather'
     """
-    return agui.ToolLoopAgent(
+    return ToolLoopAgent(
         model if model is not None else build_model(),
         tools=[get_weather, search_restaurants],
         instructions=INSTRUCTIONS,

@@ -1,81 +1,78 @@
 """agui: a server-side SDK for the AG-UI protocol.
 
-The names a user needs are re-exported here; each lives in the module named for its concept.
+The top level is the core a user needs to write and serve an agent: the run context and its
+handles, the run input and the events, the run driver, the endpoint and the three errors a
+caller meets most. Everything else lives in the module named for its concept and is imported
+from there: the tool loop in `agui.agents`, every other error in `agui.errors`, the testing kit
+in `agui.testing`, JSON Patch in `agui.patch`, the client in `agui.client`.
+
+`import agui` loads nothing but this module: each name is imported from its home module on
+first use, through the module `__getattr__` below (PEP 562), and kept. A process pays for what
+it touches: `agui --version` for a constant, a process that only builds events never for the
+HTTP layer or the testing kit, and `from agui import RunContext` for the run core alone.
+
+Examples:
+    >>> import agui
+    >>> agui.RunAgentInput(thread_id="t", run_id="r").run_id
+    'r'
 """
 
 from __future__ import annotations
 
-from agui import patch, testing
-from agui.agents.loop import ToolLoopAgent
-from agui.agents.tools import BackendTool, Toolbox, tool
-from agui.asgi import asgi_app
-from agui.cancellation import CancellationToken
-from agui.context import RunContext
-from agui.errors import (
-    AgentError,
-    AguiError,
-    Cancelled,
-    DecodeError,
-    InvalidArguments,
-    InvalidInput,
-    MalformedEvent,
-    PatchError,
-    ProtocolViolation,
-    StateError,
-    UnknownEventType,
-    UsageError,
-)
-from agui.events import Event, EventType
-from agui.handles import MessageHandle, ReasoningHandle, StepHandle, ToolCallHandle
-from agui.messages import Message
-from agui.runner import PROTOCOL_VERSION, Agent, run
-from agui.sink import EventReceiver
-from agui.sse import encode_sse
-from agui.types import (
-    Context,
-    Interrupt,
-    ResumeEntry,
-    RunAgentInput,
-    RunOutcome,
-    TokenUsage,
-    Tool,
-)
-from agui.wire import UnknownMemberWarning, parse_event, parse_input
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agui import patch as patch
+    from agui import testing as testing
+    from agui.asgi import asgi_app
+    from agui.cancellation import CancellationToken
+    from agui.context import RunContext
+    from agui.errors import (
+        AgentError,
+        AguiError,
+        ProtocolViolation,
+        UnknownMemberWarning,
+        UsageError,
+    )
+    from agui.events import Event, EventType
+    from agui.handles import MessageHandle, ReasoningHandle, StepHandle, ToolCallHandle
+    from agui.messages import Message
+    from agui.runner import PROTOCOL_VERSION, Agent, run
+    from agui.sse import encode_sse
+    from agui.types import (
+        Context,
+        Interrupt,
+        ResumeEntry,
+        RunAgentInput,
+        RunOutcome,
+        TokenUsage,
+        Tool,
+    )
+    from agui.wire import parse_event, parse_input
 
 __all__ = [
     "PROTOCOL_VERSION",
     "Agent",
     "AgentError",
     "AguiError",
-    "BackendTool",
     "CancellationToken",
-    "Cancelled",
     "Context",
-    "DecodeError",
     "Event",
-    "EventReceiver",
     "EventType",
     "Interrupt",
-    "InvalidArguments",
-    "InvalidInput",
-    "MalformedEvent",
     "Message",
     "MessageHandle",
-    "PatchError",
     "ProtocolViolation",
     "ReasoningHandle",
     "ResumeEntry",
     "RunAgentInput",
     "RunContext",
     "RunOutcome",
-    "StateError",
     "StepHandle",
     "TokenUsage",
     "Tool",
     "ToolCallHandle",
-    "ToolLoopAgent",
-    "Toolbox",
-    "UnknownEventType",
     "UnknownMemberWarning",
     "UsageError",
     "__version__",
@@ -83,10 +80,58 @@ __all__ = [
     "encode_sse",
     "parse_event",
     "parse_input",
-    "patch",
     "run",
-    "testing",
-    "tool",
 ]
 
 __version__ = "0.1.0"
+
+# name -> (module, attribute); attribute None means the module itself.
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "PROTOCOL_VERSION": ("agui.runner", "PROTOCOL_VERSION"),
+    "Agent": ("agui.runner", "Agent"),
+    "AgentError": ("agui.errors", "AgentError"),
+    "AguiError": ("agui.errors", "AguiError"),
+    "CancellationToken": ("agui.cancellation", "CancellationToken"),
+    "Context": ("agui.types", "Context"),
+    "Event": ("agui.events", "Event"),
+    "EventType": ("agui.events", "EventType"),
+    "Interrupt": ("agui.types", "Interrupt"),
+    "Message": ("agui.messages", "Message"),
+    "MessageHandle": ("agui.handles", "MessageHandle"),
+    "ProtocolViolation": ("agui.errors", "ProtocolViolation"),
+    "ReasoningHandle": ("agui.handles", "ReasoningHandle"),
+    "ResumeEntry": ("agui.types", "ResumeEntry"),
+    "RunAgentInput": ("agui.types", "RunAgentInput"),
+    "RunContext": ("agui.context", "RunContext"),
+    "RunOutcome": ("agui.types", "RunOutcome"),
+    "StepHandle": ("agui.handles", "StepHandle"),
+    "TokenUsage": ("agui.types", "TokenUsage"),
+    "Tool": ("agui.types", "Tool"),
+    "ToolCallHandle": ("agui.handles", "ToolCallHandle"),
+    "UnknownMemberWarning": ("agui.errors", "UnknownMemberWarning"),
+    "UsageError": ("agui.errors", "UsageError"),
+    "asgi_app": ("agui.asgi", "asgi_app"),
+    "encode_sse": ("agui.sse", "encode_sse"),
+    "parse_event": ("agui.wire", "parse_event"),
+    "parse_input": ("agui.wire", "parse_input"),
+    "patch": ("agui.patch", None),
+    "run": ("agui.runner", "run"),
+    "testing": ("agui.testing", None),
+}
+
+
+def __getattr__(name: str) -> object:
+    """Import a top-level name from its home module on first use, and keep it."""
+    try:
+        module_name, attribute = _LAZY[name]
+    except KeyError:
+        message = f"module 'agui' has no attribute {name!r}"
+        raise AttributeError(message) from None
+    module = importlib.import_module(module_name)
+    value: object = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

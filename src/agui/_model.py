@@ -1,4 +1,4 @@
-"""The base of every wire model: camelCase on the wire, and absent rather than null.
+"""The base of every wire model: camelCase on the wire, absent rather than null, and trusted.
 
 AG-UI 1.0 forbids `null` for an optional field that has no value (a 1.0 client rejects
 `"metadata": null`), while a required field may carry `null` as data (`CUSTOM.value`,
@@ -11,18 +11,32 @@ every `None` that lives inside data (state, patch values, custom payloads) is ke
 Event `type` discriminators are plain string literals rather than enum members: pydantic-core
 serializes an enum literal through a slow path, and `EventType` members compare equal to the
 strings anyway.
+
+Trusted construction. agui emits thousands of events whose every value it made or checked
+itself: ids it generated (or validated once, in a block's opening event), text it checked is an
+exact `str`, state it parsed. Validating them again costs more than everything else on their way
+to the wire, so a model can also be built trusted, as h11 builds the events it parsed itself
+(`_parsed=True`): `WireModel.trusted` and `WireModel.trusted_builder` make the very object
+validation would (the same `__dict__`, every field in field order with its default, the same
+fields-set, the extra members validation gives and no private values), so equality, `repr`,
+hashing, copying, pickling and serialization cannot tell the two apart. The caller vouches for
+the values: an exact `str` where the field is text, a member of a `Literal`, JSON where the field
+is JSON. Anything it cannot vouch for goes through the model's constructor.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Annotated, Optional, TypeVar
 
 from pydantic import BaseModel, Field
 from pydantic.alias_generators import to_camel
+from typing_extensions import Self
 
 __all__ = ["Opt", "WireModel"]
 
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
 
 
 def _absent(value: object) -> bool:
@@ -31,6 +45,82 @@ def _absent(value: object) -> bool:
 
 Opt = Annotated[Optional[T], Field(exclude_if=_absent)]  # noqa: UP045 - a generic alias needs Optional
 """An optional wire field: `None` means absent, and it is left out of the JSON."""
+
+_new = object.__new__
+# The slot descriptors pydantic-core fills when it validates a model; trusted construction
+# fills them the same way.
+_SLOTS = BaseModel.__dict__
+_set_dict = _SLOTS["__dict__"].__set__
+_set_fields_set = _SLOTS["__pydantic_fields_set__"].__set__
+_set_extra = _SLOTS["__pydantic_extra__"].__set__
+_set_private = _SLOTS["__pydantic_private__"].__set__
+_TEMPLATES: dict[type[BaseModel], tuple[dict[str, object], bool]] = {}
+
+
+def _template(cls: type[BaseModel]) -> tuple[dict[str, object], bool]:
+    """Every field of `cls` at its default (`None` if it has none), and whether it keeps extras.
+
+    A model that keeps extra members gets an empty dict of them from validation.
+    """
+    found = _TEMPLATES.get(cls)
+    if found is None:
+        fields: dict[str, object] = {
+            name: None if field.is_required() else field.get_default(call_default_factory=True)
+            for name, field in cls.model_fields.items()
+        }
+        found = _TEMPLATES[cls] = (fields, cls.model_config.get("extra") == "allow")
+    return found
+
+
+def _fill(event: BaseModel, fields: dict[str, object], given: set[str], extra: bool) -> None:  # noqa: FBT001 - internal
+    _set_dict(event, fields)
+    _set_fields_set(event, given)
+    _set_extra(event, {} if extra else None)
+    _set_private(event, None)
+
+
+def _builder(cls: type[M], names: Sequence[str]) -> Callable[..., M]:
+    """A positional trusted constructor of `cls` for `names`; the commonest arities unrolled."""
+    template, extra = _template(cls)
+    given = set(names)
+    if extra or len(names) > 2:  # noqa: PLR2004 - one and two values are the hot cases
+
+        def build_many(*values: object) -> M:
+            fields = template.copy()
+            fields.update(zip(names, values, strict=True))
+            event = _new(cls)
+            _fill(event, fields, given.copy(), extra)
+            return event
+
+        return build_many
+    if len(names) == 1:
+        (only,) = names
+
+        def build_one(value: object) -> M:
+            fields = template.copy()
+            fields[only] = value
+            event = _new(cls)
+            _set_dict(event, fields)
+            _set_fields_set(event, given.copy())
+            _set_extra(event, None)
+            _set_private(event, None)
+            return event
+
+        return build_one
+    first, second = names[0], names[1]
+
+    def build_two(value: object, other: object) -> M:
+        fields = template.copy()
+        fields[first] = value
+        fields[second] = other
+        event = _new(cls)
+        _set_dict(event, fields)
+        _set_fields_set(event, given.copy())
+        _set_extra(event, None)
+        _set_private(event, None)
+        return event
+
+    return build_two
 
 
 class WireModel(
@@ -48,3 +138,36 @@ class WireModel(
     The configuration is given as class keywords, so type checkers see `frozen` too; every
     subclass repeats `frozen=True` for the same reason.
     """
+
+    @classmethod
+    def trusted(cls, **values: object) -> Self:
+        """An instance holding `values` as they are, without validation: values agui vouches for.
+
+        The object is the one `cls(**values)` makes for valid values (field names, not
+        aliases); see the module docstring for what the caller must vouch for.
+
+        Examples:
+            >>> from agui.events import StepStartedEvent
+            >>> StepStartedEvent.trusted(step_name="plan") == StepStartedEvent(step_name="plan")
+            True
+        """
+        template, extra = _template(cls)
+        fields = template.copy()
+        fields.update(values)
+        event = _new(cls)
+        _fill(event, fields, set(values), extra)
+        return event
+
+    @classmethod
+    def trusted_builder(cls, *names: str) -> Callable[..., Self]:
+        """A constructor taking the values of `names` positionally, trusted as `trusted` is.
+
+        Quicker than `trusted` for a hot path that builds one kind of model over and over.
+
+        Examples:
+            >>> from agui.events import TextMessageContentEvent
+            >>> content = TextMessageContentEvent.trusted_builder("message_id", "delta")
+            >>> content("m1", "Hi") == TextMessageContentEvent(message_id="m1", delta="Hi")
+            True
+        """
+        return _builder(cls, names)

@@ -1,69 +1,86 @@
-r"""A streamed delta, or a block's start or end, kept as a record until somebody needs its model.
+r"""Queue records: a handle's delta, or a block's start or end, kept compact until read as an event.
 
 Text, argument and reasoning deltas are nearly every event of a stream, and a transport only
-needs their bytes. When a handle streams a delta that the verifier can see is fine without
-changing anything (the run is active, the block is open, no chunk stream or subagent is
-involved), the context queues the record `(kind, id, text)` instead of an event model; the
-receiver builds the model when a reader asks for events (`drain()`, `batches()`), and the SSE
-writer writes the record's JSON straight from it, the same bytes the model would give.
+needs their bytes. When a handle streams a delta that the verifier accepts without looking
+closer (the run is active, the block is open, no chunk stream or subagent is involved), the run's
+pipeline queues the record `(kind, id, text)` instead of an event model (see `agui._pipeline`);
+the receiver builds the model when a reader asks for events (`drain()`, `batches()`), and the
+SSE writer writes the record's JSON straight from it, the same bytes the model would give.
 
-`kind` is the verifier ledger's index of the block (`TEXT`, `TOOL` or `THOUGHT`) for a delta.
-A handle's closing `TEXT_MESSAGE_END` or `TOOL_CALL_END` is a record too, of kind `TEXT_END` or
-`TOOL_END` with no text, when the verifier closes its block in the common case; so is a text
-message's `TEXT_MESSAGE_START` without a name, of kind `TEXT_START`, its text the role.
+A record stands for one of six events, its `Kind`: the three deltas (its text is the delta), a
+text message's `TEXT_MESSAGE_START` without a name (its text is the role), and a text message's
+or tool call's end (no text). A record is a plain tuple, so that queueing one costs a tuple and
+nothing else, and `Kind` is an `IntEnum`, so that the writers index their tables with it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from enum import IntEnum
 from json.encoder import encode_basestring
 from typing import Union
 
-from agui._fast import (
-    reasoning_content,
-    text_content,
-    text_end,
-    text_start,
-    tool_args,
-    tool_end,
+from agui.events import (
+    Event,
+    ReasoningMessageContentEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
 )
-from agui.events import Event
-from agui.verify._ledger import TEXT, THOUGHT, TOOL
 
-__all__ = [
-    "HEADS",
-    "TEXT",
-    "TEXT_END",
-    "TEXT_START",
-    "THOUGHT",
-    "TOOL",
-    "TOOL_END",
-    "Item",
-    "Record",
-    "materialize",
-    "record_text",
-]
+__all__ = ["BUILDERS", "HEADS", "Item", "Kind", "Record", "materialize", "record_text"]
 
-Record = tuple[int, str, str]
-"""Kind, id, text: a delta (`TEXT`, `TOOL`, `THOUGHT`), an end (`TEXT_END`, `TOOL_END`, no
-text) or a text message's start (`TEXT_START`, the role as text)."""
 
-TEXT_END, TOOL_END, TEXT_START = 3, 4, 5
-"""The kinds of a text message's and a tool call's closing event, and of a text message's
-opening event (its text is the role; it has no name), held as a record."""
+class Kind(IntEnum):
+    """The event a record stands for; the deltas come first, so `kind <= LAST_DELTA` is a delta.
+
+    Examples:
+        >>> Kind.TOOL_ARGS <= Kind.LAST_DELTA < Kind.TEXT_END
+        True
+    """
+
+    TEXT_CONTENT = 0
+    """`TEXT_MESSAGE_CONTENT`; the text is the delta."""
+    TOOL_ARGS = 1
+    """`TOOL_CALL_ARGS`; the text is the argument fragment."""
+    REASONING_CONTENT = 2
+    """`REASONING_MESSAGE_CONTENT`; the text is the delta."""
+    TEXT_END = 3
+    """`TEXT_MESSAGE_END`; no text."""
+    TOOL_END = 4
+    """`TOOL_CALL_END`; no text."""
+    TEXT_START = 5
+    """`TEXT_MESSAGE_START` without a name; the text is the role."""
+
+    LAST_DELTA = REASONING_CONTENT
+    """The last of the delta kinds (an alias)."""
+
+
+Record = tuple[Kind, str, str]
+"""Kind, id, text: what a queued record holds (see `Kind` for what the text is)."""
+
 Item = Union[Event, Record]  # noqa: UP007 - a runtime alias on 3.10
 """What a run's queue holds: an event, or one still held as a record."""
 
-_BUILD: tuple[Callable[[str, str], Event], ...] = (
-    text_content,
-    tool_args,
-    reasoning_content,
-    lambda message_id, _: text_end(message_id),
-    lambda tool_call_id, _: tool_end(tool_call_id),
-    lambda message_id, role: text_start(message_id, role, None),
+_text_content = TextMessageContentEvent.trusted_builder("message_id", "delta")
+_tool_args = ToolCallArgsEvent.trusted_builder("tool_call_id", "delta")
+_reasoning_content = ReasoningMessageContentEvent.trusted_builder("message_id", "delta")
+_text_end = TextMessageEndEvent.trusted_builder("message_id")
+_tool_end = ToolCallEndEvent.trusted_builder("tool_call_id")
+_text_start = TextMessageStartEvent.trusted_builder("message_id", "role", "name")
+
+BUILDERS: tuple[Callable[[str, str], Event], ...] = (
+    _text_content,
+    _tool_args,
+    _reasoning_content,
+    lambda message_id, _: _text_end(message_id),
+    lambda tool_call_id, _: _tool_end(tool_call_id),
+    lambda message_id, role: _text_start(message_id, role, None),
 )
-# The JSON of each kind's event up to its id, which follows: then a delta's text, a start's
-# role, or an end's `}`.
+"""Each kind's event from a record's id and text, in `Kind` order."""
+
 HEADS = (
     '{"type":"TEXT_MESSAGE_CONTENT","messageId":',
     '{"type":"TOOL_CALL_ARGS","toolCallId":',
@@ -72,33 +89,35 @@ HEADS = (
     '{"type":"TOOL_CALL_END","toolCallId":',
     '{"type":"TEXT_MESSAGE_START","messageId":',
 )
+"""Each kind's JSON up to its id, in `Kind` order: then a delta's text, a start's role, or `}`."""
+
 _q = encode_basestring
 
 
 def materialize(record: Record) -> Event:
-    """The event model a record stands for, exactly as the handle would have built it.
+    """The event model a record stands for, exactly as validation would build it.
 
     Examples:
-        >>> materialize((TOOL_END, "c1", ""))
+        >>> materialize((Kind.TOOL_END, "c1", ""))
         ToolCallEndEvent(type='TOOL_CALL_END', ..., tool_call_id='c1')
-        >>> materialize((TEXT, "m1", "Hi"))
+        >>> materialize((Kind.TEXT_CONTENT, "m1", "Hi"))
         TextMessageContentEvent(type='TEXT_MESSAGE_CONTENT', ..., message_id='m1', delta='Hi')
     """
     kind, entity_id, text = record
-    return _BUILD[kind](entity_id, text)
+    return BUILDERS[kind](entity_id, text)
 
 
-def record_text(kind: int, entity_id: str, text: str) -> str:
+def record_text(kind: Kind, entity_id: str, text: str) -> str:
     """A record's wire JSON: byte for byte what its event model serializes to.
 
     Examples:
-        >>> record_text(TOOL, "c1", "{}")
+        >>> record_text(Kind.TOOL_ARGS, "c1", "{}")
         '{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{}"}'
-        >>> record_text(TEXT_START, "m1", "assistant")
+        >>> record_text(Kind.TEXT_START, "m1", "assistant")
         '{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}'
     """
-    if kind <= THOUGHT:
+    if kind <= Kind.LAST_DELTA:
         return f'{HEADS[kind]}{_q(entity_id)},"delta":{_q(text)}}}'
-    if kind == TEXT_START:
+    if kind == Kind.TEXT_START:
         return f'{HEADS[kind]}{_q(entity_id)},"role":{_q(text)}}}'
     return f"{HEADS[kind]}{_q(entity_id)}}}"

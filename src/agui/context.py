@@ -1,10 +1,11 @@
 """`RunContext`: everything about one run, owned in one place.
 
 The context holds the input, the typed state, the id counters, the cancellation token and the
-pipeline every event takes on its way out: transformers, then the verifier, then the sink. It
-hands out the handles (`message`, `reasoning`, `tool_call`, `step`) and tracks which are open, so
-that one exclusive block at a time is enforced and the run driver can close whatever is still
-open, innermost first, when agent code fails.
+run's pipeline (`agui._pipeline`), the one way its events leave: transformers, then the
+verifier, then the queue, with a record branch for the handles' deltas. It hands out the handles
+(`message`, `reasoning`, `tool_call`, `step`), each given its ids and the pipeline, which holds
+them open: one exclusive block at a time, and the run driver closes whatever is still open,
+innermost first, when the run ends.
 
 Agents stay stateless: nothing about a run lives on the agent object, so one agent serves any
 number of concurrent runs.
@@ -14,24 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import logging
 from collections.abc import Awaitable, Iterable, Sequence
-from typing import Generic, TypeVar, get_args, overload
+from typing import Generic, TypeVar, overload
 
 from pydantic import JsonValue
 
-from agui._record import TEXT_END, TEXT_START, materialize
+from agui._pipeline import Pipeline
 from agui.cancellation import CancellationToken
 from agui.errors import Cancelled, UsageError
-from agui.events import (
-    Event,
-    RunErrorEvent,
-    RunFinishedEvent,
-    StateDeltaEvent,
-    StateSnapshotEvent,
-    ToolCallResultEvent,
-    ToolCallStartEvent,
-)
+from agui.events import Event, StateDeltaEvent, StateSnapshotEvent, ToolCallResultEvent
 from agui.handles import (
     Handle,
     MessageHandle,
@@ -43,7 +35,7 @@ from agui.handles import (
 from agui.messages import AssistantMessage, Message, UserMessage
 from agui.sink import EventReceiver
 from agui.state import StateManager
-from agui.transform import Transformer, apply_transformers
+from agui.transform import Transformer
 from agui.types import Context, ResumeEntry, RunAgentInput, TokenUsage, Tool, ToolResultContent
 from agui.verify import Verifier
 
@@ -51,7 +43,6 @@ __all__ = ["RunContext"]
 
 S = TypeVar("S")
 T = TypeVar("T")
-_log = logging.getLogger("agui")
 
 
 class RunContext(Generic[S]):
@@ -85,28 +76,21 @@ class RunContext(Generic[S]):
         self.usage: list[TokenUsage] = []
         self._state_type = state
         self._state: StateManager[S] | None = None
-        self._receiver = EventReceiver()
-        self._transformers = tuple(transformers)
         known_calls = _tool_call_ids(input.messages)
-        self._verifier = Verifier(
-            started=(input.thread_id, input.run_id) if started else None,
-            known_tool_call_ids=known_calls,
+        self._pipeline: Pipeline[Handle[S]] = Pipeline(
+            EventReceiver(),
+            Verifier(
+                started=(input.thread_id, input.run_id) if started else None,
+                known_tool_call_ids=known_calls,
+            ),
+            self.token,
+            transformers=transformers,
+            answered=set(known_calls),
+            on_state=self._state_sent,
         )
-        # Whether a delta the verifier admits may wait as a record: no transformer needs its
-        # model, and no cancellation needs raising.
-        self._plain = not self._transformers
-        self.token.on_cancel(self._not_plain)
-        self._admits_delta = self._verifier.admits_delta
-        self._accept_start = self._verifier.accept_start
-        self._accept_end = self._verifier.accept_end
         self._next_message = 0
         self._next_call = 0
-        self._exclusive: Handle[S] | None = None
-        self._open: list[Handle[S]] = []
-        self._calls: list[str] = []
-        self._answered: set[str] = set(known_calls)
         self._published: Event | None = None
-        self._terminated = False
 
     @overload
     @classmethod
@@ -147,7 +131,7 @@ class RunContext(Generic[S]):
     @property
     def receiver(self) -> EventReceiver:
         """Where this run's events are queued."""
-        return self._receiver
+        return self._pipeline.receiver
 
     @property
     def thread_id(self) -> str:
@@ -226,12 +210,18 @@ class RunContext(Generic[S]):
             return
         self._published = event
         try:
-            self._send(event)
+            self._pipeline.send(event)
         finally:
             if self._published is event:
                 # A transformer dropped it (or the send failed): the client's copy is unknown.
                 self._published = None
                 manager.reset()
+
+    def _state_sent(self, event: StateSnapshotEvent | StateDeltaEvent) -> None:
+        """A state event left: unless it is the one just published, the client's copy moved."""
+        if event is not self._published and self._state is not None:
+            self._state.observe(event)
+        self._published = None
 
     def _manager(self) -> StateManager[S]:
         if self._state is None:
@@ -274,7 +264,7 @@ class RunContext(Generic[S]):
 
     def message(self, role: TextRole = "assistant", *, name: str | None = None) -> MessageHandle[S]:
         """Open a text message; use it in a `with` block."""
-        return MessageHandle(self, role=role, name=name)
+        return MessageHandle(self, self._pipeline, self._new_message_id(), role=role, name=name)
 
     def say(self, text: str) -> str:
         """Send a whole assistant text message; returns its id."""
@@ -284,7 +274,7 @@ class RunContext(Generic[S]):
 
     def reasoning(self) -> ReasoningHandle[S]:
         """Open a reasoning block; use it in a `with` block."""
-        return ReasoningHandle(self)
+        return ReasoningHandle(self, self._pipeline, self._new_message_id())
 
     def think(self, text: str) -> str:
         """Send a whole reasoning block; returns its message id."""
@@ -296,11 +286,18 @@ class RunContext(Generic[S]):
         self, name: str, *, call_id: str | None = None, parent_message_id: str | None = None
     ) -> ToolCallHandle[S]:
         """Open a tool call; use it in a `with` block."""
-        return ToolCallHandle(self, name, call_id=call_id, parent_message_id=parent_message_id)
+        return ToolCallHandle(
+            self,
+            self._pipeline,
+            name,
+            call_id=call_id if call_id is not None else self._new_call_id(),
+            result_message_id=self._new_message_id(),
+            parent_message_id=parent_message_id,
+        )
 
     def step(self, name: str) -> StepHandle[S]:
         """Open a named step; steps nest."""
-        return StepHandle(self, name)
+        return StepHandle(self, self._pipeline, name)
 
     def tool_result(
         self, tool_call_id: str, content: ToolResultContent, *, message_id: str | None = None
@@ -310,87 +307,41 @@ class RunContext(Generic[S]):
         event = ToolCallResultEvent(
             message_id=message_id, tool_call_id=tool_call_id, content=content, role="tool"
         )
-        self._send(event)
+        self._pipeline.send(event)
         return message_id
 
-    def emit(self, event: Event) -> None:
-        """Emit any event: the escape hatch for chunks and interleaved calls; still verified."""
-        self._send(event)
+    def emit(self, event: Event, *, forced: bool = False) -> None:
+        """Emit any event: the escape hatch for chunks and interleaved calls; still verified.
 
-    # -- the pipeline ----------------------------------------------------------------------
+        `forced` sends it even once the run is cancelled, as the driver sends its terminal
+        event (every other emit of a cancelled run raises `Cancelled`).
 
-    def _send(self, event: Event, *, forced: bool = False) -> None:
-        if self._terminated:
-            message = f"cannot emit {event.type}: the run has already ended"
-            raise UsageError(message)
-        if not forced and self.token.cancelled:
-            raise Cancelled(self.token.reason)
-        if self._transformers:
-            for output in apply_transformers(self._transformers, event):
-                self._verifier.observe(output)
-                self._track(output)
-                self._receiver.push(output)
-            return
-        self._verifier.observe(event)
-        if type(event) not in _UNTRACKED:
-            self._track(event)
-        self._receiver.push(event)
-
-    def _not_plain(self) -> None:
-        self._plain = False
-
-    def _send_delta(self, kind: int, entity_id: str, text: str) -> None:
-        """Send a handle's streamed delta; queued as a record when nothing needs its model."""
-        # `_plain` ends when the token trips; a terminated run is not active, so `admits_delta`
-        # sends the delta to `_send`, which says so.
-        if self._plain and self._admits_delta(kind, entity_id):
-            self._receiver.push_record((kind, entity_id, text))
-        else:
-            self._send(materialize((kind, entity_id, text)))
-
-    def _send_start(self, entity_id: str, role: str) -> None:
-        """Send a handle's `TEXT_MESSAGE_START` (no name), as a record in the common case."""
-        if self._plain and self._accept_start(entity_id):
-            self._receiver.push_record((TEXT_START, entity_id, role))
-        else:
-            self._send(materialize((TEXT_START, entity_id, role)))
-
-    def _send_end(self, kind: int, entity_id: str) -> None:
-        """Send a handle's closing event (`TEXT` or `TOOL`), as a record in the common case.
-
-        It goes out even once the run is cancelled: a cancelled run still closes its blocks.
+        Examples:
+            >>> from agui import RunAgentInput, RunContext
+            >>> from agui.events import RunFinishedEvent
+            >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+            >>> ctx.token.cancel()
+            >>> ctx.emit(RunFinishedEvent(thread_id="t", run_id="r"), forced=True)
+            >>> [event.type for event in events.drain()], ctx.terminated
+            (['RUN_FINISHED'], True)
         """
-        if self._plain and self._accept_end(kind, entity_id):
-            self._receiver.push_record((kind + TEXT_END, entity_id, ""))
-        else:
-            self._send(materialize((kind + TEXT_END, entity_id, "")), forced=True)
-
-    def _track(self, event: Event) -> None:
-        if isinstance(event, ToolCallStartEvent):
-            self._calls.append(event.tool_call_id)
-        elif isinstance(event, ToolCallResultEvent):
-            self._answered.add(event.tool_call_id)
-        elif isinstance(event, (StateSnapshotEvent, StateDeltaEvent)):
-            if event is not self._published and self._state is not None:
-                self._state.observe(event)
-            self._published = None
-        elif isinstance(event, (RunFinishedEvent, RunErrorEvent)):
-            self._terminated = True
+        self._pipeline.send(event, forced=forced)
 
     @property
     def terminated(self) -> bool:
         """Whether a terminal event (RUN_FINISHED or RUN_ERROR) has gone out."""
-        return self._terminated
+        return self._pipeline.terminated
 
     @property
     def pending_tool_call_ids(self) -> list[str]:
         """Calls started in this run and not answered, in call order."""
-        return [call for call in self._calls if call not in self._answered]
+        answered = self._pipeline.answered
+        return [call for call in self._pipeline.calls if call not in answered]
 
     @property
     def verifier(self) -> Verifier:
         """The verifier that checks every event of this run."""
-        return self._verifier
+        return self._pipeline.verifier
 
     def _new_message_id(self) -> str:
         self._next_message += 1
@@ -400,62 +351,33 @@ class RunContext(Generic[S]):
         self._next_call += 1
         return f"{self.input.run_id}-call-{self._next_call}"
 
-    def _claim(self, handle: Handle[S]) -> None:
-        if self._exclusive is not None:
-            message = (
-                f"cannot open a {handle.kind}: {self._exclusive.describe()} is still open; "
-                "leave its `with` block (or call end()) first, or use ctx.emit() to interleave"
-            )
-            raise UsageError(message)
-        self.check_cancelled()
-        self._exclusive = handle
-        self._open.append(handle)
+    @property
+    def open_handles(self) -> tuple[Handle[S], ...]:
+        """The handles still open, outermost first.
 
-    def _push_step(self, handle: Handle[S]) -> None:
-        self.check_cancelled()
-        self._open.append(handle)
+        Examples:
+            >>> from agui import RunAgentInput, RunContext
+            >>> ctx, _ = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+            >>> with ctx.step("plan"):
+            ...     [handle.describe() for handle in ctx.open_handles]
+            ["step 'plan'"]
+        """
+        return self._pipeline.blocks
 
-    def _check_innermost_step(self, handle: Handle[S]) -> None:
-        inner = [h for h in self._open[self._open.index(handle) + 1 :] if isinstance(h, StepHandle)]
-        if inner:
-            message = f"cannot end {handle.describe()}: {inner[-1].describe()} inside it is open"
-            raise UsageError(message)
+    def close_open_handles(self) -> list[Exception]:
+        """Close every open handle, innermost first; returns the closes that failed.
 
-    def _release(self, handle: Handle[S]) -> None:
-        if handle is self._exclusive:
-            self._exclusive = None
-        if handle in self._open:
-            self._open.remove(handle)
+        The driver does this when a run ends (and reports each handle it had to close). A
+        handle whose close fails is forgotten all the same.
 
-    def close_open_handles(self) -> None:
-        """Close every open handle, innermost first (the driver does this when a run ends)."""
-        while self._open:
-            self._open[-1].close()
-
-    def _close_quietly(self, handle: Handle[S]) -> None:
-        try:
-            handle.close()
-        except Exception:  # noqa: BLE001 - the error already propagating must win
-            _log.exception("closing %s failed while an error propagated", handle.describe())
-            self._release(handle)
-
-
-_UNTRACKED: frozenset[type] = frozenset(
-    cls
-    for cls in get_args(get_args(Event)[0])
-    if not issubclass(
-        cls,
-        (
-            ToolCallStartEvent,
-            ToolCallResultEvent,
-            StateSnapshotEvent,
-            StateDeltaEvent,
-            RunFinishedEvent,
-            RunErrorEvent,
-        ),
-    )
-)
-"""The event classes `_track` has nothing to do for (exact types: a subclass is tracked)."""
+        Examples:
+            >>> from agui import RunAgentInput, RunContext
+            >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+            >>> message = ctx.message()
+            >>> ctx.close_open_handles(), message.closed
+            ([], True)
+        """
+        return self._pipeline.close_open()
 
 
 def _tool_call_ids(messages: Iterable[Message]) -> set[str]:

@@ -14,29 +14,64 @@ AguiError
 ├── InvalidArguments      a tool call's argument text is partial, not JSON, or the wrong shape
 │                         (INVALID_ARGUMENTS)
 ├── Cancelled             the run was cancelled; emitting after that point raises it (CANCELLED)
+├── HTTPStatusError       an endpoint answered `agui.client` with a non-2xx status
+│                         (HTTP_STATUS_ERROR)
+├── Refused               an `authorize` hook refuses an HTTP request with a 4xx status of its
+│                         own (REFUSED)
+├── TargetError           an `agui serve` TARGET that does not load or is not an agent
+│                         (TARGET_ERROR)
+├── CaptureError          a stream `agui watch` or `agui verify` cannot read at all: no file,
+│                         no format, no connection, an HTTP error (CAPTURE_ERROR)
 └── DecodeError           bytes or JSON that do not make a valid AG-UI value (DECODE_ERROR)
     ├── UnknownEventType  an event type AG-UI 1.0 does not define (UNKNOWN_EVENT_TYPE)
     ├── MalformedEvent    a known event with a field of the wrong shape (MALFORMED_EVENT)
-    └── InvalidInput      a RunAgentInput that does not validate (INVALID_INPUT)
+    ├── InvalidInput      a RunAgentInput that does not validate (INVALID_INPUT)
+    └── FrameTooLarge     an SSE frame grew past the reader's limit (FRAME_TOO_LARGE)
+
+UserWarning
+└── UnknownMemberWarning  material AG-UI does not describe was stripped from a value being
+                          read, and reading went on (UNKNOWN_MEMBER)
+
+ResourceWarning
+└── UnclosedHandleWarning a handle was still open when its run ended, and the run closed it
+                          (UNCLOSED_HANDLE)
 ```
+
+The warnings are not errors: AG-UI 1.0 asks a reader to drop what it does not know and carry
+on, so that is a `UserWarning` a caller can filter, log or turn into an error; and a handle the
+run had to close was closed, so that is a `ResourceWarning`, like an unclosed file's. They live
+here so that everything agui raises or warns is in one place.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import ClassVar
+
+from pydantic import JsonValue
+
+from agui._rules import Rule
 
 __all__ = [
     "AgentError",
     "AguiError",
     "Cancelled",
+    "CaptureError",
     "DecodeError",
+    "FrameTooLarge",
+    "HTTPStatusError",
     "InvalidArguments",
     "InvalidInput",
     "MalformedEvent",
     "PatchError",
     "ProtocolViolation",
+    "Refused",
     "StateError",
+    "TargetError",
+    "UnclosedHandleWarning",
     "UnknownEventType",
+    "UnknownMemberWarning",
     "UsageError",
 ]
 
@@ -202,6 +237,173 @@ class InvalidInput(DecodeError):
         self.errors: list[tuple[str, str]] = list(errors or [])
 
 
+class FrameTooLarge(DecodeError):
+    """An SSE frame grew past the reader's `max_frame_bytes` before it ended.
+
+    Examples:
+        >>> from agui.client import SSEParser
+        >>> SSEParser(max_frame_bytes=8).feed(b"data: 0123456789")
+        Traceback (most recent call last):
+        ...
+        agui.errors.FrameTooLarge: an SSE frame grew past 8 bytes without ending...
+    """
+
+    code: ClassVar[str] = "FRAME_TOO_LARGE"
+
+    def __init__(self, limit: int) -> None:
+        message = (
+            f"an SSE frame grew past {limit} bytes without ending; the stream is cut off. "
+            "Raise max_frame_bytes if the server sends events that large"
+        )
+        super().__init__(message)
+        self.limit = limit
+
+
+_CLIENT_ERRORS = range(400, 500)
+_WIRE_CODES = {401: "UNAUTHORIZED", 403: "FORBIDDEN"}
+
+
+class Refused(AguiError):
+    """Raised by an `authorize` hook to refuse a request with a status and message of its own.
+
+    The endpoint answers with `status` and the JSON body `{"code": wire_code, "message": ...}`,
+    plus `headers`; `wire_code` is `UNAUTHORIZED` for 401, `FORBIDDEN` for 403, else `REFUSED`.
+
+    Examples:
+        >>> error = Refused("this agent needs the 'agents:run' scope", status=403)
+        >>> error.code, error.status, error.wire_code
+        ('REFUSED', 403, 'FORBIDDEN')
+        >>> Refused("down for maintenance", status=503)
+        Traceback (most recent call last):
+        ...
+        agui.errors.UsageError: a refusal is a 4xx status, not 503: ...
+    """
+
+    code: ClassVar[str] = "REFUSED"
+
+    def __init__(
+        self, message: str, *, status: int = 403, headers: Mapping[str, str] | None = None
+    ) -> None:
+        if status not in _CLIENT_ERRORS:
+            problem = (
+                f"a refusal is a 4xx status, not {status}: give Refused a client error status "
+                "(400 to 499); for a failure of the server itself raise any other exception, "
+                "which the server answers with 500"
+            )
+            raise UsageError(problem)
+        super().__init__(message)
+        self.status = status
+        self.wire_code = _WIRE_CODES.get(status, "REFUSED")
+        self.headers = dict(headers or {})
+
+
+_ERROR_BODY_SHOWN = 500
+
+
+class HTTPStatusError(AguiError):
+    """The server answered with a status other than 2xx, so no event stream was read.
+
+    `status` is the HTTP status, `body` the response text (at most 64 KiB of it), and
+    `payload` the parsed JSON body when there is one: agui servers refuse a request with
+    `{"code": ..., "message": ...}`, which `server_code` and `server_message` read.
+
+    Examples:
+        >>> error = HTTPStatusError(422, '{"code":"INVALID_INPUT","message":"no runId"}')
+        >>> error.code, error.status, error.server_code
+        ('HTTP_STATUS_ERROR', 422, 'INVALID_INPUT')
+        >>> print(error)
+        HTTP 422: INVALID_INPUT: no runId
+    """
+
+    code: ClassVar[str] = "HTTP_STATUS_ERROR"
+
+    def __init__(self, status: int, body: str, *, url: str | None = None) -> None:
+        self.status = status
+        self.body = body
+        self.url = url
+        self.payload: JsonValue | None = _json_or_none(body)
+        where = f" from {url}" if url else ""
+        super().__init__(f"HTTP {status}{where}: {self._detail()}")
+
+    @property
+    def server_code(self) -> str | None:
+        """The `code` member of a JSON error body, if it has one."""
+        return self._member("code")
+
+    @property
+    def server_message(self) -> str | None:
+        """The `message` member of a JSON error body, if it has one."""
+        return self._member("message")
+
+    def _member(self, name: str) -> str | None:
+        if isinstance(self.payload, dict):
+            value = self.payload.get(name)
+            if isinstance(value, str):
+                return value
+        return None
+
+    def _detail(self) -> str:
+        code, message = self.server_code, self.server_message
+        if code is not None and message is not None:
+            return f"{code}: {message}"
+        text = self.body.strip()
+        if not text:
+            return "(empty body)"
+        if len(text) <= _ERROR_BODY_SHOWN:
+            return text
+        return text[:_ERROR_BODY_SHOWN] + "..."
+
+
+def _json_or_none(body: str) -> JsonValue | None:
+    try:
+        value: JsonValue = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    return value
+
+
+class UnknownMemberWarning(UserWarning):
+    """Material the protocol does not describe was removed from a value being read.
+
+    Examples:
+        >>> import warnings
+        >>> from agui.wire import parse_event
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     event = parse_event({"type": "RAW", "event": 1, "colour": "red"})
+        >>> print(caught[0].message)
+        Removed unrecognised material at '/colour' on RAW
+        >>> UnknownMemberWarning.code
+        'UNKNOWN_MEMBER'
+    """
+
+    code: ClassVar[str] = "UNKNOWN_MEMBER"
+
+
+class UnclosedHandleWarning(ResourceWarning):
+    """A handle was still open when its run ended: the run closed it, and says where it opened.
+
+    The warning points at the line of agent code that opened the block (the `agui` log says
+    the same), so a block opened without `with` and never ended is found where it began.
+
+    Examples:
+        >>> import asyncio, warnings
+        >>> from agui import RunAgentInput
+        >>> from agui.testing import collect
+        >>> async def forgetful(ctx):
+        ...     ctx.message().delta("Hi")
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     events = asyncio.run(collect(forgetful, RunAgentInput(thread_id="t", run_id="r")))
+        >>> print(caught[0].message)
+        text message 'r-msg-1' was still open when its run ended, so the run closed it; ...
+        >>> UnclosedHandleWarning.code
+        'UNCLOSED_HANDLE'
+    """
+
+    code: ClassVar[str] = "UNCLOSED_HANDLE"
+
+
 class ProtocolViolation(AguiError):
     """An event that breaks an AG-UI ordering or lifecycle rule.
 
@@ -209,14 +411,51 @@ class ProtocolViolation(AguiError):
     the event that was refused. The verifier never changes its state when it raises this.
 
     Examples:
-        >>> error = ProtocolViolation("no run has started", rule="first-event-not-run-started")
-        >>> error.code, error.rule
+        >>> from agui.verify import Rule
+        >>> error = ProtocolViolation("no run has started", rule=Rule.FIRST_EVENT_NOT_RUN_STARTED)
+        >>> error.code, error.rule.value
         ('PROTOCOL_VIOLATION', 'first-event-not-run-started')
     """
 
     code: ClassVar[str] = "PROTOCOL_VIOLATION"
 
-    def __init__(self, message: str, *, rule: str, event: object | None = None) -> None:
+    def __init__(self, message: str, *, rule: Rule, event: object | None = None) -> None:
         super().__init__(message)
         self.rule = rule
         self.event = event
+
+
+class TargetError(AguiError):
+    """A `module:attr` or `file.py:attr` target that cannot be loaded or is the wrong kind.
+
+    Its message names what is wrong (the file, the module, the attribute, or why the object is
+    not an agent) and how to name the target instead.
+
+    Examples:
+        >>> from agui.cli import load_target
+        >>> try:
+        ...     load_target("no_such_module_here:agent")
+        ... except TargetError as error:
+        ...     print(error.code, "-", error)
+        TARGET_ERROR - cannot import module 'no_such_module_here': No module named ...
+    """
+
+    code: ClassVar[str] = "TARGET_ERROR"
+
+
+class CaptureError(AguiError):
+    """A stream that cannot be read at all: no such file, no format, no connection, an HTTP error.
+
+    `body` holds the response text of an HTTP error, to show the server's own explanation.
+
+    Examples:
+        >>> error = CaptureError("HTTP 422 Unprocessable Entity from http://x/", body="{}")
+        >>> error.code, error.body
+        ('CAPTURE_ERROR', '{}')
+    """
+
+    code: ClassVar[str] = "CAPTURE_ERROR"
+
+    def __init__(self, message: str, *, body: str | None = None) -> None:
+        super().__init__(message)
+        self.body = body

@@ -7,22 +7,28 @@ open one, which is the Rust SDK's borrow-check error at runtime. Steps nest, and
 first. Unordered events (state, custom, raw, activity) go out through any open handle.
 
 A closed handle refuses every further call with `UsageError`, so a result can never follow a
-finished call by accident.
-"""
+finished call by accident. A handle still open when its run ends is closed by the run driver,
+which reports it (`agui.errors.UnclosedHandleWarning`) at the line that opened it.
 
-# pyright: reportPrivateUsage=false
-# (handles and RunContext are one unit: handles drive the context's private pipeline)
+A handle talks to its run through two small seams: the run's pipeline (`agui._pipeline`), the
+one way its events leave and where it is held open, and an `Owner`, the run's state and its
+publishing (a `RunContext` is one). The context hands each handle its ids when it opens it.
+"""
 
 from __future__ import annotations
 
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypeVar, cast, overload
+import logging
+import sys
+from collections.abc import Callable
+from types import FrameType, TracebackType
+from typing import Any, Generic, Literal, NoReturn, Protocol, TypeVar, cast, overload
 
 import pydantic_core
 from pydantic import JsonValue, TypeAdapter, ValidationError
 from typing_extensions import Self
 
-from agui._fast import text_start, tool_result, tool_start
+from agui._pipeline import Pipeline
+from agui._record import Kind
 from agui.errors import InvalidArguments, UsageError
 from agui.events import (
     Event,
@@ -34,20 +40,50 @@ from agui.events import (
     StepFinishedEvent,
     StepStartedEvent,
     TextMessageStartEvent,
+    ToolCallResultEvent,
     ToolCallStartEvent,
 )
+from agui.patch import escape_pointer_token
 from agui.types import ToolResultContent
-from agui.verify._ledger import TEXT, THOUGHT, TOOL
 
-if TYPE_CHECKING:
-    from agui.context import RunContext
-
-__all__ = ["Handle", "MessageHandle", "ReasoningHandle", "StepHandle", "ToolCallHandle"]
+__all__ = ["Handle", "MessageHandle", "Owner", "ReasoningHandle", "StepHandle", "ToolCallHandle"]
 
 S = TypeVar("S")
+S_co = TypeVar("S_co", covariant=True)
 T = TypeVar("T")
 TextRole = Literal["assistant", "user", "system", "developer"]
 _ROLES = frozenset(("assistant", "user", "system", "developer"))
+_log = logging.getLogger("agui")
+_TEXT_CONTENT, _TOOL_ARGS, _REASONING = Kind.TEXT_CONTENT, Kind.TOOL_ARGS, Kind.REASONING_CONTENT
+_TEXT_START, _TEXT_END, _TOOL_END = Kind.TEXT_START, Kind.TEXT_END, Kind.TOOL_END
+_text_start = TextMessageStartEvent.trusted_builder("message_id", "role", "name")
+_tool_start = ToolCallStartEvent.trusted_builder(
+    "tool_call_id", "tool_call_name", "parent_message_id"
+)
+_tool_result = ToolCallResultEvent.trusted_builder("message_id", "tool_call_id", "content", "role")
+
+
+class Owner(Protocol[S_co]):
+    """What a handle needs of its run besides the pipeline: the state, and publishing it.
+
+    A `RunContext` is one.
+
+    Examples:
+        >>> from agui import RunAgentInput, RunContext
+        >>> ctx, _ = RunContext.new(RunAgentInput(thread_id="t", run_id="r", state={"n": 1}))
+        >>> owner: Owner[object] = ctx
+        >>> owner.state
+        {'n': 1}
+    """
+
+    @property
+    def state(self) -> S_co:
+        """The run's live state."""
+        ...
+
+    def publish_state(self) -> None:
+        """Send the state if it changed."""
+        ...
 
 
 class Handle(Generic[S]):
@@ -64,10 +100,16 @@ class Handle(Generic[S]):
     """
 
     kind: str = "block"
+    nests: bool = False
+    """Whether blocks of this kind nest (steps) rather than exclude each other."""
 
-    def __init__(self, ctx: RunContext[S]) -> None:
-        self._ctx = ctx
+    def __init__(self, owner: Owner[S], pipeline: Pipeline[Handle[S]]) -> None:
+        self._owner = owner
+        self._pipeline = pipeline
         self._open = True
+        self._ending = False
+        self.opened_at = _caller()
+        """The file and line of the code that opened this block (for the unclosed warning)."""
 
     @property
     def closed(self) -> bool:
@@ -77,17 +119,17 @@ class Handle(Generic[S]):
     @property
     def state(self) -> S:
         """The run's live state (the same object as `ctx.state`)."""
-        return self._ctx.state
+        return self._owner.state
 
     def publish_state(self) -> None:
         """Publish the run's state now, while this block is open (as `RunContext.publish_state`)."""
         self._check_open("publish_state")
-        self._ctx.publish_state()
+        self._owner.publish_state()
 
     def emit(self, event: Event) -> None:
         """Emit any event through the run's transformers and verifier."""
         self._check_open("emit")
-        self._ctx.emit(event)
+        self._pipeline.send(event)
 
     def describe(self) -> str:
         """A short name for messages, such as `tool call 'r-call-1' (get_weather)`."""
@@ -96,7 +138,7 @@ class Handle(Generic[S]):
     def close(self) -> None:
         """Emit the closing event, unless it has gone out already."""
         if self._open:
-            self._finish()
+            self._end_now()
 
     def __enter__(self) -> Self:
         return self
@@ -110,31 +152,52 @@ class Handle(Generic[S]):
         if not self._open:
             return
         if exc is None:
-            self._finish()
+            self._end_now()
             return
-        self._ctx._close_quietly(self)
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - the error already propagating must win
+            _log.exception("closing %s failed while an error propagated", self.describe())
+            self._pipeline.release(self)
+
+    @property
+    def abandoned(self) -> bool:
+        """Whether the block is open and nothing ever tried to end it (the run driver warns).
+
+        Examples:
+            >>> from agui import RunAgentInput, RunContext
+            >>> ctx, _ = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+            >>> message = ctx.message()
+            >>> message.abandoned
+            True
+            >>> message.end()
+            >>> message.abandoned
+            False
+        """
+        return self._open and not self._ending
+
+    def _end_now(self) -> None:
+        self._ending = True
+        self._finish()
 
     def _finish(self) -> None:
         raise NotImplementedError
 
-    def _start(self, *events: Event, exclusive: bool = True) -> None:
-        """Claim this block and send its opening events; a refused opening leaves nothing open."""
-        ctx = self._ctx
-        if exclusive:
-            ctx._claim(self)
-        else:
-            ctx._push_step(self)
+    def _start(self, *events: Event) -> None:
+        """Hold this block open and send its opening events; a refused opening leaves it shut."""
+        pipeline = self._pipeline
+        pipeline.open(self)
         try:
             self._send_opening(events)
         except BaseException:
             self._open = False
-            ctx._release(self)
+            pipeline.release(self)
             raise
 
     def _send_opening(self, events: tuple[Event, ...]) -> None:
         """Send the opening events: only the first may be refused for cancellation."""
         for index, event in enumerate(events):
-            self._ctx._send(event, forced=index > 0)
+            self._pipeline.send(event, forced=index > 0)
 
     def _check_open(self, action: str) -> None:
         if not self._open:
@@ -160,7 +223,7 @@ class Handle(Generic[S]):
 
     def _closed(self) -> None:
         self._open = False
-        self._ctx._release(self)
+        self._pipeline.release(self)
 
 
 class MessageHandle(Handle[S]):
@@ -180,9 +243,17 @@ class MessageHandle(Handle[S]):
 
     kind = "text message"
 
-    def __init__(self, ctx: RunContext[S], *, role: TextRole, name: str | None = None) -> None:
-        super().__init__(ctx)
-        self.id = ctx._new_message_id()
+    def __init__(
+        self,
+        owner: Owner[S],
+        pipeline: Pipeline[Handle[S]],
+        message_id: str,
+        *,
+        role: TextRole,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(owner, pipeline)
+        self.id = message_id
         self.role = role
         if name is None and type(cast("object", role)) is str and role in _ROLES:
             self._start()  # the start needs no model: see `_send_opening`
@@ -195,23 +266,23 @@ class MessageHandle(Handle[S]):
     def _send_opening(self, events: tuple[Event, ...]) -> None:
         if events:
             super()._send_opening(events)
-        else:  # a plain role and no name: the context may queue it as a record
-            self._ctx._send_start(self.id, self.role)
+        else:  # a plain role and no name: the pipeline may queue it as a record
+            self._pipeline.send_record(_TEXT_START, self.id, self.role)
 
     def delta(self, text: str) -> None:
         """Append text; an empty delta sends nothing."""
         if type(text) is not str or not self._open:
             text = self._text("delta", text)
         if text:
-            self._ctx._send_delta(TEXT, self.id, text)
+            self._pipeline.send_record(_TEXT_CONTENT, self.id, text)
 
     def end(self) -> None:
         """Close the message now (leaving the `with` block does the same)."""
         self._check_open("end")
-        self._finish()
+        self._end_now()
 
     def _finish(self) -> None:
-        self._ctx._send_end(TEXT, self.id)
+        self._pipeline.send_record(_TEXT_END, self.id)
         self._closed()
 
 
@@ -230,9 +301,9 @@ class ReasoningHandle(Handle[S]):
 
     kind = "reasoning block"
 
-    def __init__(self, ctx: RunContext[S]) -> None:
-        super().__init__(ctx)
-        self.id = ctx._new_message_id()
+    def __init__(self, owner: Owner[S], pipeline: Pipeline[Handle[S]], message_id: str) -> None:
+        super().__init__(owner, pipeline)
+        self.id = message_id
         self._start(
             ReasoningStartEvent(message_id=self.id), ReasoningMessageStartEvent(message_id=self.id)
         )
@@ -245,7 +316,7 @@ class ReasoningHandle(Handle[S]):
         if type(text) is not str or not self._open:
             text = self._text("delta", text)
         if text:
-            self._ctx._send_delta(THOUGHT, self.id, text)
+            self._pipeline.send_record(_REASONING, self.id, text)
 
     def encrypted_value(self, value: str) -> None:
         """Attach an opaque value the client stores on this reasoning message."""
@@ -253,16 +324,16 @@ class ReasoningHandle(Handle[S]):
         event = ReasoningEncryptedValueEvent(
             subtype="message", entity_id=self.id, encrypted_value=value
         )
-        self._ctx._send(event)
+        self._pipeline.send(event)
 
     def end(self) -> None:
         """Close the reasoning message and its span now."""
         self._check_open("end")
-        self._finish()
+        self._end_now()
 
     def _finish(self) -> None:
-        self._ctx._send(ReasoningMessageEndEvent(message_id=self.id), forced=True)
-        self._ctx._send(ReasoningEndEvent(message_id=self.id), forced=True)
+        self._pipeline.send(ReasoningMessageEndEvent(message_id=self.id), forced=True)
+        self._pipeline.send(ReasoningEndEvent(message_id=self.id), forced=True)
         self._closed()
 
 
@@ -280,11 +351,12 @@ class StepHandle(Handle[S]):
     """
 
     kind = "step"
+    nests = True
 
-    def __init__(self, ctx: RunContext[S], name: str) -> None:
-        super().__init__(ctx)
+    def __init__(self, owner: Owner[S], pipeline: Pipeline[Handle[S]], name: str) -> None:
+        super().__init__(owner, pipeline)
         self.name = name
-        self._start(StepStartedEvent(step_name=name), exclusive=False)
+        self._start(StepStartedEvent(step_name=name))
 
     def describe(self) -> str:  # noqa: D102 - documented on Handle
         return f"step '{self.name}'"
@@ -292,11 +364,14 @@ class StepHandle(Handle[S]):
     def end(self) -> None:
         """Finish the step now; inner steps must have finished first."""
         self._check_open("end")
-        self._ctx._check_innermost_step(self)
-        self._finish()
+        inner = self._pipeline.inner_step(self)
+        if inner is not None:
+            message = f"cannot end {self.describe()}: {inner.describe()} inside it is open"
+            raise UsageError(message)
+        self._end_now()
 
     def _finish(self) -> None:
-        self._ctx._send(StepFinishedEvent(step_name=self.name), forced=True)
+        self._pipeline.send(StepFinishedEvent(step_name=self.name), forced=True)
         self._closed()
 
 
@@ -324,16 +399,18 @@ class ToolCallHandle(Handle[S]):
 
     def __init__(
         self,
-        ctx: RunContext[S],
+        owner: Owner[S],
+        pipeline: Pipeline[Handle[S]],
         name: str,
         *,
-        call_id: str | None = None,
+        call_id: str,
+        result_message_id: str,
         parent_message_id: str | None = None,
     ) -> None:
-        super().__init__(ctx)
+        super().__init__(owner, pipeline)
         self.name = name
-        self.id = call_id if call_id is not None else ctx._new_call_id()
-        self.result_message_id = ctx._new_message_id()
+        self.id = call_id
+        self.result_message_id = result_message_id
         self._fragments: list[str] = []
         start = _tool_call_start(self.id, name, parent_message_id)
         # The id as the wire has it (a plain str), for the events built without validation.
@@ -354,7 +431,7 @@ class ToolCallHandle(Handle[S]):
             delta = self._text("args", delta)
         if delta:
             self._fragments.append(delta)
-            self._ctx._send_delta(TOOL, self._wire_id, delta)
+            self._pipeline.send_record(_TOOL_ARGS, self._wire_id, delta)
 
     def args_json(self, value: object) -> None:
         """Send arguments given as a value (dict, pydantic model, dataclass) as one JSON text."""
@@ -377,22 +454,27 @@ class ToolCallHandle(Handle[S]):
         event = ReasoningEncryptedValueEvent(
             subtype="tool-call", entity_id=self.id, encrypted_value=value
         )
-        self._ctx._send(event)
+        self._pipeline.send(event)
 
     def end(self) -> None:
         """End the call without a result: the client executes it and answers next run."""
         self._check_open("end")
-        self._finish()
+        self._end_now()
 
     def result(self, content: ToolResultContent) -> str:
         """End the call and send its result; returns the result's message id."""
         self._check_open("result")
-        self._finish()
+        self._end_now()
         if type(content) is str:
-            event = tool_result(self.result_message_id, self._wire_id, content)
-            self._ctx._send(event)
+            event = _tool_result(self.result_message_id, self._wire_id, content, "tool")
         else:
-            self._ctx.tool_result(self._wire_id, content, message_id=self.result_message_id)
+            event = ToolCallResultEvent(
+                message_id=self.result_message_id,
+                tool_call_id=self._wire_id,
+                content=content,
+                role="tool",
+            )
+        self._pipeline.send(event)
         return self.result_message_id
 
     def result_json(self, value: object) -> str:
@@ -400,24 +482,50 @@ class ToolCallHandle(Handle[S]):
         return self.result(_to_json_text(value, what=f"the result of {self.describe()}"))
 
     def _finish(self) -> None:
-        self._ctx._send_end(TOOL, self._wire_id)
+        self._pipeline.send_record(_TOOL_END, self._wire_id)
         self._closed()
 
 
 def _message_start(message_id: str, role: object, name: object) -> TextMessageStartEvent:
     if type(role) is str and role in _ROLES and (name is None or type(name) is str):
-        return text_start(message_id, role, name)
+        return _text_start(message_id, role, name)
     return TextMessageStartEvent(message_id=message_id, role=role, name=name)  # type: ignore[arg-type]
 
 
 def _tool_call_start(call_id: object, name: object, parent: object) -> ToolCallStartEvent:
     if type(call_id) is str and type(name) is str and (parent is None or type(parent) is str):
-        return tool_start(call_id, name, parent)
+        return _tool_start(call_id, name, parent)
     return ToolCallStartEvent(
         tool_call_id=call_id,  # type: ignore[arg-type]
         tool_call_name=name,  # type: ignore[arg-type]
         parent_message_id=parent,  # type: ignore[arg-type]
     )
+
+
+_OPENERS = frozenset((__name__, "agui.context"))
+"""The modules whose frames open a handle for its caller: the handles' own and the context's."""
+
+
+_frame_at: Callable[[int], FrameType] = vars(sys)["_getframe"]
+"""`sys._getframe`: it reaches an outer frame directly, where `inspect.currentframe()` and
+`f_back` would make an object of every frame in between, several times the cost on every open."""
+
+
+def _caller() -> tuple[str, int]:
+    """The file and line of the code that opened a handle: the first frame outside `_OPENERS`.
+
+    Called from `Handle.__init__`, whose caller is a handle's own `__init__`, whose caller is an
+    opener (`ctx.message()`) or the code itself: the search starts there.
+    """
+    try:
+        frame = _frame_at(3)
+    except (
+        ValueError
+    ):  # pragma: no cover - only from a program's outermost frame (a subprocess test)
+        frame = _frame_at(2)
+    while frame.f_back is not None and frame.f_globals.get("__name__") in _OPENERS:
+        frame = frame.f_back
+    return frame.f_code.co_filename, frame.f_lineno
 
 
 def _to_json_text(value: object, *, what: str) -> str:
@@ -452,7 +560,7 @@ def _parse(raw: str, target: type[T] | None, call_id: str, name: str) -> T | Jso
         return _adapter(target).validate_json(raw)
     except ValidationError as error:
         problems = [
-            ("/" + "/".join(str(part) for part in item["loc"]), item["msg"])
+            ("".join("/" + escape_pointer_token(str(part)) for part in item["loc"]), item["msg"])
             for item in error.errors(include_url=False)
         ]
         listed = "; ".join(f"'{pointer}': {msg}" for pointer, msg in problems)

@@ -13,23 +13,30 @@ both, never two, never none:
   closed, then `RUN_FINISHED` with the `cancelled` outcome.
 - `RUN_FINISHED` is refused by the verifier (a raw-emitted block left open): `RUN_ERROR` with
   code `PROTOCOL_VIOLATION` instead. A stream that ends badly beats a stream with no end.
-"""
 
-# pyright: reportPrivateUsage=false
-# (the driver owns the context's forced sends and error-path closing)
+A handle still open when the run ends is closed by the driver and reported at the line that
+opened it (`agui.errors.UnclosedHandleWarning`, and the `agui` log): the run succeeds, but the
+author hears of the block that never closed where it should. An agent that is not async is
+refused before anything runs (`check_agent`), with the same message by every entry point.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
+import os
+import warnings
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Protocol, TypeVar, runtime_checkable
 
 from agui.cancellation import CancellationToken
 from agui.context import RunContext
-from agui.errors import AgentError, AguiError, Cancelled
+from agui.errors import AgentError, AguiError, Cancelled, UnclosedHandleWarning, UsageError
 from agui.events import Event, RunErrorEvent, RunFinishedEvent, RunStartedEvent
+from agui.handles import Handle
 from agui.transform import Transformer
 from agui.types import (
     CancelledOutcome,
@@ -40,7 +47,15 @@ from agui.types import (
     SuccessOutcome,
 )
 
-__all__ = ["PROTOCOL_VERSION", "Agent", "AgentFunction", "AgentLike", "drive", "run"]
+__all__ = [
+    "PROTOCOL_VERSION",
+    "Agent",
+    "AgentFunction",
+    "AgentLike",
+    "check_agent",
+    "drive",
+    "run",
+]
 
 S = TypeVar("S")
 
@@ -82,6 +97,51 @@ AgentLike = Agent[S] | AgentFunction[S]
 """An agent function, or an object with an agent `run` method."""
 
 
+def check_agent(agent: object) -> None:
+    """Refuse, before anything runs, what cannot be an agent: a function that is not async.
+
+    `run`, `drive`, `agui.testing.collect` and `agui.asgi_app` call this; an agent is an async
+    function taking the run context, or an object with an async `run(ctx)` method.
+
+    Raises:
+        UsageError: `agent` is a plain function, an object whose `run` is not async, or not
+            callable at all; the message says which.
+
+    Examples:
+        >>> def greet(ctx):
+        ...     ctx.say("Hello!")
+        >>> check_agent(greet)
+        Traceback (most recent call last):
+        ...
+        agui.errors.UsageError: greet is not an agent: it is a function that is not async; ...
+    """
+    problem = _agent_problem(agent)
+    if problem is not None:
+        name = getattr(agent, "__qualname__", None) or type(agent).__name__
+        message = (
+            f"{name} is not an agent: {problem}; an agent is an async function taking the run "
+            "context (async def agent(ctx)) or an object with an async run(ctx) method"
+        )
+        raise UsageError(message)
+
+
+def _agent_problem(agent: object) -> str | None:
+    if inspect.isclass(agent):
+        return f"it is the class {agent.__name__}; pass an instance of it"
+    run: object = getattr(agent, "run", None)
+    if run is not None:
+        return None if _is_async(run) else "its run method is not async"
+    if not callable(agent):
+        return f"it is a {type(agent).__name__}, which cannot be called"
+    return None if _is_async(agent) else "it is a function that is not async"
+
+
+def _is_async(function: object) -> bool:
+    # An object with an async __call__ is as good as an async function.
+    call = getattr(type(function), "__call__", None)  # noqa: B004 - its coroutine-ness is the question
+    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(call)
+
+
 async def run(
     agent: AgentLike[S],
     input: RunAgentInput,  # noqa: A002 - the protocol's name for it
@@ -106,6 +166,7 @@ async def run(
         ['RUN_STARTED', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END',
          'RUN_FINISHED']
     """
+    check_agent(agent)
     ctx: RunContext[S] = RunContext(input, state=state, transformers=transformers, token=token)
     task = asyncio.ensure_future(drive(agent, ctx, debug=debug))
     try:
@@ -125,6 +186,7 @@ async def drive(agent: AgentLike[S], ctx: RunContext[S], *, debug: bool = False)
     """Run `agent` in `ctx` from RUN_STARTED to its terminal event, then close the receiver.
 
     This is the engine under `run()` and the HTTP endpoint; it never raises for agent errors.
+    It refuses an agent that is not async (`check_agent`) before RUN_STARTED.
 
     Examples:
         >>> import asyncio
@@ -135,11 +197,13 @@ async def drive(agent: AgentLike[S], ctx: RunContext[S], *, debug: bool = False)
         >>> [(event.type, getattr(event, "message", "")) for event in ctx.receiver.drain()]
         [('RUN_STARTED', ''), ('RUN_ERROR', 'the agent failed with an unexpected error')]
     """
+    left_open: list[Handle[S]] = []
     try:
-        ctx._send(_run_started(ctx.input), forced=True)
+        check_agent(agent)
+        ctx.emit(_run_started(ctx.input), forced=True)
         try:
             ctx.init_state()
-            outcome = await _call(agent, ctx)
+            outcome = await _call(agent, ctx, left_open)
         except asyncio.CancelledError:
             _end_cancelled(ctx)
             raise
@@ -156,13 +220,49 @@ async def drive(agent: AgentLike[S], ctx: RunContext[S], *, debug: bool = False)
                 _end_with_outcome(ctx, outcome, debug=debug)
     finally:
         ctx.receiver.close()
+        _warn_unclosed(left_open)
 
 
-async def _call(agent: AgentLike[S], ctx: RunContext[S]) -> RunOutcome | None:
-    if isinstance(agent, Agent):
-        # isinstance against a generic Protocol loses S; the union's other arm keeps it.
-        return await agent.run(ctx)  # pyright: ignore[reportUnknownMemberType]
-    return await agent(ctx)
+async def _call(
+    agent: AgentLike[S], ctx: RunContext[S], left_open: list[Handle[S]]
+) -> RunOutcome | None:
+    """Run the agent; whatever it leaves open, by any way out, is noted in `left_open`."""
+    try:
+        if isinstance(agent, Agent):
+            # isinstance against a generic Protocol loses S; the union's other arm keeps it.
+            return await agent.run(ctx)  # pyright: ignore[reportUnknownMemberType]
+        return await agent(ctx)
+    finally:
+        # Only what the agent's own code opened and nothing tried to end (a block whose end
+        # failed is the error's business; agui's tool loop leaves its blocks to the driver on
+        # the way out), and nothing after a terminal event: the driver closes nothing then.
+        if not ctx.terminated:
+            left_open.extend(h for h in ctx.open_handles if h.abandoned and _foreign(h))
+        for handle in left_open:
+            filename, line = handle.opened_at
+            _log.warning("%s (opened at %s:%d)", _unclosed(handle), filename, line)
+
+
+_PACKAGE = str(Path(__file__).parent) + os.sep
+
+
+def _foreign(handle: Handle[S]) -> bool:
+    """Whether code outside agui opened the handle."""
+    return not handle.opened_at[0].startswith(_PACKAGE)
+
+
+def _unclosed(handle: Handle[S]) -> str:
+    return (
+        f"{handle.describe()} was still open when its run ended, so the run closed it; "
+        "open it in a `with` block (or call end()) so that it closes where it should"
+    )
+
+
+def _warn_unclosed(left_open: list[Handle[S]]) -> None:
+    """Warn of each handle the run had to close, at the line that opened it, once it ended."""
+    for handle in left_open:
+        filename, line = handle.opened_at
+        warnings.warn_explicit(_unclosed(handle), UnclosedHandleWarning, filename, line)
 
 
 def _run_started(input: RunAgentInput) -> RunStartedEvent:  # noqa: A002
@@ -176,7 +276,7 @@ def _run_started(input: RunAgentInput) -> RunStartedEvent:  # noqa: A002
 
 def _end_with_outcome(ctx: RunContext[S], outcome: RunOutcome | None, *, debug: bool) -> None:
     try:
-        ctx.close_open_handles()
+        _close_open(ctx)
         if isinstance(outcome, InterruptOutcome):
             ctx.publish_state()
         finished = RunFinishedEvent(
@@ -186,7 +286,7 @@ def _end_with_outcome(ctx: RunContext[S], outcome: RunOutcome | None, *, debug: 
             outcome=_complete(outcome, ctx),
             usage=ctx.usage or None,
         )
-        ctx._send(finished, forced=True)
+        ctx.emit(finished, forced=True)
     except Exception as error:  # noqa: BLE001 - a refused RUN_FINISHED still ends the run
         _end_with_error(ctx, error, debug=debug)
 
@@ -208,14 +308,14 @@ def _complete(outcome: RunOutcome | None, ctx: RunContext[S]) -> RunFinishedOutc
 
 def _end_cancelled(ctx: RunContext[S]) -> None:
     try:
-        ctx.close_open_handles()
+        _close_open(ctx)
         finished = RunFinishedEvent(
             thread_id=ctx.thread_id,
             run_id=ctx.run_id,
             outcome=CancelledOutcome(),
             usage=ctx.usage or None,
         )
-        ctx._send(finished, forced=True)
+        ctx.emit(finished, forced=True)
     except Exception as error:  # noqa: BLE001 - a run that cannot end cancelled ends in error
         _end_with_error(ctx, error, debug=False)
 
@@ -230,27 +330,24 @@ def _end_with_error(ctx: RunContext[S], error: BaseException, *, debug: bool) ->
         _log.info("run %s ended with %s: %s", ctx.run_id, code, error)
     else:
         _log.error("run %s failed with %s", ctx.run_id, code, exc_info=error)
-    for handle_error in _close_all(ctx):
+    for handle_error in ctx.close_open_handles():
         _log.error("closing a block of run %s failed", ctx.run_id, exc_info=handle_error)
     event = RunErrorEvent(
         message=_error_message(error, debug=debug), code=code, usage=ctx.usage or None
     )
     try:
-        ctx._send(event, forced=True)
+        ctx.emit(event, forced=True)
     except Exception:  # noqa: BLE001 - refused only after a terminal event went out
         _log.exception("run %s: RUN_ERROR was refused; the stream already ended", ctx.run_id)
 
 
-def _close_all(ctx: RunContext[S]) -> list[BaseException]:
-    failures: list[BaseException] = []
-    while ctx._open:
-        handle = ctx._open[-1]
-        try:
-            handle.close()
-        except Exception as error:  # noqa: BLE001 - keep closing what can be closed
-            failures.append(error)
-            ctx._release(handle)
-    return failures
+def _close_open(ctx: RunContext[S]) -> None:
+    """Close what is still open; each close that failed is logged, and the first raised."""
+    failures = ctx.close_open_handles()
+    for failure in failures:
+        _log.error("closing a block of run %s failed", ctx.run_id, exc_info=failure)
+    if failures:
+        raise failures[0]
 
 
 def _error_message(error: BaseException, *, debug: bool) -> str:

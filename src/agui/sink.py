@@ -17,7 +17,7 @@ import asyncio
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 
-from agui._record import Item, Record, materialize
+from agui._record import BUILDERS, Item, Record
 from agui.events import Event
 
 __all__ = ["EventReceiver"]
@@ -70,8 +70,11 @@ class EventReceiver:
 
     def drain(self) -> list[Event]:
         """Take every queued event, without waiting."""
+        # `materialize` unrolled: one call per record fewer, on the test path's every event.
+        build = BUILDERS
         return [
-            materialize(item) if isinstance(item, tuple) else item for item in self.drain_items()
+            build[item[0]](item[1], item[2]) if isinstance(item, tuple) else item
+            for item in self.drain_items()
         ]
 
     def drain_items(self) -> list[Item]:

@@ -13,34 +13,47 @@ else a snapshot. A `STATE_*` event that reaches the stream some other way (a raw
 transformer) moves the baseline with it, so a delta is never computed against a state the client
 no longer holds.
 
-Deciding that costs little on a large state that mostly did not change:
+A publish takes one of three ways to that answer. The first two are shortcuts for plain JSON, kept
+because each earns its own share on a large state (`bench/bench_state.py` switches each off in
+turn); the third is the general way, and the proof the shortcuts lean on is exact JSON equality
+(`agui.patch._equality`):
 
-* Unchanged. When serializing the state type runs no code but pydantic-core's and reads nothing but
-  the value (no serializer functions, computed fields or extra members), the state serializes to
-  the last publish's bytes whenever it is still exactly what it was then. `agui.patch._exact.Mirror`
-  proves that in a few C-level passes, `==` and then the exact type of every value, against a
-  copy kept at the last publish, with no serialization. Anything else serializes and compares.
-* Changed. The live JSON (a model's fields, or the state itself) is diffed against the last
-  published value with `==` (`agui.patch._differ`, loose), the patch applied to that value, and the
-  result kept only if it serializes to exactly the state's own bytes: then it is the new JSON,
-  and the patch is right, types and all. Otherwise, or for a state that is not plain JSON
-  (a dataclass, a `datetime`), the bytes are parsed and diffed strictly.
+* Unchanged: a mirror. When serializing the state type runs no code but pydantic-core's and reads
+  nothing but the value (no serializer functions, computed fields or extra members), the state
+  serializes to the last publish's bytes whenever it is still exactly what it was then. A
+  `Mirror`, an exact copy kept at the last publish, proves that with `==` and a few C-level type
+  passes, without serializing: on a 10,000-key dict, a third of what serializing and comparing
+  costs.
+* Changed: a loose diff. The live JSON (a model's fields, or the state itself) is diffed against
+  the last published value trusting `==`, the patch applied to that value, and the result kept
+  only if it `writes` exactly the state's own bytes: then it is the new JSON, and the patch is
+  right, types and all. That skips the strict diff's type passes over both documents.
+* Otherwise: a strict diff. The new JSON is the mirror's copy of the live state when it writes
+  the state's bytes (its scalars are the live state's own, so later comparisons find most of them
+  to be the very same objects), else the bytes parsed, and `agui.patch.diff` compares it with the
+  last published value. This is the way for a state that is not plain JSON (a dataclass, a
+  `datetime`), for the first publish after an outside `STATE_*` event, and for a change only
+  JSON's types tell apart, such as `1` to `true`.
+
+The shortcuts (the mirror, its copy and the loose diff) are taken from 4 KiB of JSON on. Below
+that, as on a typical state of a few fields and a short list, each of them costs more than it
+saves, and the strict way from the parsed bytes is the quicker.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, TypeAlias, TypeVar, cast
 
 import pydantic_core
 from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 
 from agui import patch
-from agui._fast import build, template
+from agui._model import WireModel
 from agui.errors import PatchError, StateError
 from agui.events import StateDeltaEvent, StateSnapshotEvent
 from agui.patch._differ import Differ
-from agui.patch._exact import Mirror
+from agui.patch._equality import Mirror, writes
 from agui.types import (
     AddOperation,
     CopyOperation,
@@ -54,9 +67,14 @@ from agui.types import (
 __all__ = ["StateManager"]
 
 S = TypeVar("S")
+_Ops: TypeAlias = "list[dict[str, JsonValue]]"
+_Next: TypeAlias = "tuple[Mirror | None, JsonValue, _Ops]"
+"""What a publish moves the baseline to: the mirror to keep, the published JSON, the patch."""
+_SHORTCUTS_FROM = 4_096
+"""The length of JSON from which the shortcuts save time: below it they cost more than they save."""
 
-_OPERATIONS: dict[str, tuple[type[BaseModel], dict[str, object]]] = {
-    cls.model_fields["op"].default: (cls, template(cls))
+_OPERATIONS: dict[str, type[WireModel]] = {
+    cls.model_fields["op"].default: cls
     for cls in (
         AddOperation,
         RemoveOperation,
@@ -128,31 +146,17 @@ class StateManager(Generic[S]):
         live = self._live()
         if self._unchanged(live):
             return None
-        encoded, clean = self._encode()
+        encoded, quick = self._encode()
         if encoded == self._published_bytes:
-            if self._by_value and clean:  # no mirror, or one the state no longer matches
+            if quick:  # no mirror, or one the state no longer matches
                 self._keep(Mirror.of(live))
             return None
         known = self._published_bytes is not None
-        found = self._follow(live, encoded) if known and self._own else None
-        if found is None:
-            mirror = Mirror.of(live)
-            writes = mirror is not None and _writes(mirror.root, encoded)
-            current = mirror.root if mirror is not None and writes else _parse(encoded)
-            ops = patch.diff(self._published, current) if known else []
-        else:
-            mirror, current, ops = found
+        found = self._follow(live, encoded) if quick else None
+        mirror, current, ops = found or self._rebuild(live, encoded, copy=quick)
         self._published, self._published_bytes, self._own = current, encoded, True
-        self._keep(mirror if clean else None)
-        if not known:
-            return _snapshot(current)
-        if not ops:
-            # Same JSON, other bytes (key order, -0.0): nothing for the client to learn.
-            return None
-        patch_bytes = pydantic_core.to_json(ops)
-        if len(patch_bytes) < len(encoded):
-            return _delta(ops)
-        return _snapshot(current)
+        self._keep(mirror)
+        return _smaller(current, ops, encoded) if known else _snapshot(current)
 
     def _live(self) -> object:
         """The live JSON: a model's fields, or the state itself."""
@@ -164,33 +168,48 @@ class StateManager(Generic[S]):
         return mirror is not None and type(self.value) is self._mirror_type and mirror.matches(live)
 
     def _encode(self) -> tuple[bytes, bool]:
-        """The state's bytes, and whether they came without a serializer warning."""
+        """The state's bytes, and whether the shortcuts may take them.
+
+        They may for a state serialized by value with no warning, when its JSON is long enough
+        for them to save more than they cost.
+        """
         if self._by_value:
             try:
-                return self._adapter.dump_json(self.value, warnings="error"), True
+                encoded = self._adapter.dump_json(self.value, warnings="error")
             except pydantic_core.PydanticSerializationError:
                 pass  # a warning, or an error: serialize again and let it show
+            else:
+                return encoded, len(encoded) >= _SHORTCUTS_FROM
         return self.to_json(), False
 
-    def _follow(
-        self, live: object, encoded: bytes
-    ) -> tuple[Mirror, JsonValue, list[dict[str, JsonValue]]] | None:
-        """The loose patch from the last published JSON, if it proves right on `encoded`."""
+    def _follow(self, live: object, encoded: bytes) -> _Next | None:
+        """The loose way: the patch trusting `==`, if the JSON it gives writes `encoded`."""
+        if not self._own:  # the baseline is not plain JSON made here, from the state's bytes
+            return None
         mirror = Mirror.of(live, copy=False)
         if mirror is None:
             return None
         differ = Differ(strict=False)
         differ.value("", self._published, mirror.root)
         current = patch.apply(self._published, differ.ops)
-        if not _writes(current, encoded):
+        if not writes(current, encoded):
             return None
         # The mirror read the live JSON in place; compare later states with the patched copy
         return mirror._replace(root=current), current, differ.ops
 
+    def _rebuild(self, live: object, encoded: bytes, *, copy: bool) -> _Next:
+        """The strict way: the JSON `encoded` holds, and `agui.patch.diff` from the baseline."""
+        mirror = Mirror.of(live) if copy else None
+        if mirror is not None and writes(mirror.root, encoded):
+            current = mirror.root
+        else:
+            current = _parse(encoded)
+        ops = patch.diff(self._published, current) if self._published_bytes is not None else []
+        return mirror, current, ops
+
     def _keep(self, mirror: Mirror | None) -> None:
-        by_value = mirror is not None and self._by_value
-        self._mirror = mirror if by_value else None
-        self._mirror_type = type(self.value) if by_value else None
+        self._mirror = mirror
+        self._mirror_type = type(self.value) if mirror is not None else None
 
     def observe(self, event: StateSnapshotEvent | StateDeltaEvent) -> None:
         """Move the baseline with a `STATE_*` event that went out some other way."""
@@ -262,43 +281,34 @@ def _parse(encoded: bytes) -> JsonValue:
     return cast("JsonValue", pydantic_core.from_json(encoded, cache_strings="keys"))
 
 
-def _writes(value: JsonValue, encoded: bytes) -> bool:
-    """Whether `value`, plain JSON, serializes to exactly `encoded`: then it is what they hold.
-
-    Equal bytes mean equal JSON, types and key order included: `1`, `1.0` and `true` are written
-    differently, and no two distinct strings or numbers are written alike.
-    """
-    try:
-        return pydantic_core.to_json(value) == encoded
-    except pydantic_core.PydanticSerializationError:
-        return False
+def _smaller(
+    current: JsonValue, ops: _Ops, encoded: bytes
+) -> StateSnapshotEvent | StateDeltaEvent | None:
+    """The delta if its bytes are strictly fewer than the snapshot's, else the snapshot."""
+    if not ops:
+        # Same JSON, other bytes (key order, -0.0): nothing for the client to learn.
+        return None
+    if len(pydantic_core.to_json(ops)) < len(encoded):
+        return _delta(ops)
+    return _snapshot(current)
 
 
 def _snapshot(value: JsonValue) -> StateSnapshotEvent:
     # Built without validation: the value is plain JSON, parsed or checked against its bytes.
-    fields = _SNAPSHOT.copy()
-    fields["snapshot"] = value
-    return build(StateSnapshotEvent, fields, {"snapshot"})
+    return _SNAPSHOT(value)
 
 
 def _delta(ops: list[dict[str, JsonValue]]) -> StateDeltaEvent:
-    fields = _DELTA.copy()
-    fields["delta"] = [_operation(op) for op in ops]
-    return build(StateDeltaEvent, fields, {"delta"})
+    return _DELTA([_operation(op) for op in ops])
 
 
 def _operation(op: dict[str, JsonValue]) -> JsonPatchOperation:
     """The typed operation of one the differ made (its members are the operation's fields)."""
-    cls, template_fields = _OPERATIONS[cast("str", op["op"])]
-    fields = template_fields.copy()
-    given: set[str] = set()
-    for key, value in op.items():
-        name = "from_" if key == "from" else key
-        fields[name] = value
-        given.add(name)
+    cls = _OPERATIONS[cast("str", op["op"])]
+    fields = {"from_" if key == "from" else key: value for key, value in op.items()}
     # Operations allow extra members (RFC 6902 tells readers to ignore them): none here.
-    return cast("JsonPatchOperation", build(cls, fields, given, {}))
+    return cast("JsonPatchOperation", cls.trusted(**fields))
 
 
-_SNAPSHOT = template(StateSnapshotEvent)
-_DELTA = template(StateDeltaEvent)
+_SNAPSHOT = StateSnapshotEvent.trusted_builder("snapshot")
+_DELTA = StateDeltaEvent.trusted_builder("delta")

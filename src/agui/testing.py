@@ -3,34 +3,29 @@
 `collect` drives an agent to completion and returns its events; `assert_valid` checks a stream
 with agui's verifier in strict end-of-stream mode; `fold` applies a stream the way the official
 client does (its `defaultApplyEvents` rules) and returns the messages and state a UI would hold
-afterwards, so a test can assert on the conversation rather than on event lists. `serving`
-runs an ASGI app under a real uvicorn on 127.0.0.1 for tests over HTTP.
+afterwards, so a test can assert on the conversation rather than on event lists (it lives in
+`agui.fold`, which `agui.client` uses too; the kit offers it because tests are where it is used
+most). `serving` runs an ASGI app under a real uvicorn on 127.0.0.1 for tests over HTTP.
 """
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 from collections.abc import Iterable, Sequence
-from typing import TypeVar, cast
+from typing import TypeVar
 
-from pydantic import JsonValue, TypeAdapter
-
-from agui import patch
 from agui.asgi._server import serving
-from agui.errors import PatchError
-from agui.events import Event, RunErrorEvent, RunFinishedEvent
-from agui.messages import AssistantMessage, Message
+from agui.errors import ProtocolViolation
+from agui.events import Event
+from agui.fold import FoldedRun, fold
+from agui.messages import AssistantMessage
 from agui.runner import AgentLike, run
 from agui.transform import Transformer
-from agui.types import RunAgentInput, RunFinishedOutcome
+from agui.types import RunAgentInput
 from agui.verify import Verifier
 
 __all__ = ["FoldedRun", "assert_valid", "collect", "fold", "serving"]
 
 S = TypeVar("S")
-_MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
-_Record = dict[str, JsonValue]
 
 
 async def collect(
@@ -95,267 +90,7 @@ def assert_valid(events: Iterable[Event], *, input: RunAgentInput | None = None)
 
 
 def _reraise_at(error: Exception, index: int, what: str) -> None:
-    from agui.errors import ProtocolViolation  # noqa: PLC0415 - keeps the import local to errors
-
     if isinstance(error, ProtocolViolation):
         message = f"event {index} ({what}): {error}"
         raise ProtocolViolation(message, rule=error.rule, event=error.event) from error
     raise error
-
-
-@dataclasses.dataclass(frozen=True)
-class FoldedRun:
-    """What a UI holds after a stream: messages, state, and how the last run ended.
-
-    Examples:
-        >>> FoldedRun(messages=[], state={}, outcome=None, error=None).state
-        {}
-    """
-
-    messages: list[Message]
-    state: JsonValue
-    outcome: RunFinishedOutcome | None
-    error: RunErrorEvent | None
-
-
-def fold(
-    events: Iterable[Event],
-    *,
-    messages: Sequence[Message] = (),
-    state: JsonValue = None,
-) -> FoldedRun:
-    """Apply a stream as the official client does; `messages`/`state` are what it held before.
-
-    Examples:
-        >>> import asyncio
-        >>> async def hello(ctx):
-        ...     ctx.say("Hello!")
-        >>> events = asyncio.run(collect(hello, RunAgentInput(thread_id="t", run_id="r")))
-        >>> folded = fold(events)
-        >>> [(m.role, m.content) for m in folded.messages], folded.outcome.type
-        ([('assistant', 'Hello!')], 'success')
-    """
-    reducer = _Reducer([cast("_Record", m.model_dump(mode="json")) for m in messages], state)
-    for event in events:
-        reducer.apply(event)
-    return FoldedRun(
-        messages=_MESSAGES.validate_python(reducer.messages),
-        state=reducer.state,
-        outcome=reducer.outcome,
-        error=reducer.error,
-    )
-
-
-class _Reducer:
-    def __init__(self, messages: list[_Record], state: JsonValue) -> None:
-        self.messages = messages
-        self.state: JsonValue = {} if state is None else state
-        self.outcome: RunFinishedOutcome | None = None
-        self.error: RunErrorEvent | None = None
-
-    def apply(self, event: Event) -> None:
-        wire = cast("_Record", event.model_dump(mode="json"))
-        handler = getattr(self, "_on_" + event.type.lower(), None)
-        if handler is not None:
-            handler(wire)
-        if isinstance(event, RunFinishedEvent):
-            self.outcome = event.outcome
-        elif isinstance(event, RunErrorEvent):
-            self.error = event
-
-    def _find(self, message_id: JsonValue) -> _Record | None:
-        return next((m for m in self.messages if m["id"] == message_id), None)
-
-    def _merge(self, target: _Record | None, wire: _Record) -> None:
-        meta = wire.get("metadata")
-        if target is not None and isinstance(meta, dict):
-            merged = dict(cast("dict[str, JsonValue]", target.get("metadata") or {}))
-            merged.update(meta)
-            target["metadata"] = merged
-
-    def _on_run_started(self, wire: _Record) -> None:
-        given = wire.get("input")
-        if isinstance(given, dict):
-            for message in cast("list[_Record]", given.get("messages") or []):
-                if self._find(message["id"]) is None:
-                    self.messages.append(message)
-
-    def _open_text(self, wire: _Record, role: JsonValue) -> None:
-        target = self._find(wire["messageId"])
-        if target is not None and target.get("role") == "activity":
-            return  # the client drops a text event aimed at an activity message
-        if target is None:
-            target = {"id": wire["messageId"], "role": role, "content": ""}
-            _copy_optional(wire, target, "name", "subagentRunId")
-            self.messages.append(target)
-        self._merge(target, wire)
-
-    def _on_text_message_start(self, wire: _Record) -> None:
-        self._open_text(wire, wire.get("role") or "assistant")
-
-    def _on_reasoning_message_start(self, wire: _Record) -> None:
-        self._open_text(wire, "reasoning")
-
-    def _append_text(self, wire: _Record) -> None:
-        target = self._find(wire["messageId"])
-        if target is not None and target.get("role") != "activity":
-            target["content"] = cast("str", target.get("content") or "") + cast(
-                "str", wire["delta"]
-            )
-            self._merge(target, wire)
-
-    _on_text_message_content = _append_text
-    _on_reasoning_message_content = _append_text
-
-    def _end_text(self, wire: _Record) -> None:
-        self._merge(self._find(wire["messageId"]), wire)
-
-    _on_text_message_end = _end_text
-    _on_reasoning_message_end = _end_text
-
-    def _chunk_text(self, wire: _Record, role: JsonValue) -> None:
-        if wire.get("messageId") is None:
-            return
-        self._open_text(wire, role)
-        if wire.get("delta") is not None:
-            self._append_text(wire)
-
-    def _on_text_message_chunk(self, wire: _Record) -> None:
-        self._chunk_text(wire, wire.get("role") or "assistant")
-
-    def _on_reasoning_message_chunk(self, wire: _Record) -> None:
-        self._chunk_text(wire, "reasoning")
-
-    def _call(self, call_id: JsonValue) -> _Record | None:
-        for message in self.messages:
-            for call in cast("list[_Record]", message.get("toolCalls") or []):
-                if call["id"] == call_id:
-                    return call
-        return None
-
-    def _on_tool_call_start(self, wire: _Record) -> None:
-        existing = self._call(wire["toolCallId"])
-        if existing is not None:
-            cast("_Record", existing["function"])["name"] = wire["toolCallName"]
-            self._merge(existing, wire)
-            return
-        owner = self._owner(wire.get("parentMessageId"), wire["toolCallId"])
-        function: _Record = {"name": wire["toolCallName"], "arguments": ""}
-        call: _Record = {"id": wire["toolCallId"], "type": "function", "function": function}
-        self._merge(call, wire)
-        calls = cast("list[JsonValue]", owner.setdefault("toolCalls", []))
-        calls.append(call)
-
-    def _owner(self, parent: JsonValue, call_id: JsonValue) -> _Record:
-        found = self._find(parent) if parent is not None else None
-        if found is not None and found.get("role") == "assistant":
-            return found
-        owner: _Record = {
-            "id": parent if parent is not None and found is None else call_id,
-            "role": "assistant",
-        }
-        self.messages.append(owner)
-        return owner
-
-    def _on_tool_call_args(self, wire: _Record) -> None:
-        call = self._call(wire["toolCallId"])
-        if call is not None:
-            function = cast("_Record", call["function"])
-            function["arguments"] = cast("str", function["arguments"]) + cast("str", wire["delta"])
-            self._merge(call, wire)
-
-    def _on_tool_call_end(self, wire: _Record) -> None:
-        self._merge(self._call(wire["toolCallId"]), wire)
-
-    def _on_tool_call_chunk(self, wire: _Record) -> None:
-        if wire.get("toolCallId") is None:
-            return
-        if self._call(wire["toolCallId"]) is None and wire.get("toolCallName") is not None:
-            self._on_tool_call_start(wire)
-        if wire.get("delta") is not None:
-            self._on_tool_call_args(wire)
-
-    def _on_tool_call_result(self, wire: _Record) -> None:
-        message: _Record = {
-            "id": wire["messageId"],
-            "role": "tool",
-            "toolCallId": wire["toolCallId"],
-            "content": wire["content"],
-        }
-        _copy_optional(wire, message, "subagentRunId")
-        self._merge(message, wire)
-        position = len(self.messages)
-        for index, held in enumerate(self.messages):
-            if any(
-                c["id"] == wire["toolCallId"]
-                for c in cast("list[_Record]", held.get("toolCalls") or [])
-            ):
-                position = index + 1
-                while (
-                    position < len(self.messages) and self.messages[position].get("role") == "tool"
-                ):
-                    position += 1
-                break
-        self.messages.insert(position, message)
-
-    def _on_state_snapshot(self, wire: _Record) -> None:
-        self.state = wire["snapshot"]
-
-    def _on_state_delta(self, wire: _Record) -> None:
-        # As the client does: a patch that does not apply leaves the prior state.
-        with contextlib.suppress(PatchError):
-            self.state = patch.apply(self.state, cast("list[dict[str, JsonValue]]", wire["delta"]))
-
-    def _on_messages_snapshot(self, wire: _Record) -> None:
-        incoming = cast("list[_Record]", wire["messages"])
-        by_id = {cast("str", m["id"]): m for m in incoming}
-        roles = {cast("str", m.get("role")) for m in incoming}
-        kept: list[_Record] = []
-        for held in self.messages:
-            held_id = cast("str", held["id"])
-            if held_id in by_id:
-                kept.append(by_id.pop(held_id))
-            elif held.get("role") in ("activity", "reasoning") and held.get("role") not in roles:
-                kept.append(held)
-        self.messages = kept + [m for m in incoming if cast("str", m["id"]) in by_id]
-
-    def _on_activity_snapshot(self, wire: _Record) -> None:
-        target = self._find(wire["messageId"])
-        if target is None:
-            target = {"id": wire["messageId"], "role": "activity"}
-            self.messages.append(target)
-        elif wire.get("replace") is False:
-            return
-        target.update(
-            {"role": "activity", "activityType": wire["activityType"], "content": wire["content"]}
-        )
-        self._merge(target, wire)
-
-    def _on_activity_delta(self, wire: _Record) -> None:
-        target = self._find(wire["messageId"])
-        if target is None or target.get("role") != "activity":
-            return
-        self._merge(target, wire)
-        try:
-            target["content"] = patch.apply(
-                target["content"], cast("list[dict[str, JsonValue]]", wire["patch"])
-            )
-            target["activityType"] = wire["activityType"]
-        except PatchError:
-            pass  # as the client does: warn and keep the content
-
-    def _on_reasoning_encrypted_value(self, wire: _Record) -> None:
-        if wire["subtype"] == "tool-call":
-            target = self._call(wire["entityId"])
-        else:
-            target = self._find(wire["entityId"])
-            if target is not None and target.get("role") == "activity":
-                target = None
-        if target is not None:
-            target["encryptedValue"] = wire["encryptedValue"]
-
-
-def _copy_optional(source: _Record, target: _Record, *keys: str) -> None:
-    for key in keys:
-        if source.get(key) is not None:
-            target[key] = source[key]

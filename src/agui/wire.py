@@ -1,8 +1,9 @@
 """Reading AG-UI values from JSON: leniently, but never silently.
 
 AG-UI 1.0 separates *unknown* material from *malformed* material. A member or union arm the
-protocol does not describe is stripped with a warning (`UnknownMemberWarning`) and processing
-goes on; a known field of the wrong shape is fatal, reported with a JSON Pointer to the field.
+protocol does not describe is stripped with a warning (`agui.errors.UnknownMemberWarning`) and
+processing goes on; a known field of the wrong shape is fatal, reported with a JSON Pointer to
+the field.
 An event type the protocol does not define raises `UnknownEventType`, which a consumer may
 catch to drop the event.
 
@@ -28,10 +29,17 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
 from agui import events as ev
-from agui.errors import DecodeError, InvalidInput, MalformedEvent, UnknownEventType
+from agui.errors import (
+    DecodeError,
+    InvalidInput,
+    MalformedEvent,
+    UnknownEventType,
+    UnknownMemberWarning,
+)
+from agui.patch import escape_pointer_token
 from agui.types import RunAgentInput
 
-__all__ = ["UnknownMemberWarning", "parse_event", "parse_input", "parse_json"]
+__all__ = ["parse_event", "parse_input", "parse_json"]
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -56,19 +64,6 @@ _LEGACY_NULLS = {
 }
 _MEDIA_KINDS = ("image", "audio", "video")
 _JSON_OBJECT: TypeAdapter[dict[str, object]] = TypeAdapter(dict[str, object])
-
-
-class UnknownMemberWarning(UserWarning):
-    """Material the protocol does not describe was removed from a value being read.
-
-    Examples:
-        >>> import warnings
-        >>> with warnings.catch_warnings(record=True) as caught:
-        ...     warnings.simplefilter("always")
-        ...     event = parse_event({"type": "RAW", "event": 1, "colour": "red"})
-        >>> print(caught[0].message)
-        Removed unrecognised material at '/colour' on RAW
-    """
 
 
 def parse_json(data: str | bytes | bytearray) -> object:
@@ -309,7 +304,7 @@ def _is_tag_of(mapping: Mapping[object, object], part: str) -> bool:
 
 
 def _pointer(path: tuple[object, ...]) -> str:
-    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
+    return "".join("/" + escape_pointer_token(str(part)) for part in path)
 
 
 def _strip(data: object, removals: list[_Removal], label: str) -> object:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import AsyncIterable, Callable
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from agui.agents.models.base import (
     ChatDelta,
@@ -19,11 +19,9 @@ from agui.agents.models.base import (
     ToolCallDelta,
     UsageDelta,
 )
+from agui.agents.turn import TurnWriter
 from agui.events import ToolCallArgsEvent, ToolCallEndEvent, ToolCallStartEvent
 from agui.types import TokenUsage
-
-if TYPE_CHECKING:
-    from agui.agents.dispatch import TurnWriter
 
 __all__ = ["CallStreamer", "Response", "read_response"]
 

@@ -1,15 +1,22 @@
-"""Tool calls written as text: the streaming `<tool_call>`/`<think>` parser and its prompt.
+"""Tool calls written as text: the streaming call parser and the prompt that teaches its format.
 
 Local models without native tool calling are told (in the system prompt) to write
 `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` in their answer, and many wrap their
-reasoning in `<think>...</think>`. The parser reads the text as it streams and sorts it into
-answer text, reasoning, and complete tool calls, without waiting for the response to end.
+reasoning in `<think>...</think>`. Small local models do not all obey: Qwen's `<tool_call>` is
+one special token that some of its fine-tunes never write, so the same call arrives as a bare
+JSON object, as a fenced `json` block, or in the `<function=name>{...}</function>` form other
+templates teach. The parser reads every one of these forms as the text streams, and sorts the
+text into answer text, reasoning, and complete tool calls, without waiting for the response to
+end.
 
 It is sans-IO: `feed(delta)` returns the pieces that are certain so far and `finish()` the rest.
-Text is released as soon as it cannot be the start of a tag: only the suffix from the last `<`,
-when it is still a prefix of a tag, is held back. Inside a call the closing tag counts only
-outside JSON strings, so `{"q": "</tool_call>"}` stays one call. A tag whose JSON does not make a
-call becomes a `MalformedTag` for the caller to report; nothing here raises on model output.
+Text is released as soon as it cannot be the start of a call: a suffix that could still become
+an opening tag or a fence is held back, and so is a JSON object (or fenced block) until it
+closes, because only then is it known to be a call. A bare object or fenced block counts as a
+call only when it has a `"name"` string and an `"arguments"` (or `"parameters"`) member, so a
+plain JSON answer stays text. Inside a call the closing tag counts only outside JSON strings, so
+`{"q": "</tool_call>"}` stays one call. A tag whose JSON does not make a call becomes a
+`MalformedTag` for the caller to report; nothing here raises on model output.
 
 Splitting a response into deltas anywhere gives the same pieces once adjacent text (or
 reasoning) pieces are joined; the tests check that property.
@@ -19,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Sequence
 from typing import Literal
 
@@ -27,6 +35,7 @@ from pydantic import JsonValue
 from agui.types import Tool
 
 __all__ = [
+    "STOP_SEQUENCES",
     "MalformedTag",
     "ReasoningPiece",
     "TextPiece",
@@ -40,6 +49,19 @@ __all__ = [
 
 TOOL_OPEN, TOOL_CLOSE = "<tool_call>", "</tool_call>"
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+FUNCTION_PREFIX, FUNCTION_CLOSE = "<function=", "</function>"
+FENCE = "```"
+RESULT_OPEN = "<tool_result"
+
+STOP_SEQUENCES = (RESULT_OPEN,)
+"""Where the model must stop: a `<tool_result>` it writes itself holds invented data."""
+
+_OPENERS = (TOOL_OPEN, THINK_OPEN, FENCE, "{")
+_FUNCTION = re.compile(r"<function=([A-Za-z0-9_.:-]+)>")
+_FUNCTION_PENDING = re.compile(r"<function=[A-Za-z0-9_.:-]*\Z")
+_LANGUAGE = re.compile(r"[A-Za-z0-9_+-]*\n")
+
+Mode = Literal["text", "think", "call", "function", "fence", "bare"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,7 +80,7 @@ class ReasoningPiece:
 
 @dataclasses.dataclass(frozen=True)
 class ToolCallTag:
-    """A complete `<tool_call>`: the tool's name and its arguments as compact JSON text."""
+    """A complete call, in any form: the tool's name and its arguments as compact JSON text."""
 
     name: str
     arguments: str
@@ -76,7 +98,7 @@ XmlPiece = TextPiece | ReasoningPiece | ToolCallTag | MalformedTag
 
 
 class XmlStreamParser:
-    """Sorts streamed text into answer text, reasoning and `<tool_call>` tags.
+    r"""Sorts streamed text into answer text, reasoning and tool calls, in the order written.
 
     Examples:
         >>> parser = XmlStreamParser()
@@ -87,14 +109,20 @@ class XmlStreamParser:
         >>> parser.feed("_call> Done.")
         [ToolCallTag(name='get_weather', arguments='{"location":"Paris"}'),
          TextPiece(text=' Done.')]
+        >>> parser.feed('```json\n{"name": "get_time", "arguments": {}}\n```')
+        [ToolCallTag(name='get_time', arguments='{}')]
+        >>> parser.feed('{"city": "Paris"}')
+        [TextPiece(text='{"city": "Paris"}')]
         >>> parser.finish()
         []
     """
 
     def __init__(self) -> None:
-        self._mode: Literal["text", "think", "call"] = "text"
+        self._mode: Mode = "text"
         self._buffer = ""
+        self._function = ""
         self._scan = 0
+        self._depth = 0
         self._in_string = False
         self._escaped = False
 
@@ -114,20 +142,24 @@ class XmlStreamParser:
             _add(out, TextPiece(rest))
         elif self._mode == "think":
             _add(out, ReasoningPiece(rest))
+        elif self._mode == "fence":
+            _add_all(out, _loose_calls(FENCE + rest, _fenced(rest)))
+        elif self._mode == "bare":
+            _add_all(out, _loose_calls(rest, rest))
         else:
             # A stop sequence may eat the closing tag; a body that is a whole call still counts.
-            piece = _parse_call(rest)
+            opener = TOOL_OPEN if self._mode == "call" else f"{FUNCTION_PREFIX}{self._function}>"
+            piece = self._tagged(rest)
             if isinstance(piece, MalformedTag):
-                piece = MalformedTag(
-                    TOOL_OPEN + rest, "the response ended inside a <tool_call> tag"
-                )
+                reason = f"the response ended inside a {opener.removesuffix('>')}> tag"
+                piece = MalformedTag(opener + rest, reason)
             out.append(piece)
         self._enter("text")
         return out
 
-    def _enter(self, mode: Literal["text", "think", "call"]) -> None:
+    def _enter(self, mode: Mode) -> None:
         self._mode = mode
-        self._scan = 0
+        self._scan = self._depth = 0
         self._in_string = self._escaped = False
 
     def _step(self, out: list[XmlPiece]) -> bool:
@@ -135,18 +167,31 @@ class XmlStreamParser:
             return self._step_text(out)
         if self._mode == "think":
             return self._step_think(out)
+        if self._mode == "fence":
+            return self._step_fence(out)
+        if self._mode == "bare":
+            return self._step_bare(out)
         return self._step_call(out)
 
     def _step_text(self, out: list[XmlPiece]) -> bool:
         buffer = self._buffer
-        found = [(buffer.find(tag), tag) for tag in (TOOL_OPEN, THINK_OPEN) if tag in buffer]
+        found = [(buffer.find(tag), tag) for tag in _OPENERS if tag in buffer]
+        function = _FUNCTION.search(buffer)
+        if function is not None:
+            found.append((function.start(), function.group()))
         if found:
             index, tag = min(found)
             _add(out, TextPiece(buffer[:index]))
-            self._buffer = buffer[index + len(tag) :]
-            self._enter("call" if tag == TOOL_OPEN else "think")
+            start = index if tag == "{" else index + len(tag)
+            self._buffer = buffer[start:]
+            if tag.startswith(FUNCTION_PREFIX):
+                self._function = tag[len(FUNCTION_PREFIX) : -1]
+            self._enter(_MODES.get(tag, "function"))
             return True
-        keep = _held_back(buffer, (TOOL_OPEN, THINK_OPEN))
+        keep = _held_back(buffer, (TOOL_OPEN, THINK_OPEN, FENCE, FUNCTION_PREFIX))
+        pending = _FUNCTION_PENDING.search(buffer)
+        if pending is not None:
+            keep = max(keep, len(buffer) - pending.start())
         _add(out, TextPiece(buffer[: len(buffer) - keep]))
         self._buffer = buffer[len(buffer) - keep :]
         return False
@@ -164,31 +209,74 @@ class XmlStreamParser:
         self._buffer = buffer[len(buffer) - keep :]
         return False
 
-    def _step_call(self, out: list[XmlPiece]) -> bool:
+    def _step_fence(self, out: list[XmlPiece]) -> bool:
+        index = self._buffer.find(FENCE)
+        if index < 0:
+            return False
+        body = self._buffer[:index]
+        _add_all(out, _loose_calls(FENCE + body + FENCE, _fenced(body)))
+        self._buffer = self._buffer[index + len(FENCE) :]
+        self._enter("text")
+        return True
+
+    def _step_bare(self, out: list[XmlPiece]) -> bool:
         buffer, index = self._buffer, self._scan
         while index < len(buffer):
             char = buffer[index]
-            if self._in_string:
-                if self._escaped:
-                    self._escaped = False
-                elif char == "\\":
-                    self._escaped = True
-                elif char == '"':
-                    self._in_string = False
-            elif char == '"':
-                self._in_string = True
-            elif char == "<":
-                rest = buffer[index : index + len(TOOL_CLOSE)]
-                if rest == TOOL_CLOSE:
-                    out.append(_parse_call(buffer[:index]))
-                    self._buffer = buffer[index + len(TOOL_CLOSE) :]
+            index += 1
+            if self._string_char(char):
+                continue
+            if char in "{}":
+                self._depth += 1 if char == "{" else -1
+                if self._depth == 0:
+                    _add_all(out, _loose_calls(buffer[:index], buffer[:index]))
+                    self._buffer = buffer[index:]
                     self._enter("text")
                     return True
-                if TOOL_CLOSE.startswith(rest):
+        self._scan = index
+        return False
+
+    def _step_call(self, out: list[XmlPiece]) -> bool:
+        close = TOOL_CLOSE if self._mode == "call" else FUNCTION_CLOSE
+        buffer, index = self._buffer, self._scan
+        while index < len(buffer):
+            char = buffer[index]
+            if not self._string_char(char) and char == "<":
+                rest = buffer[index : index + len(close)]
+                if rest == close:
+                    out.append(self._tagged(buffer[:index]))
+                    self._buffer = buffer[index + len(close) :]
+                    self._enter("text")
+                    return True
+                if close.startswith(rest):
                     break  # the closing tag may be arriving; wait for more text
             index += 1
         self._scan = index
         return False
+
+    def _string_char(self, char: str) -> bool:
+        # Whether `char` is inside (or opens or closes) a JSON string.
+        if self._in_string:
+            if self._escaped:
+                self._escaped = False
+            elif char == "\\":
+                self._escaped = True
+            elif char == '"':
+                self._in_string = False
+            return True
+        if char == '"':
+            self._in_string = True
+            return True
+        return False
+
+    def _tagged(self, body: str) -> ToolCallTag | MalformedTag:
+        if self._mode == "call":
+            return _parse_call(body)
+        raw = f"{FUNCTION_PREFIX}{self._function}>{body}{FUNCTION_CLOSE}"
+        return _call(raw, self._function, body.strip() or "{}")
+
+
+_MODES: dict[str, Mode] = {TOOL_OPEN: "call", THINK_OPEN: "think", FENCE: "fence", "{": "bare"}
 
 
 def _add(out: list[XmlPiece], piece: TextPiece | ReasoningPiece) -> None:
@@ -203,13 +291,44 @@ def _add(out: list[XmlPiece], piece: TextPiece | ReasoningPiece) -> None:
         out.append(piece)
 
 
+def _add_all(out: list[XmlPiece], pieces: Sequence[TextPiece | ToolCallTag]) -> None:
+    for piece in pieces:
+        if isinstance(piece, TextPiece):
+            _add(out, piece)
+        else:
+            out.append(piece)
+
+
 def _held_back(buffer: str, tags: Sequence[str]) -> int:
-    # Tags hold one `<`, at their start, so only the suffix from the last `<` can become one.
-    start = buffer.rfind("<")
-    if start < 0:
-        return 0
-    suffix = buffer[start:]
-    return len(suffix) if any(tag.startswith(suffix) for tag in tags) else 0
+    # The longest suffix that is the start of a tag and could still become it.
+    for length in range(min(len(buffer), max(map(len, tags))), 0, -1):
+        if any(tag.startswith(buffer[-length:]) for tag in tags):
+            return length
+    return 0
+
+
+def _fenced(body: str) -> str:
+    # A fence's first line may name its language; the JSON starts after it.
+    language = _LANGUAGE.match(body)
+    return body[language.end() :] if language is not None else body
+
+
+def _loose_calls(raw: str, body: str) -> list[TextPiece | ToolCallTag]:
+    """The calls an untagged object (or a list of them) makes, or the text as it was."""
+    try:
+        value: JsonValue = json.loads(body)
+    except ValueError:
+        return [TextPiece(raw)]
+    items = value if isinstance(value, list) and value else [value]
+    calls: list[TextPiece | ToolCallTag] = []
+    for item in items:
+        if not isinstance(item, dict) or not ({"arguments", "parameters"} & item.keys()):
+            return [TextPiece(raw)]
+        call = _from_object(raw, item)
+        if not isinstance(call, ToolCallTag):
+            return [TextPiece(raw)]
+        calls.append(call)
+    return calls
 
 
 def _parse_call(body: str) -> ToolCallTag | MalformedTag:
@@ -218,20 +337,34 @@ def _parse_call(body: str) -> ToolCallTag | MalformedTag:
         value: JsonValue = json.loads(body)
     except ValueError as error:
         return MalformedTag(raw, f"the tag does not hold JSON ({error})")
-    if not isinstance(value, dict) or not isinstance(value.get("name"), str) or not value["name"]:
+    if not isinstance(value, dict):
+        return MalformedTag(raw, 'the tag must hold an object with a "name" string')
+    return _from_object(raw, value)
+
+
+def _from_object(raw: str, value: dict[str, JsonValue]) -> ToolCallTag | MalformedTag:
+    name = value.get("name")
+    if not isinstance(name, str) or not name:
         return MalformedTag(raw, 'the tag must hold an object with a "name" string')
     arguments: JsonValue = value.get("arguments", value.get("parameters"))
     if isinstance(arguments, str):
         # Some models write the arguments as a JSON string, as the native APIs carry them.
-        try:
-            arguments = json.loads(arguments)
-        except ValueError:
-            return MalformedTag(raw, '"arguments" is a string that does not hold JSON')
+        return _call(raw, name, arguments)
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, dict):
         return MalformedTag(raw, '"arguments" must be an object')
-    return ToolCallTag(str(value["name"]), _compact(arguments))
+    return ToolCallTag(name, _compact(arguments))
+
+
+def _call(raw: str, name: str, arguments: str) -> ToolCallTag | MalformedTag:
+    try:
+        parsed: JsonValue = json.loads(arguments)
+    except ValueError:
+        return MalformedTag(raw, '"arguments" is a string that does not hold JSON')
+    if not isinstance(parsed, dict):
+        return MalformedTag(raw, '"arguments" must be an object')
+    return ToolCallTag(name, _compact(parsed))
 
 
 def _compact(value: JsonValue) -> str:
@@ -255,20 +388,24 @@ def render_result(name: str, content: str, *, ok: bool) -> str:
 
 
 def prompt_instructions(tools: Sequence[Tool]) -> str:
-    """The system-prompt text that teaches a model the tag format and lists the tools."""
+    """The system-prompt text that teaches a model the call format, by example, and the tools."""
     if not tools:
         return ""
+    first = tools[0]
+    example = json.dumps({"name": first.name, "arguments": _example_arguments(first)})
     lines = [
         (
             "You can call tools. To call one, write a tag holding a JSON object with the "
             "tool's name and its arguments, like this:"
         ),
         TOOL_OPEN + '{"name": "tool_name", "arguments": {"argument": "value"}}' + TOOL_CLOSE,
+        "For example:",
+        TOOL_OPEN + example + TOOL_CLOSE,
         (
-            "You may write several tool calls in one reply. Then stop and wait: the results "
-            'come back in a user message as <tool_result name="..." status="ok|error">...'
-            "</tool_result> blocks. Call a tool only when you need its result; otherwise "
-            "answer directly."
+            "You may write several tool calls in one reply. Then stop and wait: you never write "
+            'a result yourself. The results come back in a user message as <tool_result name="'
+            '..." status="ok|error">...</tool_result> blocks; answer from them. Call a tool only '
+            "when you need its result; otherwise answer directly."
         ),
         "",
         "Available tools:",
@@ -279,3 +416,13 @@ def prompt_instructions(tools: Sequence[Tool]) -> str:
         lines.append(f"- {tool.name}{description}")
         lines.append(f"  arguments (JSON Schema): {_compact(parameters)}")
     return "\n".join(lines)
+
+
+def _example_arguments(tool: Tool) -> dict[str, JsonValue]:
+    # One placeholder per required argument, so the example is a call the tool would accept.
+    parameters = tool.parameters if isinstance(tool.parameters, dict) else {}
+    required = parameters.get("required")
+    names = (
+        [name for name in required if isinstance(name, str)] if isinstance(required, list) else []
+    )
+    return dict.fromkeys(names, "...")

@@ -11,20 +11,18 @@ There are two ways a model asks for a tool, and one `ToolDispatcher` protocol ov
   reasoning and calls while the text arrives; results go back as a user message of
   `<tool_result>` blocks; a malformed tag becomes an `agui.warning` CUSTOM event and is skipped.
 
-A dispatcher streams the turn's text and reasoning to the client through a `TurnWriter` (one
-assistant message per turn, reasoning blocks around it) and returns an `AssistantTurn` listing
-the calls. Running them is the tool loop's job: one call at a time, each in its own tool-call
-block, because a tool that changes state must do so while its call is open.
+A dispatcher streams the turn's text and reasoning to the client through a `TurnWriter`
+(`agui.agents.turn`: one assistant message per turn, reasoning blocks around it) and returns an
+`AssistantTurn` listing the calls. Running them is the tool loop's job: one call at a time,
+each in its own tool-call block, because a tool that changes state must do so while its call is
+open.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import logging
 from collections.abc import AsyncIterable, Sequence
-from typing import Generic, Literal, Protocol, TypeVar, runtime_checkable
-
-from pydantic import JsonValue
+from typing import Literal, Protocol, TypeVar, runtime_checkable
 
 from agui.agents import _xml as xml
 from agui.agents._response import CallStreamer, Response, read_response
@@ -37,32 +35,23 @@ from agui.agents.models.base import (
     chat_messages,
 )
 from agui.agents.tools import ToolResult
-from agui.context import RunContext
-from agui.events import CustomEvent
-from agui.handles import MessageHandle, ReasoningHandle
+from agui.agents.turn import TurnWriter
 from agui.messages import Message
 from agui.types import TokenUsage, Tool
 
 __all__ = [
-    "WARNING_EVENT",
     "AssistantTurn",
     "CallResult",
     "DispatcherChoice",
     "NativeDispatcher",
     "ParsedCall",
     "ToolDispatcher",
-    "TurnWriter",
     "XmlDispatcher",
     "XmlStreamParser",
-    "emit_warning",
     "select_dispatcher",
 ]
 
 S = TypeVar("S")
-_log = logging.getLogger("agui")
-
-WARNING_EVENT = "agui.warning"
-"""The name of the CUSTOM event that reports model output agui had to skip."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,109 +105,6 @@ class CallResult:
     result: ToolResult
 
 
-def emit_warning(ctx: RunContext[S], message: str, **detail: JsonValue) -> None:
-    """Report something skipped but not fatal: a log line and an `agui.warning` CUSTOM event.
-
-    Examples:
-        >>> from agui import RunAgentInput, RunContext
-        >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
-        >>> emit_warning(ctx, "skipped a malformed tool call", raw="<tool_call>{</tool_call>")
-        >>> event = events.drain()[0]
-        >>> event.type, event.name, event.value["raw"]
-        ('CUSTOM', 'agui.warning', '<tool_call>{</tool_call>')
-    """
-    _log.warning("run %s: %s", ctx.run_id, message)
-    ctx.emit(CustomEvent(name=WARNING_EVENT, value={"message": message, **detail}))
-
-
-class TurnWriter(Generic[S]):
-    r"""Streams one model turn's text and reasoning to the client, opening blocks lazily.
-
-    Text goes into one assistant message, opened at the first non-blank text; reasoning into a
-    reasoning block. Switching between the two closes the open one.
-
-    Examples:
-        >>> from agui import RunAgentInput, RunContext
-        >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
-        >>> writer = TurnWriter(ctx, turn=1)
-        >>> writer.reasoning("Paris, then.")
-        >>> writer.text("\n\nIt is sunny.")
-        >>> writer.close()
-        >>> writer.text_so_far, [event.type for event in events.drain()][-3:]
-        ('It is sunny.', ['TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END'])
-    """
-
-    def __init__(self, ctx: RunContext[S], *, turn: int) -> None:
-        self.ctx = ctx
-        self.turn = turn
-        self._message: MessageHandle[S] | None = None
-        self._reasoning: ReasoningHandle[S] | None = None
-        self._message_id: str | None = None
-        self._texts: list[str] = []
-
-    @property
-    def text_so_far(self) -> str:
-        """The answer text sent so far in this turn."""
-        return "".join(self._texts)
-
-    @property
-    def parent_id(self) -> str:
-        """The assistant message the turn's tool calls belong to.
-
-        With no text, a synthetic id keeps parallel calls in one assistant message.
-        """
-        return self._message_id or f"{self.ctx.run_id}-turn-{self.turn}"
-
-    def text(self, delta: str) -> None:
-        """Append answer text; a blank start is dropped rather than opening a message."""
-        if not delta:
-            return
-        self._end_reasoning()
-        if self._message is None:
-            delta = delta.lstrip()
-            if not delta:
-                return
-            self._message = self.ctx.message()
-            self._message_id = self._message.id
-        self._message.delta(delta)
-        self._texts.append(delta)
-
-    def reasoning(self, delta: str) -> None:
-        """Append reasoning; a blank start is dropped rather than opening a block."""
-        if not delta:
-            return
-        self._end_message()
-        if self._reasoning is None:
-            delta = delta.lstrip()
-            if not delta:
-                return
-            self._reasoning = self.ctx.reasoning()
-        self._reasoning.delta(delta)
-
-    def warn(self, message: str, **detail: JsonValue) -> None:
-        """Report model output that was skipped (see `emit_warning`)."""
-        emit_warning(self.ctx, message, **detail)
-
-    def call_id(self, position: int) -> str:
-        """An id for a streamed call the provider gave none (unique within the run)."""
-        return f"{self.ctx.run_id}-turn-{self.turn}-call-{position}"
-
-    def close(self) -> None:
-        """Close whatever is open."""
-        self._end_message()
-        self._end_reasoning()
-
-    def _end_message(self) -> None:
-        if self._message is not None:
-            self._message.end()
-            self._message = None
-
-    def _end_reasoning(self) -> None:
-        if self._reasoning is not None:
-            self._reasoning.end()
-            self._reasoning = None
-
-
 @runtime_checkable
 class ToolDispatcher(Protocol):
     """How tools are offered to a model and how its calls and their results are carried.
@@ -235,6 +121,11 @@ class ToolDispatcher(Protocol):
 
     def prompt_instructions(self, tools: Sequence[Tool]) -> str:
         """Text for the system prompt that teaches the model to call `tools` ("" if none)."""
+        ...
+
+    @property
+    def stop_sequences(self) -> tuple[str, ...]:
+        """Text the model must stop at, sent with the request (none for native calls)."""
         ...
 
     async def parse_response(
@@ -288,6 +179,11 @@ class NativeDispatcher:
         """Nothing: the specs travel in the request."""
         return ""
 
+    @property
+    def stop_sequences(self) -> tuple[str, ...]:
+        """None: structured calls leave the model no result to invent."""
+        return ()
+
     async def parse_response(
         self, deltas: AsyncIterable[ChatDelta], writer: TurnWriter[S]
     ) -> AssistantTurn:
@@ -337,6 +233,11 @@ class XmlDispatcher:
     def prompt_instructions(self, tools: Sequence[Tool]) -> str:
         """The tag format and the tools, with their JSON Schemas."""
         return xml.prompt_instructions(tools)
+
+    @property
+    def stop_sequences(self) -> tuple[str, ...]:
+        """`<tool_result`: a result the model writes itself would be invented."""
+        return xml.STOP_SEQUENCES
 
     async def parse_response(
         self, deltas: AsyncIterable[ChatDelta], writer: TurnWriter[S]
@@ -418,9 +319,20 @@ def _apply(pieces: Sequence[xml.XmlPiece], writer: TurnWriter[S], tags: list[Par
         elif isinstance(piece, xml.ReasoningPiece):
             writer.reasoning(piece.text)
         elif isinstance(piece, xml.ToolCallTag):
-            tags.append(ParsedCall(piece.name, piece.arguments))
+            tags.append(_send_call(writer, piece))
         else:
             writer.warn(f"skipped a malformed tool call: {piece.reason}", raw=piece.raw)
+
+
+def _send_call(writer: TurnWriter[S], tag: xml.ToolCallTag) -> ParsedCall:
+    # The call goes out where its tag closed: text before it ends its message, text after it
+    # opens a new one. It runs after the turn, like every call.
+    parent = writer.parent_id
+    writer.close()
+    with writer.ctx.tool_call(tag.name, parent_message_id=parent) as handle:
+        handle.args(tag.arguments)
+        handle.end()
+    return ParsedCall(tag.name, tag.arguments, handle.id, started=True)
 
 
 def _as_xml(messages: Sequence[ChatMessage]) -> list[ChatMessage]:

@@ -24,40 +24,34 @@ ends with the same interrupt again without acting; one the user moved past is ab
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
 from typing import TypeVar
 
-from pydantic import JsonValue
-
+from agui.agents._approval import (
+    APPROVAL_PREFIX,
+    approval_interrupt_id,
+    fits,
+    interrupt,
+    settle_approvals,
+)
 from agui.agents.dispatch import (
     AssistantTurn,
     CallResult,
     DispatcherChoice,
     ParsedCall,
     ToolDispatcher,
-    TurnWriter,
-    emit_warning,
     select_dispatcher,
 )
 from agui.agents.models.base import ChatMessage, ChatModel
 from agui.agents.tools import BackendTool, Toolbox, ToolResult
+from agui.agents.turn import TurnWriter
 from agui.context import RunContext
-from agui.errors import AgentError, InvalidArguments
-from agui.messages import (
-    AssistantMessage,
-    FunctionCall,
-    Message,
-    ToolCall,
-    ToolMessage,
-    UserMessage,
-)
+from agui.errors import AgentError
+from agui.messages import Message
 from agui.types import (
     Context,
     Interrupt,
     InterruptOutcome,
-    JsonObject,
-    ResumeEntry,
     RunOutcome,
     TokenUsage,
     Tool,
@@ -66,20 +60,6 @@ from agui.types import (
 __all__ = ["APPROVAL_PREFIX", "ToolLoopAgent", "approval_interrupt_id"]
 
 S = TypeVar("S")
-APPROVAL_PREFIX = "approve-"
-"""Interrupt ids for tool approvals are this prefix plus the call id."""
-
-_Approval = tuple[ToolCall, BackendTool[..., object]]
-
-
-def approval_interrupt_id(tool_call_id: str) -> str:
-    """The id of the interrupt that asks to approve the call `tool_call_id`.
-
-    Examples:
-        >>> approval_interrupt_id("r1-call-1")
-        'approve-r1-call-1'
-    """
-    return APPROVAL_PREFIX + tool_call_id
 
 
 class ToolLoopAgent:
@@ -90,7 +70,8 @@ class ToolLoopAgent:
 
     Examples:
         >>> import asyncio
-        >>> from agui import RunAgentInput, tool
+        >>> from agui import RunAgentInput
+        >>> from agui.agents import tool
         >>> from agui.messages import UserMessage
         >>> from agui.agents.models import Call, ScriptedModel, Turn
         >>> from agui.testing import collect
@@ -125,14 +106,14 @@ class ToolLoopAgent:
             message = f"max_turns must be at least 1, not {max_turns}"
             raise ValueError(message)
         self.model = model
-        self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
+        self.toolbox: Toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
         self.instructions = instructions
-        self.dispatcher = select_dispatcher(dispatcher, model)
+        self.dispatcher: ToolDispatcher = select_dispatcher(dispatcher, model)
         self.max_turns = max_turns
 
     async def run(self, ctx: RunContext[S]) -> RunOutcome | None:
         """Do one run: settle answered approvals, then loop model -> tools -> model."""
-        history = await self._resume(ctx)
+        history = await settle_approvals(ctx, self.toolbox)
         if isinstance(history, InterruptOutcome):
             return history
         specs = self._specs(ctx)
@@ -171,7 +152,8 @@ class ToolLoopAgent:
         self, ctx: RunContext[S], messages: Sequence[ChatMessage], specs: Sequence[Tool], turn: int
     ) -> AssistantTurn:
         tools = specs if self.dispatcher.should_send_tool_specs else ()
-        stream = self.model.stream(tuple(messages), tools=tools)
+        stop = self.dispatcher.stop_sequences
+        stream = self.model.stream(tuple(messages), tools=tools, stop=stop)
         try:
             return await self.dispatcher.parse_response(stream, TurnWriter(ctx, turn=turn))
         finally:
@@ -191,9 +173,11 @@ class ToolLoopAgent:
             if backend is None and ctx.tool(call.name) is not None:
                 self._open_and_end(ctx, call, turn.message_id)
                 left_to_client = True
-            elif backend is not None and backend.requires_approval and _fits(backend, call):
+            elif (
+                backend is not None and backend.requires_approval and fits(backend, call.arguments)
+            ):
                 call_id = self._open_and_end(ctx, call, turn.message_id)
-                interrupts.append(_interrupt(call_id, call.arguments, backend))
+                interrupts.append(interrupt(call_id, call.arguments, backend))
             else:
                 results.append(await self._execute(ctx, call, backend, turn.message_id))
         if interrupts:
@@ -239,138 +223,6 @@ class ToolLoopAgent:
         names = ", ".join(spec.name for spec in self._specs(ctx)) or "none"
         content = f"Error: there is no tool named {call.name!r}. Available tools: {names}."
         return ToolResult(content, ok=False)
-
-    # -- approvals -------------------------------------------------------------------------
-
-    async def _resume(self, ctx: RunContext[S]) -> list[Message] | InterruptOutcome:
-        """The history with answered approvals settled, or the interrupt that is still open."""
-        history: list[Message] = list(ctx.messages)
-        approvals = self._open_approvals(history)
-        known = {approval_interrupt_id(call.id) for call, _ in approvals}
-        for entry in ctx.resume:
-            if entry.interrupt_id not in known:
-                message = "ignored a resume entry for no open interrupt"
-                emit_warning(ctx, message, id=entry.interrupt_id)
-        if any(ctx.resume_for(approval_interrupt_id(call.id)) is None for call, _ in approvals):
-            # The protocol forbids acting on an open interrupt the client did not answer.
-            return RunOutcome.interrupt(
-                [_interrupt(call.id, call.function.arguments, tool) for call, tool in approvals]
-            )
-        for call, backend in approvals:
-            history = await self._settle(ctx, call, backend, history)
-        return history
-
-    def _open_approvals(self, history: Sequence[Message]) -> list[_Approval]:
-        answered = {message.tool_call_id for message in history if isinstance(message, ToolMessage)}
-        last_user = max(
-            (index for index, message in enumerate(history) if isinstance(message, UserMessage)),
-            default=-1,
-        )
-        approvals: list[_Approval] = []
-        for message in history[last_user + 1 :]:
-            if not isinstance(message, AssistantMessage):
-                continue
-            for call in message.tool_calls or ():
-                backend = self.toolbox.get(call.function.name)
-                if backend is not None and backend.requires_approval and call.id not in answered:
-                    approvals.append((call, backend))
-        return approvals
-
-    async def _settle(
-        self,
-        ctx: RunContext[S],
-        call: ToolCall,
-        backend: BackendTool[..., object],
-        history: list[Message],
-    ) -> list[Message]:
-        entry = ctx.resume_for(approval_interrupt_id(call.id))
-        arguments = _approved_arguments(entry)
-        if arguments is None:
-            verb = "cancelled" if entry is not None and entry.status == "cancelled" else "declined"
-            result = ToolResult(
-                f"Error: the user {verb} this call; the tool did not run.", ok=False
-            )
-        else:
-            if arguments:
-                call = call.model_copy(
-                    update={"function": FunctionCall(name=call.function.name, arguments=arguments)}
-                )
-            result = await backend.run(call.function.arguments, ctx=ctx, call_id=call.id)
-        message_id = ctx.tool_result(call.id, result.content)
-        answer = ToolMessage(
-            id=message_id,
-            tool_call_id=call.id,
-            content=result.content,
-            error=None if result.ok else result.content,
-        )
-        return _with_result(history, call, answer)
-
-
-def _fits(backend: BackendTool[..., object], call: ParsedCall) -> bool:
-    # Arguments the tool would refuse go straight back to the model, not to a human.
-    try:
-        backend.validate(call.arguments)
-    except InvalidArguments:
-        return False
-    return True
-
-
-def _interrupt(call_id: str, arguments: str, backend: BackendTool[..., object]) -> Interrupt:
-    try:
-        shown: JsonValue = json.loads(arguments or "{}")
-    except ValueError:
-        shown = arguments
-    return Interrupt(
-        id=approval_interrupt_id(call_id),
-        reason="tool_call",
-        tool_call_id=call_id,
-        message=f"Allow the tool {backend.name!r} to run with {json.dumps(shown)}?",
-        response_schema=_approval_schema(backend),
-        metadata={"toolName": backend.name, "arguments": shown},
-    )
-
-
-def _approval_schema(backend: BackendTool[..., object]) -> JsonObject:
-    edited: JsonObject = dict(backend.parameters)
-    definitions = edited.pop("$defs", None)
-    edited["description"] = "Arguments to run the tool with instead (they replace all of them)."
-    schema: JsonObject = {
-        "type": "object",
-        "properties": {
-            "approved": {"type": "boolean", "description": "Whether the tool may run."},
-            "editedArgs": edited,
-        },
-        "required": ["approved"],
-    }
-    if definitions is not None:
-        schema["$defs"] = definitions  # kept at the root, where the `$ref`s point
-    return schema
-
-
-def _approved_arguments(entry: ResumeEntry | None) -> str | None:
-    """`None` unless approved; then the edited arguments as JSON text, or "" to keep them."""
-    if entry is None or entry.status != "resolved" or not isinstance(entry.payload, dict):
-        return None
-    if entry.payload.get("approved") is not True:
-        return None
-    edited = entry.payload.get("editedArgs")
-    return json.dumps(edited, separators=(",", ":")) if isinstance(edited, dict) else ""
-
-
-def _with_result(history: list[Message], call: ToolCall, answer: ToolMessage) -> list[Message]:
-    out = list(history)
-    position = len(out)
-    for index, message in enumerate(history):
-        calls = message.tool_calls or [] if isinstance(message, AssistantMessage) else []
-        if any(held.id == call.id for held in calls):
-            # The model should see the call as it ran, with the arguments a human may have edited.
-            edited = [call if held.id == call.id else held for held in calls]
-            out[index] = message.model_copy(update={"tool_calls": edited})
-            position = index + 1
-            while position < len(out) and isinstance(out[position], ToolMessage):
-                position += 1
-    out.insert(position, answer)
-    return out
 
 
 def _context_text(context: Sequence[Context]) -> str:

@@ -27,16 +27,16 @@ import re
 import types
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
-from typing import Annotated, Any, Generic, TypeVar, overload
+from typing import Generic, TypeVar, overload
 
 import pydantic_core
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, create_model
-from pydantic.fields import FieldInfo
-from pydantic.json_schema import GenerateJsonSchema
+from pydantic import BaseModel, JsonValue, ValidationError
 from typing_extensions import ParamSpec, Self
 
+from agui.agents._signature import Signature, build_signature
 from agui.context import RunContext
 from agui.errors import AguiError, InvalidArguments, UsageError
+from agui.patch import escape_pointer_token
 from agui.types import Tool
 
 __all__ = ["BackendTool", "ToolResult", "Toolbox", "tool"]
@@ -46,10 +46,6 @@ R_co = TypeVar("R_co", covariant=True)
 S = TypeVar("S")
 _log = logging.getLogger("agui")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_SECTIONS = re.compile(
-    r"^(Args|Arguments|Parameters|Returns?|Raises|Yields?|Examples?|Notes?|Warnings?):\s*$"
-)
-_ARG_LINE = re.compile(r"^(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,21 +59,6 @@ class ToolResult:
 
     content: str
     ok: bool = True
-
-
-class _NoFieldTitles(GenerateJsonSchema):
-    # Titles repeat the parameter names; models read descriptions, and tokens cost money.
-    def field_title_should_be_set(self, schema: object) -> bool:  # noqa: ARG002
-        return False
-
-
-@dataclasses.dataclass(frozen=True)
-class _Signature:
-    model: type[BaseModel]
-    parameters: dict[str, JsonValue]
-    description: str
-    names: tuple[tuple[str, str, bool], ...]  # (field, parameter, positional-only)
-    context: tuple[str, bool] | None  # the RunContext parameter, and whether positional-only
 
 
 class BackendTool(Generic[P, R_co]):
@@ -119,7 +100,7 @@ class BackendTool(Generic[P, R_co]):
         self.requires_approval = requires_approval
         self.expose_errors = expose_errors
         self._description = description
-        self._signature: _Signature | None = None
+        self._signature: Signature | None = None
         self._attribute: str | None = None
         functools.update_wrapper(self, fn)
 
@@ -164,9 +145,9 @@ class BackendTool(Generic[P, R_co]):
 
     # -- schema ----------------------------------------------------------------------------
 
-    def _sig(self) -> _Signature:
+    def _sig(self) -> Signature:
         if self._signature is None:
-            self._signature = _build_signature(self._fn, self.name)
+            self._signature = build_signature(self._fn, self.name)
         return self._signature
 
     @property
@@ -210,7 +191,10 @@ class BackendTool(Generic[P, R_co]):
             model = signature.model.model_validate(arguments)
         except ValidationError as error:
             problems = [
-                ("/" + "/".join(str(part) for part in item["loc"]), item["msg"])
+                (
+                    "".join("/" + escape_pointer_token(str(part)) for part in item["loc"]),
+                    item["msg"],
+                )
                 for item in error.errors(include_url=False)
             ]
             listed = "; ".join(f"{pointer!r}: {msg}" for pointer, msg in problems)
@@ -375,90 +359,8 @@ class Toolbox:
         return len(self._tools)
 
 
-# -- building the schema -----------------------------------------------------------------------
-
-
-def _build_signature(fn: Callable[..., object], name: str) -> _Signature:
-    signature = inspect.signature(fn)
-    try:
-        hints = typing.get_type_hints(fn, include_extras=True)
-    except NameError as error:
-        message = f"tool {name!r}: an annotation cannot be resolved ({error})"
-        raise UsageError(message) from None
-    summary, documented = _read_docstring(inspect.getdoc(fn) or "")
-    fields: dict[str, Any] = {}  # create_model takes its fields as keywords of any type
-    names: list[tuple[str, str, bool]] = []
-    context: tuple[str, bool] | None = None
-    for index, parameter in enumerate(signature.parameters.values()):
-        positional_only = parameter.kind is inspect.Parameter.POSITIONAL_ONLY
-        if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-            message = f"tool {name!r}: *args and **kwargs have no schema; name each parameter"
-            raise UsageError(message)
-        annotation: object = hints.get(parameter.name, object)
-        if _is_context(annotation):
-            context = (parameter.name, positional_only)
-            continue
-        default = parameter.default
-        extra = Field(alias=parameter.name)
-        doc = documented.get(parameter.name)
-        if doc is not None and not _has_description(annotation, default):
-            extra = Field(alias=parameter.name, description=doc)
-        field = f"p{index}"
-        fields[field] = (
-            Annotated[annotation, extra],
-            ... if default is inspect.Parameter.empty else default,
-        )
-        names.append((field, parameter.name, positional_only))
-    model: type[BaseModel] = create_model(
-        f"{name}_arguments", __config__=ConfigDict(validate_by_alias=True), **fields
-    )
-    schema = typing.cast(
-        "dict[str, JsonValue]", model.model_json_schema(schema_generator=_NoFieldTitles)
-    )
-    schema.pop("title", None)
-    return _Signature(model, schema, summary, tuple(names), context)
-
-
 def _is_tool(item: object) -> bool:
     return isinstance(item, BackendTool)
-
-
-def _is_context(annotation: object) -> bool:
-    if typing.get_origin(annotation) is Annotated:
-        annotation = typing.get_args(annotation)[0]
-    origin = typing.get_origin(annotation) or annotation
-    return isinstance(origin, type) and issubclass(origin, RunContext)
-
-
-def _has_description(annotation: object, default: object) -> bool:
-    infos = [default, *(typing.get_args(annotation)[1:] if _annotated(annotation) else ())]
-    return any(isinstance(info, FieldInfo) and info.description for info in infos)
-
-
-def _annotated(annotation: object) -> bool:
-    return typing.get_origin(annotation) is Annotated
-
-
-def _read_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    summary: list[str] = []
-    documented: dict[str, str] = {}
-    section: str | None = None
-    current: str | None = None
-    for line in doc.splitlines():
-        header = _SECTIONS.match(line)
-        if header is not None:
-            section, current = header.group(1), None
-            continue
-        if section is None:
-            summary.append(line)
-        elif section in ("Args", "Arguments", "Parameters") and line.strip():
-            match = _ARG_LINE.match(line.strip())
-            if match is not None and line.startswith(" " * 4) and not line.startswith(" " * 5):
-                current = str(match.group(1))
-                documented[current] = match.group(2).strip()
-            elif current is not None:
-                documented[current] = f"{documented[current]} {line.strip()}".strip()
-    return "\n".join(summary).strip(), documented
 
 
 def _content(value: object) -> str:

@@ -1,8 +1,19 @@
 """Admitting an HTTP request to the AG-UI endpoint: everything checked before a stream starts.
 
 The method, the content negotiation (`Accept`, `Content-Type`), the body (its size, counted as
-it is read, its JSON, its `RunAgentInput`) are each checked by one function here that raises
-`Refusal`, which `send_refusal` writes as a JSON error body; `agui.asgi` calls them in order.
+it is read, the time it takes to arrive, its JSON, its `RunAgentInput`) are each checked by one
+function here that raises `Refusal`, which `send_refusal` writes as a JSON error body;
+`agui.asgi` calls them in order, after the checks of which pages and hosts may use the endpoint
+(`agui.asgi._origins`).
+
+`Content-Type` must announce JSON, and a missing one is refused too: a browser sends a
+cross-site POST without asking the server first only when its type is a form, `text/plain` or
+absent, so requiring JSON means every page of another origin must pass a CORS preflight first.
+A body must arrive whole within the endpoint's `body_timeout` of the request's headers; a body
+that trickles or stalls would otherwise hold a connection, and the memory read so far, for as
+long as the client likes. A 422 lists each problem of the input once, at most
+`MAX_LISTED_PROBLEMS` of them, and counts the rest, so a huge invalid body does not get a
+larger answer.
 
 `negotiate(accept, offered)` picks the media type to answer with, the way the Rust SDK's table
 does:
@@ -28,6 +39,7 @@ not ask for. Without the binding, an `Accept` that admits only protobuf is refus
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -35,14 +47,15 @@ import warnings
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from typing import Any, cast
 
-from agui.errors import DecodeError, InvalidInput
+from agui.errors import DecodeError, InvalidInput, UnknownMemberWarning
+from agui.proto import PROTO_MEDIA_TYPE
 from agui.sse import SSE_MEDIA_TYPE
 from agui.types import RunAgentInput
-from agui.wire import UnknownMemberWarning, parse_input, parse_json
+from agui.wire import parse_input, parse_json
 
 __all__ = [
+    "MAX_LISTED_PROBLEMS",
     "OFFERED",
-    "PROTO_MEDIA_TYPE",
     "Message",
     "Receive",
     "Refusal",
@@ -70,14 +83,16 @@ Send = Callable[[Message], Awaitable[None]]
 
 _log = logging.getLogger("agui.asgi")
 
-PROTO_MEDIA_TYPE = "application/vnd.ag-ui.event+proto"
-"""The media type of an AG-UI event stream in the protobuf binding (see `agui.proto`)."""
+MAX_LISTED_PROBLEMS = 20
+"""How many problems of an invalid input a 422 lists; it counts the others in `omitted`."""
 OFFERED: tuple[str, ...] = (SSE_MEDIA_TYPE,)
 """The media types this endpoint answers with by default, in order of preference."""
 _NAMED_ONLY = frozenset({PROTO_MEDIA_TYPE})
 """Media types a wildcard range never selects: the `Accept` header must name them."""
 
 _Range = tuple[str, str, float]
+_uncancel: Callable[[asyncio.Task[Any]], int] = getattr(asyncio.Task, "uncancel", lambda _: 0)
+"""Undo the body timer's cancellation of its task (Python 3.11 counts them; 3.10 does not)."""
 
 
 def negotiate(accept: str | None, offered: tuple[str, ...] = OFFERED) -> str | None:
@@ -147,21 +162,19 @@ def _quality(candidate: str, ranges: list[_Range]) -> float:
     return q
 
 
-def is_json_content_type(content_type: str | None) -> bool:
-    """Whether a request `Content-Type` announces JSON; a missing header counts as JSON.
+def is_json_content_type(content_type: str) -> bool:
+    """Whether a request `Content-Type` announces JSON.
 
     The essence (before `;`, trimmed, any case) must be `application/json`, `text/json`, or
-    end in `+json`; an empty header counts as missing. Parameters such as `charset` are not
-    judged: the body is read as UTF-8, as JSON must be.
+    end in `+json`. Parameters such as `charset` are not judged: the body is read as UTF-8, as
+    JSON must be.
 
     Examples:
-        >>> is_json_content_type("Application/JSON; charset=UTF-8"), is_json_content_type(None)
-        (True, True)
+        >>> is_json_content_type("Application/JSON; charset=UTF-8"), is_json_content_type("")
+        (True, False)
         >>> is_json_content_type("application/ld+json"), is_json_content_type("text/plain")
         (True, False)
     """
-    if content_type is None or not content_type.strip():
-        return True
     essence = content_type.partition(";")[0].strip().lower()
     return essence in ("application/json", "text/json") or (
         essence.endswith("+json") and "/" in essence
@@ -176,6 +189,7 @@ class Refusal(Exception):
     ) -> None:
         super().__init__(message)
         self.status = status
+        self.code = code
         self.body: dict[str, object] = {"code": code, "message": message}
         self.headers = list(headers)
 
@@ -230,18 +244,28 @@ def check_accept(headers: Mapping[str, str], offered: tuple[str, ...] = OFFERED)
 
 
 def check_content_type(headers: Mapping[str, str]) -> None:
-    """The body must be announced as JSON, or not announced (415 otherwise)."""
+    """The body must be announced as JSON (415 otherwise, a missing `Content-Type` included)."""
     content_type = headers.get("content-type")
+    if content_type is None or not content_type.strip():
+        message = (
+            "expected a JSON request body, and the request has no Content-Type: send "
+            "Content-Type: application/json (a body without a type is what a page of another "
+            "site can send without asking, so it is refused)"
+        )
+        raise Refusal(415, "UNSUPPORTED_MEDIA_TYPE", message)
     if not is_json_content_type(content_type):
         message = f"expected a JSON request body, got Content-Type {content_type!r}"
         raise Refusal(415, "UNSUPPORTED_MEDIA_TYPE", message)
 
 
-async def read_body(headers: Mapping[str, str], receive: Receive, limit: int) -> bytes | None:
+async def read_body(
+    headers: Mapping[str, str], receive: Receive, limit: int, timeout: float
+) -> bytes | None:
     """The request body, or `None` if the client left while sending it.
 
     A declared Content-Length over `limit` is refused (413) before reading; a body without one
     is counted as it arrives and refused as soon as it passes the limit, unread beyond that.
+    A body not whole within `timeout` seconds is refused (408) and the connection closed.
     """
     declared = headers.get("content-length")
     if declared is not None:
@@ -250,6 +274,36 @@ async def read_body(headers: Mapping[str, str], receive: Receive, limit: int) ->
             raise Refusal(400, "INVALID_CONTENT_LENGTH", problem)
         if int(declared) > limit:
             raise Refusal(413, "BODY_TOO_LARGE", _too_large(limit, int(declared)))
+    # A timer that cancels this task, rather than `asyncio.wait_for`, which would run the read
+    # in a task of its own: on a loop busy with many streams, each of the turns that costs
+    # delays every new client's first event.
+    task = asyncio.current_task()
+    assert task is not None  # noqa: S101 - an ASGI app runs in a task
+    expired = False
+
+    def expire() -> None:
+        nonlocal expired
+        expired = True
+        task.cancel()
+
+    timer = asyncio.get_running_loop().call_later(timeout, expire)
+    try:
+        return await _receive_body(receive, limit)
+    except asyncio.CancelledError:
+        if not expired:
+            raise
+        _uncancel(task)
+        message = (
+            f"the request body did not arrive within {timeout:g} s, this endpoint's "
+            "body_timeout: send the whole body at once (a run's input is one JSON document), "
+            "or raise body_timeout on asgi_app for slow links"
+        )
+        raise Refusal(408, "BODY_TIMEOUT", message, [("connection", "close")]) from None
+    finally:
+        timer.cancel()
+
+
+async def _receive_body(receive: Receive, limit: int) -> bytes | None:
     chunks: list[bytes] = []
     size = 0
     more = True
@@ -296,8 +350,21 @@ def _too_large(limit: int, declared: int | None) -> str:
 
 
 def _invalid_input(error: InvalidInput) -> Refusal:
-    refusal = Refusal(422, "INVALID_INPUT", str(error))
-    refusal.body["errors"] = [{"path": path, "message": text} for path, text in error.errors]
+    """The 422 of an input: each problem listed once in `errors`, at most a bounded number."""
+    problems = error.errors
+    if len(problems) > 1:
+        path, text = problems[0]
+        message = (
+            f"the run input is invalid in {len(problems)} places, listed in 'errors' "
+            f"(the first: {path!r}: {text})"
+        )
+    else:
+        message = str(error)
+    refusal = Refusal(422, "INVALID_INPUT", message)
+    listed = problems[:MAX_LISTED_PROBLEMS]
+    refusal.body["errors"] = [{"path": path, "message": text} for path, text in listed]
+    if len(problems) > len(listed):
+        refusal.body["omitted"] = len(problems) - len(listed)
     return refusal
 
 

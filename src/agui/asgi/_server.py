@@ -1,7 +1,20 @@
-"""A real uvicorn server in a thread, for `agui demo` and for tests over real HTTP.
+"""Serving an ASGI app with uvicorn on a socket agui binds: for `agui serve`, the demo and tests.
 
 Binding the socket before uvicorn starts gives a free port (port 0) whose number is known at
-once, and the server stops when the block is left, whatever happens inside it.
+once, and `serving` stops its server when the block is left, whatever happens inside it.
+
+Every socket made here is a TCP socket with `TCP_NODELAY`: a connection accepted from it
+inherits the option, and asyncio sets it again on each connection of a socket created with the
+TCP protocol number (one created as plain `socket.socket(AF_INET)` is skipped). Without it,
+Nagle's algorithm holds back a response's second small write until the client acknowledges the
+first, which it delays by about 40 ms, so each request on a keep-alive connection, and each
+small SSE frame, waits that long.
+
+The uvicorn limits are stated once here (`LIMITS`), so `agui serve` and `serving` run with
+the same: a request's line and headers together at most `MAX_HEADER_BYTES` (uvicorn answers a
+larger head with 400, and h11 is the HTTP implementation it picks when httptools is not
+installed), an idle keep-alive connection closed after `KEEPALIVE_TIMEOUT` seconds, and a
+backlog of `BACKLOG` connections waiting to be accepted.
 """
 
 from __future__ import annotations
@@ -11,11 +24,82 @@ import socket
 import threading
 import time
 from collections.abc import Awaitable, Callable, Generator
+from typing import TypedDict
 
-__all__ = ["serving"]
+__all__ = [
+    "BACKLOG",
+    "KEEPALIVE_TIMEOUT",
+    "LIMITS",
+    "MAX_HEADER_BYTES",
+    "Limits",
+    "listen",
+    "serving",
+    "tcp_socket",
+]
 
 AsgiApp = Callable[..., Awaitable[None]]
 """Any ASGI 3 application: `await app(scope, receive, send)`."""
+
+MAX_HEADER_BYTES = 16 * 1024
+"""The largest request line and headers uvicorn reads (a larger head gets 400)."""
+KEEPALIVE_TIMEOUT = 5
+"""Seconds an idle keep-alive connection stays open."""
+BACKLOG = 2048
+"""Connections the kernel queues before the server accepts them."""
+
+
+class Limits(TypedDict):
+    """The limits, as the `uvicorn.Config` keyword arguments that set them."""
+
+    h11_max_incomplete_event_size: int
+    timeout_keep_alive: int
+    backlog: int
+
+
+LIMITS = Limits(
+    h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+    timeout_keep_alive=KEEPALIVE_TIMEOUT,
+    backlog=BACKLOG,
+)
+"""The limits `agui serve` and `serving` give uvicorn: `uvicorn.Config(app, **LIMITS)`."""
+
+
+def tcp_socket(host: str) -> socket.socket:
+    """A TCP socket of the address family of `host`, whose connections have `TCP_NODELAY`.
+
+    Examples:
+        >>> import socket
+        >>> with tcp_socket("127.0.0.1") as sock:
+        ...     sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+        True
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    except OSError:  # pragma: no cover - every TCP stack agui runs on has the option
+        sock.close()
+        raise
+    return sock
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A `tcp_socket` bound to `host` and `port` and listening; `port=0` picks a free one.
+
+    Examples:
+        >>> with listen("127.0.0.1", 0) as sock:
+        ...     sock.getsockname()[1] > 0
+        True
+    """
+    sock = tcp_socket(host)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(BACKLOG)
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 @contextlib.contextmanager
@@ -36,11 +120,14 @@ def serving(app: AsgiApp, *, port: int = 0, timeout: float = 10.0) -> Generator[
     """
     import uvicorn  # noqa: PLC0415 - an optional dependency
 
-    sock = socket.socket(socket.AF_INET)
-    sock.bind(("127.0.0.1", port))
-    sock.listen()
+    sock = listen("127.0.0.1", port)
     config = uvicorn.Config(
-        app, log_level="warning", access_log=False, ws="none", timeout_graceful_shutdown=2
+        app,
+        log_level="warning",
+        access_log=False,
+        ws="none",
+        timeout_graceful_shutdown=2,
+        **LIMITS,
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(

@@ -1,43 +1,50 @@
 """Streaming a run's events to its client: coalescing, keep-alive pings, disconnects.
 
-`agui.asgi` admits a request and owns the run; this module moves the run's events onto the wire
-and tells it when the client is gone (see "Streaming" and "Disconnects" there). How events
-become bytes is the stream's `Encoding`, chosen once per request by content negotiation: `SSE`,
-or the protobuf binding's (`proto_encoding()`, present only with the `proto` extra). Each gives
-a batch's frames in one call, so the writer pays for the choice once per send, not per event.
-The binary framing has no comments, so a protobuf stream gets no keep-alive pings.
+`agui.asgi` admits a request; a `Streamer` then owns the run (its task, its cancellation when
+the client leaves, the runs detached from theirs), and its `Writer` moves the run's events onto
+the wire (see "Streaming" and "Disconnects" there), in the stream's `Encoding`
+(`agui.asgi._encoding`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import functools
+import inspect
 import logging
-from collections.abc import AsyncGenerator, Callable
-from typing import Literal, cast
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from typing import Generic, Literal, TypeVar, cast
 
-from agui._record import Item, materialize
+from agui._record import Item
 from agui.asgi._admission import Message, Receive, Send
+from agui.asgi._encoding import SSE, Encoding, broken_frames
 from agui.cancellation import CancellationToken
+from agui.context import RunContext
 from agui.errors import AguiError
-from agui.events import Event, RunErrorEvent
+from agui.runner import AgentLike, drive
 from agui.sink import EventReceiver
-from agui.sse import SSE_MEDIA_TYPE, comment_frame, encode_items, encode_sse
+from agui.sse import comment_frame
+from agui.transform import Transformer
+from agui.types import RunAgentInput
 
 __all__ = [
-    "SSE",
-    "Encoding",
+    "DisconnectHook",
     "Outcome",
+    "Streamer",
+    "TransformerFactory",
     "Writer",
     "ending",
     "finish_detached",
     "log_failure",
-    "proto_encoding",
     "try_send",
     "wait_disconnect",
 ]
 
+S = TypeVar("S")
+
+DisconnectHook = Callable[[RunAgentInput], Awaitable[None] | None]
+"""`on_disconnect(input)`, sync or async; told when a client leaves before its stream ended."""
+TransformerFactory = Callable[[], Sequence[Transformer]]
+"""Builds a fresh transformer chain for each request (transformers keep per-run state)."""
 Outcome = Literal["done", "gone", "broken"]
 """How a stream ended: the run's events all went out, the client left, or an event was broken."""
 
@@ -46,71 +53,133 @@ _PING = comment_frame("ping")
 _MAX_EVENTS_PER_SEND = 1024
 _GATHER_TURNS = 16
 _GATHER_ENOUGH = 32
-_UNSERIALIZABLE = RunErrorEvent(
-    message="an event could not be serialized", code="SERIALIZATION_ERROR"
-)
-"""What ends a stream whose next event cannot be serialized."""
 
 
-@dataclasses.dataclass(frozen=True)
-class Encoding:
-    """How a stream's events become bytes, with the headers of the 200 that carries them."""
+class Streamer(Generic[S]):
+    """Runs the agent for each admitted request and streams the run to its client.
 
-    headers: list[tuple[bytes, bytes]]
-    """The response headers: the media type, and never cached or buffered."""
-    frames: Callable[[list[Item]], bytes]
-    """A batch's frames, from the queue's items (events, and deltas held as records, see
-    `agui.sink`); raises `ValueError` or `AguiError` when an event cannot be written."""
-    frame: Callable[[Event], bytes]
-    """One event's frame, for the events before one that cannot be written."""
-    pings: bool
-    """Whether the framing has comment frames to keep an idle connection open with."""
-    unserializable: bytes
-    """The RUN_ERROR frame that ends a stream when an event cannot be written."""
+    It keeps the detached runs (`disconnect="detach"`) until they end, so `aclose` can cancel
+    the ones still going.
+    """
 
+    def __init__(
+        self,
+        agent: AgentLike[S],
+        *,
+        state: type[S] | None,
+        transformers: TransformerFactory | None,
+        debug: bool,
+        keepalive: float | None,
+        detach: bool,
+        on_disconnect: DisconnectHook | None,
+        cancel_grace: float,
+    ) -> None:
+        self._agent = agent
+        self._state = state
+        self._transformers = transformers
+        self._debug = debug
+        self._keepalive = keepalive
+        self._detach = detach
+        self._on_disconnect = on_disconnect
+        self._grace = cancel_grace
+        self._detached: set[asyncio.Task[None]] = set()
 
-def _headers(media_type: str) -> list[tuple[bytes, bytes]]:
-    return [
-        (b"content-type", media_type.encode()),
-        (b"cache-control", b"no-cache, no-store, no-transform"),
-        (b"x-accel-buffering", b"no"),
-        (b"vary", b"Accept"),
-    ]
+    @property
+    def detached_runs(self) -> int:
+        """How many detached runs are still going."""
+        return len(self._detached)
 
+    async def aclose(self) -> None:
+        """Cancel the detached runs still going and wait for them (each for the grace period)."""
+        tasks = list(self._detached)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=self._grace)
 
-SSE = Encoding(
-    headers=_headers(SSE_MEDIA_TYPE),
-    frames=encode_items,
-    frame=encode_sse,
-    pings=True,
-    unserializable=encode_sse(_UNSERIALIZABLE),
-)
-"""Server-Sent Events: `data: <json>\\n\\n` frames, `: ping` comments when idle."""
+    async def stream(
+        self,
+        run_input: RunAgentInput,
+        encoding: Encoding,
+        cors: list[tuple[bytes, bytes]],
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """Run the agent on `run_input` and stream its events until the end or the client left."""
+        token = CancellationToken()
+        ctx: RunContext[S] = RunContext(
+            run_input, state=self._state, transformers=self._new_chain(), token=token
+        )
+        headers = [*encoding.headers, *cors] if cors else encoding.headers
+        start = {"type": "http.response.start", "status": 200, "headers": headers}
+        if not await try_send(send, start):
+            return
+        run = asyncio.create_task(
+            drive(self._agent, ctx, debug=self._debug), name=f"agui run {run_input.run_id}"
+        )
+        writer = Writer(send, ctx.receiver, self._keepalive, encoding)
+        pumping = asyncio.create_task(writer.pump())
+        # Each watcher returns once the client is gone: its disconnect, or a ping that failed.
+        watchers = {asyncio.create_task(wait_disconnect(receive))}
+        if self._keepalive is not None and encoding.pings:
+            watchers.add(asyncio.create_task(writer.ping(self._keepalive)))
+        try:
+            await asyncio.wait({pumping, *watchers}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (pumping, *watchers):
+                task.cancel()
+            await asyncio.wait({pumping, *watchers})
+            outcome = ending(pumping)
+            for watcher in watchers:
+                if not watcher.cancelled() and (error := watcher.exception()) is not None:
+                    _log.error("watching the client failed; treating it as gone", exc_info=error)
+            if outcome != "gone":
+                await try_send(send, {"type": "http.response.body", "body": b""})
+            if outcome == "done":
+                await asyncio.wait({run})
+                log_failure(run)
+            elif outcome == "broken":
+                # An event that cannot be serialized ended the stream: stop the run, tell no hook.
+                await self._cancel(run, token, "an event could not be serialized")
+            else:
+                await self._client_gone(run, token, ctx.receiver, run_input)
 
+    def _new_chain(self) -> Sequence[Transformer]:
+        return () if self._transformers is None else self._transformers()
 
-def proto_encoding() -> Encoding | None:
-    """The protobuf binding (`agui.proto`), or `None` when the `proto` extra is not installed."""
-    try:
-        from agui.proto import PROTO_MEDIA_TYPE, encode_proto  # noqa: PLC0415 - optional
-    except ImportError:
-        return None
+    async def _client_gone(
+        self,
+        run: asyncio.Task[None],
+        token: CancellationToken,
+        receiver: EventReceiver,
+        run_input: RunAgentInput,
+    ) -> None:
+        if self._detach and not run.done():
+            task = asyncio.create_task(finish_detached(run, token, receiver))
+            self._detached.add(task)
+            task.add_done_callback(self._detached.discard)
+        else:
+            await self._cancel(run, token, "the client disconnected")
+        await self._notify(run_input)
 
-    def frames(part: list[Item]) -> bytes:
-        return b"".join([encode_proto(_event(item)) for item in part])
+    async def _cancel(self, run: asyncio.Task[None], token: CancellationToken, why: str) -> None:
+        token.cancel(why)
+        run.cancel()
+        done, _ = await asyncio.wait({run}, timeout=self._grace)
+        if not done:
+            message = "run task %r ignored being cancelled (%s) for %.1f s; it is left running"
+            _log.error(message, run.get_name(), why, self._grace)
 
-    return Encoding(
-        headers=_headers(PROTO_MEDIA_TYPE),
-        frames=frames,
-        frame=encode_proto,
-        pings=False,
-        unserializable=_unserializable(encode_proto),
-    )
-
-
-@functools.cache
-def _unserializable(encode: Callable[[Event], bytes]) -> bytes:
-    """The RUN_ERROR frame of an encoding, written once, however many apps are built."""
-    return encode(_UNSERIALIZABLE)
+    async def _notify(self, run_input: RunAgentInput) -> None:
+        hook = self._on_disconnect
+        if hook is None:
+            return
+        try:
+            result = hook(run_input)
+            if inspect.isawaitable(result):
+                await result
+        except Exception:  # noqa: BLE001 - a failing hook is logged; the server goes on
+            _log.exception("the on_disconnect hook failed for run %s", run_input.run_id)
 
 
 class Writer:
@@ -186,7 +255,7 @@ class Writer:
             try:
                 frames = self._frames(part)
             except (ValueError, AguiError):
-                await self._send_body(_broken_frames(part, self._encoding))
+                await self._send_body(broken_frames(part, self._encoding))
                 return "broken"
             if not await self._send_body(frames):
                 return "gone"
@@ -207,22 +276,6 @@ def ending(pumping: asyncio.Task[Outcome]) -> Outcome:
         _log.error("streaming failed; treating the client as gone", exc_info=error)
         return "gone"
     return pumping.result()
-
-
-def _event(item: Item) -> Event:
-    return materialize(item) if isinstance(item, tuple) else item
-
-
-def _broken_frames(part: list[Item], encoding: Encoding) -> bytes:
-    """The frames before the first event that cannot be serialized, then a RUN_ERROR frame."""
-    frames: list[bytes] = []
-    for event in map(_event, part):  # pragma: no branch - `part` holds an event that fails
-        try:
-            frames.append(encoding.frame(event))
-        except (ValueError, AguiError):
-            _log.exception("a %s event could not be serialized; ending the stream", event.type)
-            break
-    return b"".join(frames) + encoding.unserializable
 
 
 def log_failure(run: asyncio.Task[None]) -> None:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Literal, cast
 from pydantic import JsonValue
 
 from agui.client import SSEParser
-from agui.errors import DecodeError, ProtocolViolation, UnknownEventType
+from agui.errors import CaptureError, DecodeError, ProtocolViolation, UnknownEventType
 from agui.events import Event, RunStartedEvent
 from agui.messages import UserMessage
 from agui.sse import SSE_MEDIA_TYPE
@@ -48,17 +48,6 @@ MALFORMED_EVENT = "malformed-event"
 
 _SSE_FIELDS = ("data:", ":", "event:", "id:", "retry:")
 _ERROR_BODY_LIMIT = 64 * 1024
-
-
-class CaptureError(Exception):
-    """A stream that cannot be read at all: no such file, no format, no connection, an HTTP error.
-
-    `body` holds the response text of an HTTP error, to show the server's own explanation.
-    """
-
-    def __init__(self, message: str, *, body: str | None = None) -> None:
-        super().__init__(message)
-        self.body = body
 
 
 @dataclasses.dataclass(frozen=True)

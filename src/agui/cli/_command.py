@@ -1,11 +1,9 @@
-"""What the `agui demo`, `agui watch` and `agui verify` commands share: options, statuses, output.
+"""What the `agui demo`, `agui watch` and `agui verify` commands share: options and output.
 
-`agui.cli` lists `add_demo` (`agui.cli._demo`), `add_watch` (`agui.cli._watch`) and `add_verify`
-(`agui.cli._verify`) in its `_COMMANDS`, beside `serve`. They share one reading path
-(`agui.cli._capture`): every item of a stream goes through `StreamCheck`, which judges it with
-agui's verifier and goes on after a violation, and is then either shown as a person reads it
-(`agui.cli._render.Renderer`) or, with `--raw`, printed as one wire JSON object a line. The exit
-statuses are listed in `agui.cli`.
+They share one reading path (`agui.cli._capture`): every item of a stream goes through
+`StreamCheck`, which judges it with agui's verifier and goes on after a violation, and is then
+either shown as a person reads it (`agui.cli._render.Renderer`) or, with `--raw`, printed as one
+wire JSON object a line. The exit statuses, and the one-line error, are `agui.cli._main`'s.
 """
 
 from __future__ import annotations
@@ -18,36 +16,20 @@ import textwrap
 from typing import Any, TextIO
 
 from agui.cli._capture import Finding, run_input
+from agui.cli._main import fail
 from agui.messages import AssistantMessage
 from agui.types import RunAgentInput
 
 __all__ = [
-    "EXIT_INTERRUPTED",
-    "EXIT_UNREADABLE",
-    "EXIT_VALID",
-    "EXIT_VIOLATIONS",
-    "STATUSES",
     "Problem",
     "add_request_options",
     "described",
-    "fail",
+    "fail_with_body",
     "known_calls",
     "request",
     "text",
     "wrap",
 ]
-
-EXIT_VALID = 0
-EXIT_VIOLATIONS = 1
-EXIT_UNREADABLE = 2
-EXIT_INTERRUPTED = 130
-STATUSES = """\
-exit status:
-  0    the stream is valid
-  1    the stream breaks AG-UI's rules (each violation is shown with its rule)
-  2    bad options, or the stream could not be read: no connection, an HTTP error, ...
-"""
-"""The exit statuses of `watch` and `verify`, as their help shows them."""
 
 
 def wrap(text: str) -> str:
@@ -137,9 +119,9 @@ def _tolerate(stream: object) -> None:
         stream.reconfigure(errors="replace")
 
 
-def fail(command: str, message: str, status: int, *, body: str | None = None) -> int:
-    """Print why `command` failed (and the body of an HTTP error) to stderr; return `status`."""
-    print(f"agui {command}: error: {message}", file=sys.stderr)  # noqa: T201
+def fail_with_body(command: str, message: str, body: str | None) -> int:
+    """Print why `command` failed, and the body of an HTTP error, to stderr; return 2."""
+    status = fail(command, message)
     if body:
         print(_pretty(body), file=sys.stderr)  # noqa: T201
     return status

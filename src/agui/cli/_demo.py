@@ -13,12 +13,15 @@ from typing import TYPE_CHECKING
 
 from agui.asgi import asgi_app
 from agui.asgi._server import serving
-from agui.cli._capture import CaptureError, run_input
-from agui.cli._command import EXIT_INTERRUPTED, EXIT_UNREADABLE, fail, wrap
+from agui.cli._capture import run_input
+from agui.cli._command import wrap
+from agui.cli._main import fail, statuses
+from agui.cli._targets import load_agent
 from agui.cli._watch import follow
+from agui.errors import CaptureError, TargetError
 
 if TYPE_CHECKING:
-    _Commands = argparse._SubParsersAction[argparse.ArgumentParser]  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]
+    from agui.cli._main import Commands
 
 __all__ = ["DEMO_QUESTION", "add_demo", "travel_example"]
 
@@ -26,16 +29,21 @@ DEMO_QUESTION = "What's the weather like in Paris and suggest some Italian resta
 """What `agui demo` asks the travel example, unless told otherwise with `-m`."""
 
 _SERVER_SECONDS = 10.0
-_DEMO_STATUSES = """\
-exit status:
-  0    the run finished, and its stream is valid
-  1    the run did not finish (it ended with RUN_ERROR), or its stream breaks a rule
-  2    the demo could not start: uvicorn or httpx missing, the server did not start, ...
-  130  interrupted with Ctrl-C
-"""
+_DEMO_STATUSES = statuses(
+    (0, "the run finished, and its stream is valid"),
+    (1, "the run did not finish (it ended with RUN_ERROR), or its stream breaks a rule"),
+    (
+        2,
+        (
+            "the demo could not start (uvicorn or httpx missing, the server did not start), or "
+            "standard output was closed before the end (a pipe into head, ...)"
+        ),
+    ),
+    (130, "interrupted with Ctrl-C"),
+)
 
 
-def add_demo(commands: _Commands) -> None:
+def add_demo(commands: Commands) -> None:
     """Add `agui demo`: serve the travel example, ask it a question, show the run.
 
     Examples:
@@ -85,22 +93,21 @@ def _demo(args: argparse.Namespace) -> int:
     missing = [name for name in ("uvicorn", "httpx") if importlib.util.find_spec(name) is None]
     if missing:
         message = f"the demo needs {' and '.join(missing)}: pip install 'agui-server[serve,client]'"
-        return fail("demo", message, EXIT_UNREADABLE)
+        return fail("demo", message)
     path = travel_example()
     if path is None:
-        message = "cannot find the travel example (examples/travel/app.py)"
-        return fail("demo", message, EXIT_UNREADABLE)
-    from agui.cli import TargetError, load_agent  # noqa: PLC0415 - agui.cli imports this module
-
+        message = (
+            "cannot find the travel example (examples/travel/app.py): reinstall agui-server, "
+            "or run from a checkout of its repository"
+        )
+        return fail("demo", message)
     try:
         agent = load_agent(f"{path}:agent")
     except TargetError as error:
-        return fail("demo", str(error), EXIT_UNREADABLE)
+        return fail("demo", str(error))
     body = run_input(message=args.message)
     try:
         with serving(asgi_app(agent), timeout=_SERVER_SECONDS) as url:
-            return follow("demo", url, body, {}, raw=bool(args.raw), timeout=60.0, demo=True)
+            return follow("demo", url, body, {}, raw=bool(args.raw), timeout=60.0)
     except (CaptureError, TimeoutError) as error:
-        return fail("demo", str(error), EXIT_UNREADABLE)
-    except KeyboardInterrupt:
-        return fail("demo", "interrupted", EXIT_INTERRUPTED)
+        return fail("demo", str(error))

@@ -13,32 +13,42 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agui.cli._capture import CaptureError, StreamCheck, post_stream, read_capture
+from agui.cli._capture import StreamCheck, post_stream, read_capture
 from agui.cli._command import (
-    EXIT_UNREADABLE,
-    EXIT_VALID,
-    EXIT_VIOLATIONS,
-    STATUSES,
     Problem,
     add_request_options,
     described,
-    fail,
+    fail_with_body,
     known_calls,
     request,
     text,
     wrap,
 )
-from agui.errors import DecodeError
+from agui.cli._main import EXIT_FAILED, EXIT_OK, fail, statuses
+from agui.errors import CaptureError, DecodeError
 from agui.types import RunAgentInput
 from agui.wire import parse_input
 
 if TYPE_CHECKING:
-    _Commands = argparse._SubParsersAction[argparse.ArgumentParser]  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]
+    from agui.cli._main import Commands
 
 __all__ = ["add_verify"]
 
+_STATUSES = statuses(
+    (0, "every stream is valid"),
+    (1, "a stream breaks AG-UI's rules (each violation is shown with its rule)"),
+    (
+        2,
+        (
+            "bad options, httpx missing (for a URL), a source that cannot be read: no such file, "
+            "no format, no connection, an HTTP error (its body is shown)"
+        ),
+    ),
+    (130, "interrupted with Ctrl-C"),
+)
 
-def add_verify(commands: _Commands) -> None:
+
+def add_verify(commands: Commands) -> None:
     """Add `agui verify`: check captured streams, or a live endpoint, with agui's verifier.
 
     Examples:
@@ -60,7 +70,7 @@ def add_verify(commands: _Commands) -> None:
             "run is counted), and a stream that ends without a terminal event is reported as "
             "truncated."
         ),
-        epilog=STATUSES,
+        epilog=_STATUSES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     verify.add_argument(
@@ -80,9 +90,9 @@ def _verify(args: argparse.Namespace) -> int:
         given = _read_input(args.input) if args.input else None
         body, headers = request(args)
     except Problem as problem:
-        return fail("verify", str(problem), EXIT_UNREADABLE)
+        return fail("verify", str(problem))
     known = known_calls(given) if given is not None else []
-    status = EXIT_VALID
+    status = EXIT_OK
     for source in args.sources:
         status = max(status, _verify_one(source, args, known, body, headers))
     return status
@@ -106,13 +116,13 @@ def _verify_one(
             for finding in found:
                 out.write(f"{name}: {described(finding)}\n")
     except CaptureError as error:
-        return fail("verify", f"{name}: {error}", EXIT_UNREADABLE, body=error.body)
+        return fail_with_body("verify", f"{name}: {error}", error.body)
     end = check.finish()
     if end is not None:
         out.write(f"{name}: {described(end)}\n")
     out.write(f"{name}: {check.summary()} ({shape})\n")
     out.flush()
-    return EXIT_VIOLATIONS if check.violations else EXIT_VALID
+    return EXIT_FAILED if check.violations else EXIT_OK
 
 
 def _items(

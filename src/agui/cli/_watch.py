@@ -1,6 +1,7 @@
 """The `agui watch` command: run an AG-UI endpoint once and show the run, verified, as it streams.
 
-`follow` does the work of `watch`, and of `demo` once its server is up (see `agui.cli._command`).
+`follow` does the work of `watch`, and of `demo` once its server is up (see `agui.cli._command`):
+both exit with 1 when the run ends with `RUN_ERROR`, as when its stream breaks a rule.
 """
 
 from __future__ import annotations
@@ -11,36 +12,49 @@ import json
 import sys
 from typing import TYPE_CHECKING, TextIO
 
-from agui.cli._capture import CaptureError, Finding, StreamCheck, post_stream
+from agui.cli._capture import Finding, StreamCheck, post_stream
 from agui.cli._command import (
-    EXIT_INTERRUPTED,
-    EXIT_UNREADABLE,
-    EXIT_VALID,
-    EXIT_VIOLATIONS,
-    STATUSES,
     Problem,
     add_request_options,
     described,
-    fail,
+    fail_with_body,
     known_calls,
     request,
     text,
     wrap,
 )
+from agui.cli._main import EXIT_FAILED, EXIT_OK, fail, statuses
 from agui.cli._render import Renderer, compact
+from agui.errors import CaptureError
 from agui.types import RunAgentInput
 
 if TYPE_CHECKING:
+    from agui.cli._main import Commands
     from agui.events import Event
-
-    _Commands = argparse._SubParsersAction[argparse.ArgumentParser]  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]
 
 __all__ = ["add_watch", "follow"]
 
-_INTERRUPTED = "  130  interrupted with Ctrl-C\n"
+_STATUSES = statuses(
+    (0, "the run finished, and its stream is valid"),
+    (
+        1,
+        (
+            "the run ended with RUN_ERROR, or its stream breaks AG-UI's rules (each violation "
+            "is shown with its rule)"
+        ),
+    ),
+    (
+        2,
+        (
+            "bad options, httpx missing, no connection, an HTTP error (its body is shown), an "
+            "answer that is not an event stream, standard output closed before the end"
+        ),
+    ),
+    (130, "interrupted with Ctrl-C"),
+)
 
 
-def add_watch(commands: _Commands) -> None:
+def add_watch(commands: Commands) -> None:
     """Add `agui watch`: run an AG-UI endpoint once and show the run, verified, as it streams.
 
     Examples:
@@ -57,7 +71,7 @@ def add_watch(commands: _Commands) -> None:
             "as its events arrive, checking each with agui's verifier; a violation is shown "
             "where it happens, with its rule. Needs httpx: pip install 'agui-server[client]'."
         ),
-        epilog=STATUSES + _INTERRUPTED,
+        epilog=_STATUSES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     watch.add_argument("url", metavar="URL", help="the endpoint, such as http://127.0.0.1:8000/")
@@ -68,18 +82,15 @@ def add_watch(commands: _Commands) -> None:
 
 def _watch(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("httpx") is None:
-        message = "watch needs httpx: pip install 'agui-server[client]'"
-        return fail("watch", message, EXIT_UNREADABLE)
+        return fail("watch", "watch needs httpx: pip install 'agui-server[client]'")
     try:
         body, headers = request(args)
     except Problem as problem:
-        return fail("watch", str(problem), EXIT_UNREADABLE)
+        return fail("watch", str(problem))
     try:
         return follow("watch", args.url, body, headers, raw=bool(args.raw), timeout=args.timeout)
     except CaptureError as error:
-        return fail("watch", str(error), EXIT_UNREADABLE, body=error.body)
-    except KeyboardInterrupt:
-        return fail("watch", "interrupted", EXIT_INTERRUPTED)
+        return fail_with_body("watch", str(error), error.body)
 
 
 def follow(
@@ -90,9 +101,12 @@ def follow(
     *,
     raw: bool,
     timeout: float,
-    demo: bool = False,
 ) -> int:
-    """Send `body` to `url` and show the answer as it streams; return the exit status."""
+    """Send `body` to `url` and show the answer as it streams; return the exit status.
+
+    The status is 1 when the stream breaks a rule or its run ends with `RUN_ERROR`: the run
+    failed, though the stream that says so is valid.
+    """
     out = text(sys.stdout)
     check = StreamCheck(known_tool_call_ids=known_calls(body))
     shown = _Raw(out, command) if raw else _Shown(out, body)
@@ -109,11 +123,11 @@ def follow(
         shown.item(None, None, [end])
     if check.violations:
         print(f"agui {command}: {check.summary()}", file=sys.stderr)  # noqa: T201
-        return EXIT_VIOLATIONS
-    if demo and (last is None or last.type != "RUN_FINISHED"):
-        print("agui demo: the run did not finish", file=sys.stderr)  # noqa: T201
-        return EXIT_VIOLATIONS
-    return EXIT_VALID
+        return EXIT_FAILED
+    if last is None or last.type != "RUN_FINISHED":
+        print(f"agui {command}: the run did not finish: it ended with RUN_ERROR", file=sys.stderr)  # noqa: T201
+        return EXIT_FAILED
+    return EXIT_OK
 
 
 class _Shown:

@@ -8,7 +8,7 @@ snapshot against the new state. We write our own rather than depend on `jsonpatc
   keeps a stale value; telling them apart by serializing each compared value is slow.
 * Speed: the diff runs on the hot path of every publish, on documents that mostly did not
   change. Here an unchanged value costs one C-level `==` plus a check of its types, made in a few
-  C-level passes over a long array (`agui.patch._exact`), not a Python step per item.
+  C-level passes over a long array (`agui.patch._equality`), not a Python step per item.
 * The core needs no dependency beyond pydantic.
 
 `diff` walks objects member by member, so each change is one `add`, `remove` or `replace`
@@ -25,6 +25,10 @@ recursively, or replaced whole when that is shorter.
 per call, then changed in place. The cost follows the paths touched, not the document size;
 the input is never changed, so a failed patch leaves nothing behind. The result shares
 untouched subtrees with `doc` (and added values with `ops`): treat documents as immutable.
+
+Behind the two functions: `_differ` walks the documents, `_alignment` aligns arrays, and
+`_equality` is exact JSON equality, the one family of checks the differ, the aligner and
+`agui.state` all use.
 
 Examples:
     >>> ops = diff({"tasks": ["a"]}, {"tasks": ["a", "b"]})

@@ -8,7 +8,7 @@ Following a run of equal items (a "snake") is where the time goes on long arrays
 change. Once a snake's first item matches, the rest of the run is measured in C: slices of doubling
 length are compared with `==`, then the slice that differs is halved down to the first item that
 does, so a run of n items costs about log(n) slice comparisons rather than n Python steps. A strict
-alignment then confirms the run with `agui.patch._exact.equal_exactly` (`==` would pair `1` with
+alignment then confirms the run with `agui.patch._equality.equal_exactly` (`==` would pair `1` with
 `true`), and steps item by item with `agui.patch._equality.same` where that cannot tell.
 """
 
@@ -17,8 +17,7 @@ from __future__ import annotations
 import bisect
 from typing import TYPE_CHECKING, Final, NamedTuple, TypeAlias
 
-from agui.patch._equality import same
-from agui.patch._exact import equal_exactly
+from agui.patch._equality import equal_exactly, same
 
 if TYPE_CHECKING:
     from pydantic import JsonValue

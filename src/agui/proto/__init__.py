@@ -5,7 +5,10 @@ AG-UI 1.0 defines an optional binary binding beside SSE, media type
 length, then that many bytes of one `ag_ui.Event` message (a oneof with one arm per event type;
 every event message opens with a `BaseEvent` holding `type`, `timestamp`, `rawEvent` and
 `metadata`). Frames abut with no separator. It needs the `protobuf` package, installed with the
-`proto` extra (`pip install "agui-server[proto]"`); agui's core never imports it.
+`proto` extra (`pip install "agui-server[proto]"`), and is imported only when a frame is written
+or read: `PROTO_MEDIA_TYPE` (which `agui.asgi` negotiates with) and `import agui.proto` need
+nothing but agui, while `encode_proto` and `decode_proto` are loaded on first use, and asking
+for them without `protobuf` raises `ImportError` saying how to install it.
 
 `agui.asgi_app` answers with this binding when a request's `Accept` names its media type
 exactly and prefers it to SSE (see "Protobuf" in `agui.asgi`); `encode_proto` writes one frame
@@ -40,205 +43,41 @@ one this version does not know (an event type from a later protocol) is dropped 
 
 from __future__ import annotations
 
-import json
-import struct
-import warnings
-from collections.abc import Mapping
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel
-
-try:
-    from google.protobuf import json_format
-    from google.protobuf.message import DecodeError as _ProtobufDecodeError
-    from google.protobuf.message import Message
-except ImportError as error:
-    message = (
-        "agui.proto needs the protobuf package, which is not installed: "
-        'pip install "agui-server[proto]"'
-    )
-    raise ImportError(message, name="google.protobuf") from error
-
-from agui.asgi._admission import PROTO_MEDIA_TYPE
-from agui.errors import DecodeError, UsageError
-from agui.events import (
-    Event,
-    ReasoningMessageContentEvent,
-    TextMessageContentEvent,
-    ToolCallArgsEvent,
-)
-from agui.proto._mapping import from_proto, integral, to_proto
-from agui.proto._schema import EVENT, EVENT_TYPES
-from agui.sse import event_json
-from agui.wire import UnknownMemberWarning, parse_event
+if TYPE_CHECKING:
+    from agui.proto._codec import decode_proto, encode_proto
 
 __all__ = ["PROTO_MEDIA_TYPE", "decode_proto", "encode_proto"]
 
-_LENGTH = struct.Struct(">I")
-_Layout = tuple[bytes, bytes, bytes, bytes, str]
-_EXTRAS = ("timestamp", "raw_event", "metadata", "subagent_run_id")
+PROTO_MEDIA_TYPE = "application/vnd.ag-ui.event+proto"
+"""The media type of an AG-UI event stream in the protobuf binding, as the official client
+compares it.
+
+Examples:
+    >>> PROTO_MEDIA_TYPE
+    'application/vnd.ag-ui.event+proto'
+"""
+
+_LAZY = frozenset({"decode_proto", "encode_proto"})
 
 
-def encode_proto(event: Event) -> bytes:
-    r"""One frame of the protobuf binding: a 4-byte big-endian length, then the event message.
-
-    Raises `UsageError` when a number in the event's JSON data does not fit a double, and what
-    `agui.sse.event_json` raises for an event that cannot be serialized at all.
-
-    Examples:
-        >>> from agui.events import TextMessageContentEvent
-        >>> frame = encode_proto(TextMessageContentEvent(message_id="m1", delta="Hi"))
-        >>> frame
-        b'\x00\x00\x00\x0e\x12\x0c\n\x02\x08\x01\x12\x02m1\x1a\x02Hi'
-        >>> int.from_bytes(frame[:4], "big") == len(frame) - 4
-        True
-    """
-    payload = _delta(event)
-    if payload is None:
-        payload = _message(event).SerializeToString()
-    return _LENGTH.pack(len(payload)) + payload
-
-
-def decode_proto(data: bytes) -> list[Event]:
-    """The events of a body of protobuf frames, in order, each validated like `parse_event`.
-
-    Raises `DecodeError` for a body that ends mid-frame or a frame that does not decode (a
-    `MalformedEvent` names the field of an event that decodes but does not validate); warns
-    `UnknownMemberWarning` for each frame it drops because it carries an unknown event type.
-
-    Examples:
-        >>> from agui.events import RunStartedEvent, TextMessageContentEvent
-        >>> body = encode_proto(RunStartedEvent(thread_id="t", run_id="r")) + encode_proto(
-        ...     TextMessageContentEvent(message_id="m1", delta="Hi")
-        ... )
-        >>> [event.type for event in decode_proto(body)]
-        ['RUN_STARTED', 'TEXT_MESSAGE_CONTENT']
-        >>> decode_proto(body[:-1])
-        Traceback (most recent call last):
-        ...
-        agui.errors.DecodeError: the body ends mid-frame: frame 1 declares 14 bytes, 13 follow
-    """
-    events: list[Event] = []
-    offset = index = 0
-    while offset < len(data):
-        start = offset + _LENGTH.size
-        if start > len(data):
-            message = (
-                f"the body ends mid-frame: frame {index} has {len(data) - offset} of the 4 bytes "
-                "of its length"
-            )
-            raise DecodeError(message)
-        (size,) = _LENGTH.unpack_from(data, offset)
-        offset = start + size
-        if offset > len(data):
-            message = (
-                f"the body ends mid-frame: frame {index} declares {size} bytes, "
-                f"{len(data) - start} follow"
-            )
-            raise DecodeError(message)
-        event = _decode_frame(bytes(data[start:offset]), index)
-        if event is not None:
-            events.append(event)
-        index += 1
-    return events
-
-
-# -- writing -----------------------------------------------------------------------------------
-
-
-def _varint(number: int) -> bytes:
-    out = bytearray()
-    while number > 0x7F:  # noqa: PLR2004 - the largest number one varint byte holds
-        out.append(number & 0x7F | 0x80)
-        number >>= 7
-    out.append(number)
-    return bytes(out)
-
-
-def _tag(number: int) -> bytes:
-    """The key of a length-delimited field (wire type 2)."""
-    return _varint(number << 3 | 2)
-
-
-def _delta_layout(cls: type[BaseModel], id_name: str) -> _Layout:
-    """A delta event's parts, from the schema: arm key, `baseEvent`, id and delta keys, id name."""
-    kind: str = cls.model_fields["type"].default
-    arm = EVENT.DESCRIPTOR.fields_by_name[kind.lower()]
-    assert arm.message_type is not None  # noqa: S101 - every arm is a message field
-    fields = arm.message_type.fields_by_name
-    base = b"\x08" + _varint(EVENT_TYPES.index(kind))
-    id_key, delta_key = _tag(fields[id_name].number), _tag(fields["delta"].number)
-    return _tag(arm.number), _tag(1) + _varint(len(base)) + base, id_key, delta_key, id_name
-
-
-def _has_any(fields: Mapping[str, object], names: tuple[str, ...]) -> bool:
-    return any(fields[name] is not None for name in names)
-
-
-def _string(key: bytes, text: str) -> bytes:
-    """A string field; the empty string is its default, which proto3 leaves out."""
-    data = text.encode()
-    return key + _varint(len(data)) + data if data else b""
-
-
-_DELTAS: dict[type[BaseModel], _Layout] = {
-    cls: _delta_layout(cls, id_name)
-    for cls, id_name in (
-        (TextMessageContentEvent, "message_id"),
-        (ToolCallArgsEvent, "tool_call_id"),
-        (ReasoningMessageContentEvent, "message_id"),
-    )
-}
-
-
-def _delta(event: Event) -> bytes | None:
-    """A streamed delta's message written directly, when it has only its id and text.
-
-    Deltas are nearly every event of a stream, and this gives the bytes the schema-driven path
-    gives (fields in number order, an empty string left out) without building a message.
-    """
-    layout = _DELTAS.get(type(event))
-    if layout is None:
-        return None
-    arm, base, id_key, delta_key, id_name = layout
-    fields = event.__dict__
-    entity, delta = fields[id_name], fields["delta"]
-    if type(entity) is not str or type(delta) is not str or _has_any(fields, _EXTRAS):
-        return None
+def __getattr__(name: str) -> object:
+    """Load the codec, and with it `protobuf`, the first time one of its functions is named."""
+    if name not in _LAZY:
+        message = f"module 'agui.proto' has no attribute {name!r}"
+        raise AttributeError(message)
     try:
-        body = base + _string(id_key, entity) + _string(delta_key, delta)
-    except UnicodeEncodeError:  # a lone surrogate: the serializer reports it
-        return None
-    return arm + _varint(len(body)) + body
-
-
-def _message(event: Event) -> Message:
-    """The `ag_ui.Event` message of an event, filled from its wire JSON."""
-    wire: dict[str, Any] = json.loads(event_json(event))
-    message = EVENT()
-    try:
-        json_format.ParseDict(to_proto(wire), message)
-    except (OverflowError, json_format.ParseError) as error:
-        problem = f"a {event.type} event cannot be written in the protobuf binding: {error}"
-        raise UsageError(problem) from None
-    return message
-
-
-# -- reading -----------------------------------------------------------------------------------
-
-
-def _decode_frame(payload: bytes, index: int) -> Event | None:
-    try:
-        message = EVENT.FromString(payload)
-        frame = json_format.MessageToDict(message, always_print_fields_with_no_presence=True)
-    except (_ProtobufDecodeError, json_format.Error) as error:
-        problem = f"frame {index} is not an ag_ui.Event message: {error}"
-        raise DecodeError(problem) from None
-    if not frame:
-        if not payload:
-            problem = f"frame {index} is empty: it carries no event"
-            raise DecodeError(problem)
-        text = f"frame {index} carries an event type this version does not know; it was dropped"
-        warnings.warn(text, UnknownMemberWarning, stacklevel=3)
-        return None
-    return parse_event(from_proto(integral(frame), index))
+        codec = importlib.import_module("agui.proto._codec")
+    except ImportError as error:
+        if error.name is None or not error.name.startswith("google"):
+            raise
+        message = (
+            f"agui.proto.{name} needs the protobuf package, which is not installed: "
+            'pip install "agui-server[proto]"'
+        )
+        raise ImportError(message, name="google.protobuf") from error
+    value: object = getattr(codec, name)
+    globals()[name] = value
+    return value

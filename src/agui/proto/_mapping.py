@@ -23,9 +23,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any, cast
 
-from agui.errors import DecodeError
+from agui.errors import DecodeError, UnknownMemberWarning
 from agui.proto._schema import ARMS, EVENT_TYPES, arm_name
-from agui.wire import UnknownMemberWarning
 
 __all__ = ["from_proto", "integral", "to_proto"]
 

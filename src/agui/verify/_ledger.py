@@ -8,115 +8,46 @@ chunks that omit the id, closed by a chunk with another id, by an explicit event
 by the subagent's terminal event, by `MESSAGES_SNAPSHOT` and by the run's boundaries. The START,
 CONTENT and END a client would synthesize are checked like explicit ones, in the same order.
 
-This module names rules by their values ("chunk-conflict"): `agui.verify` owns the `Rule` enum
-and turns them into members, which keeps the imports one-way.
+What tells the four kinds apart is data (`agui.verify._kinds`), and what a chunk does to its
+lane is decided in `agui.verify._chunks`; this module keeps the books both work on, and closes
+a lane's stream when an explicit event of the lane arrives. The verifier's fast paths for the
+run context read `open` (the open ids of each kind, in opening order) and `lanes` (empty unless
+a chunk stream is open; while one is, only the full check may decide).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
-from agui.errors import ProtocolViolation
+from agui._rules import Rule
 from agui.messages import AssistantMessage, Message
+from agui.verify._kinds import (
+    KINDS,
+    SPAN,
+    TEXT,
+    THOUGHT,
+    TOOL,
+    Stream,
+    fail,
+    holds,
+    mismatch,
+    not_open,
+    who,
+)
 
 if TYPE_CHECKING:
     from agui import events as ev
 
-TEXT, TOOL, THOUGHT, SPAN = range(4)
-_PARENT = "(the parent agent)"
-# The rules this module checks besides each kind's own, by value (`agui.verify.Rule` names them).
-MISMATCH, CONFLICT, AMBIGUOUS = "subagent-attribution-mismatch", "chunk-conflict", "chunk-ambiguous"
-MISSING_ID, MISSING_NAME = "chunk-missing-id", "chunk-missing-name"
-RESULT_BEFORE_END, RESULT_UNKNOWN = "tool-result-before-end", "tool-result-unknown-call"
+__all__ = ["SPAN", "TEXT", "THOUGHT", "TOOL", "Ledger"]
 
-
-class Kind(NamedTuple):
-    """A kind of bracketed entity: its events, its rules, and (for chunks) its agreed fields."""
-
-    label: str
-    owner_label: str
-    start: str
-    content: str
-    end: str
-    already: str
-    not_open: str
-    chunk: str
-    id_field: str
-    chunk_fields: tuple[str, ...]
-
-
-KINDS = (
-    Kind("text message", "message", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT",
-         "TEXT_MESSAGE_END", "message-already-open", "message-not-open", "TEXT_MESSAGE_CHUNK",
-         "messageId", ("role", "name")),
-    Kind("tool call", "tool call", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END",
-         "tool-call-already-open", "tool-call-not-open", "TOOL_CALL_CHUNK", "toolCallId",
-         ("toolCallName", "parentMessageId")),
-    Kind("reasoning message", "reasoning message", "REASONING_MESSAGE_START",
-         "REASONING_MESSAGE_CONTENT", "REASONING_MESSAGE_END", "reasoning-message-already-open",
-         "reasoning-message-not-open", "REASONING_MESSAGE_CHUNK", "messageId", ()),
-    Kind("reasoning span", "reasoning message", "REASONING_START", "", "REASONING_END",
-         "reasoning-already-open", "reasoning-not-open", "", "messageId", ()),
-)  # fmt: skip
-_UNSAID = ((None, None), (None, None), ())  # a continuation chunk that repeats no field
-
-
-@dataclass(frozen=True)
-class Stream:
-    """The chunk stream a lane is assembling; `established` lines up with `chunk_fields`."""
-
-    kind: int
-    entity_id: str
-    established: tuple[str | None, ...]
-
-
-def fail(rule: str, message: str) -> ProtocolViolation:
-    """The violation of `rule` (a `Rule` or its value), with the fact, the rule and the fix."""
-    return ProtocolViolation(message, rule=rule)
-
-
-def who(owner: str | None) -> str:
-    """An owner as the 1.0 client's messages name it."""
-    return _PARENT if owner is None else owner
-
-
-def _not_open(
-    k: int, type_: str, entity_id: str, *, synthesized: bool = False
-) -> ProtocolViolation:
-    kind = KINDS[k]
-    hint = (
-        f"A '{kind.start}' event must be sent first."
-        if type_ == kind.end and k != THOUGHT  # the 1.0 client's wording, kept verbatim
-        else f"Start a {kind.label} with '{kind.start}' first."
-    )
-    why = (
-        f" A client synthesizes this '{type_}' for the open {kind.chunk}, but an explicit event"
-        " of another lane already ended it. Never mix chunk and explicit forms for one item."
-        if synthesized
-        else ""
-    )
-    return fail(
-        kind.not_open,
-        f"Cannot send '{type_}' event: No active {kind.label} found with ID '{entity_id}'. {hint}"
-        f"{why}",
-    )
-
-
-def _mismatch(
-    type_: str, tag: str, label: str, entity_id: str, owner: str | None
-) -> ProtocolViolation:
-    return fail(
-        MISMATCH,
-        f"Cannot send '{type_}': subagentRunId '{tag}' does not match the {label} '{entity_id}' "
-        f"opener's subagent '{who(owner)}'.",
-    )
-
-
-def _holds(stream: Stream | None, k: int, entity_id: str) -> bool:
-    """Whether closing `stream` (before the event at hand) ends entity `entity_id` of kind `k`."""
-    return stream is not None and stream.kind == k and stream.entity_id == entity_id
+# What RUN_FINISHED names still open, kind by kind, in the order the 1.0 client checks them.
+_AT_FINISH = (
+    (TEXT, "text messages"),
+    (THOUGHT, "reasoning messages"),
+    (SPAN, "reasoning spans"),
+    (TOOL, "tool calls"),
+)
 
 
 class Ledger:
@@ -163,15 +94,56 @@ class Ledger:
         held = {stream.entity_id for stream in self.lanes.values() if stream.kind == k}
         return tuple(entity_id for entity_id in self.open[k] if entity_id not in held)
 
+    def check_closed(self) -> None:
+        """Refuse a `RUN_FINISHED` while any entity still needs its explicit end."""
+        for k, what in _AT_FINISH:
+            if left := self.unheld(k):
+                raise fail(
+                    Rule.OPEN_BLOCKS_AT_RUN_FINISHED,
+                    f"Cannot send 'RUN_FINISHED' while {what} are still active: {', '.join(left)}",
+                )
+
+    def handlers(self) -> dict[str, Callable[[Any], None]]:
+        """The event types the ledger checks, each with its handler.
+
+        Each is a bound method, not a `partial` over a kind: a verifier builds these for every
+        run, and a bound method costs a fifth of a `partial` to make.
+        """
+        return {
+            "TEXT_MESSAGE_START": self.text_start,
+            "TEXT_MESSAGE_CONTENT": self.text_content,
+            "TEXT_MESSAGE_END": self.text_end,
+            "TOOL_CALL_START": self.tool_start,
+            "TOOL_CALL_ARGS": self.tool_args,
+            "TOOL_CALL_END": self.tool_end,
+            "TOOL_CALL_RESULT": self.tool_result,
+            "REASONING_START": self.span_start,
+            "REASONING_MESSAGE_START": self.thought_start,
+            "REASONING_MESSAGE_CONTENT": self.thought_content,
+            "REASONING_MESSAGE_END": self.thought_end,
+            "REASONING_END": self.span_end,
+            "REASONING_ENCRYPTED_VALUE": self.encrypted_value,
+            "STATE_SNAPSHOT": self.lane_event,
+            "STATE_DELTA": self.lane_event,
+            "CUSTOM": self.lane_event,
+            "MESSAGES_SNAPSHOT": self.messages_snapshot,
+            "ACTIVITY_SNAPSHOT": self.activity_snapshot,
+            "ACTIVITY_DELTA": self.activity_delta,
+        }
+
     # Explicit events.
 
-    def message_start(
-        self,
-        k: int,
-        e: ev.TextMessageStartEvent | ev.ReasoningStartEvent | ev.ReasoningMessageStartEvent,
-    ) -> None:
-        """Open a text message, reasoning span or reasoning message."""
-        self._start(k, e.message_id, e.subagent_run_id, None)
+    def text_start(self, e: ev.TextMessageStartEvent) -> None:
+        """Open a text message."""
+        self._start(TEXT, e.message_id, e.subagent_run_id, None)
+
+    def thought_start(self, e: ev.ReasoningMessageStartEvent) -> None:
+        """Open a reasoning message."""
+        self._start(THOUGHT, e.message_id, e.subagent_run_id, None)
+
+    def span_start(self, e: ev.ReasoningStartEvent) -> None:
+        """Open a reasoning span."""
+        self._start(SPAN, e.message_id, e.subagent_run_id, None)
 
     def tool_start(self, e: ev.ToolCallStartEvent) -> None:
         """Open a tool call."""
@@ -179,16 +151,16 @@ class Ledger:
 
     def _start(self, k: int, entity_id: str, tag: str | None, parent: str | None) -> None:
         closing = self.closing(tag) if self.lanes else None
-        self._check_start(k, entity_id, tag, closing, parent)
+        self.check_start(k, entity_id, tag, closing, parent)
         if closing is not None:
             self.close(tag)
-        self._do_start(k, entity_id, tag, parent)
+        self.do_start(k, entity_id, tag, parent)
 
-    def _check_start(
+    def check_start(
         self, k: int, entity_id: str, tag: str | None, closing: Stream | None, parent: str | None
     ) -> None:
         kind = KINDS[k]
-        if entity_id in self.open[k] and not _holds(closing, k, entity_id):
+        if entity_id in self.open[k] and not holds(closing, k, entity_id):
             raise fail(
                 kind.already,
                 f"Cannot send '{kind.start}' event: A {kind.label} with ID '{entity_id}' is "
@@ -211,12 +183,12 @@ class Ledger:
         else:
             return
         raise fail(
-            MISMATCH,
+            Rule.SUBAGENT_ATTRIBUTION_MISMATCH,
             f"Cannot send 'TOOL_CALL_START': {problem} A tool call belongs to the message that "
             "carries it.",
         )
 
-    def _do_start(self, k: int, entity_id: str, tag: str | None, parent: str | None) -> None:
+    def do_start(self, k: int, entity_id: str, tag: str | None, parent: str | None) -> None:
         self.open[k][entity_id] = None
         owners = self.owners[k]
         if entity_id not in owners:
@@ -227,26 +199,35 @@ class Ledger:
         if k == TOOL:
             self.known_calls.add(entity_id)
 
-    # The four methods below run for nearly every event of a stream. Each first tries the
-    # common case, which `_touch` would accept without a change: no chunk stream open, no
-    # subagent tag, the entity open. Anything else takes `_touch`, which checks it all.
-
-    def message_content(
-        self, k: int, e: ev.TextMessageContentEvent | ev.ReasoningMessageContentEvent
-    ) -> None:
-        """Continue an open text or reasoning message."""
-        if self.lanes or e.subagent_run_id is not None or e.message_id not in self.open[k]:
-            self._touch(e.type, k, e.message_id, e.subagent_run_id, end=False)
+    # The methods below run for nearly every event of a stream. Each first tries the common
+    # case, which `_touch` would accept without a change: no chunk stream open, no subagent
+    # tag, the entity open. Anything else takes `_touch`, which checks it all.
 
     def text_content(self, e: ev.TextMessageContentEvent) -> None:
-        """Continue an open text message (`message_content` for TEXT, without the indirection)."""
+        """Continue an open text message."""
         if self.lanes or e.subagent_run_id is not None or e.message_id not in self.open_text:
             self._touch(e.type, TEXT, e.message_id, e.subagent_run_id, end=False)
 
-    def message_end(
+    def thought_content(self, e: ev.ReasoningMessageContentEvent) -> None:
+        """Continue an open reasoning message."""
+        if self.lanes or e.subagent_run_id is not None or e.message_id not in self.open[THOUGHT]:
+            self._touch(e.type, THOUGHT, e.message_id, e.subagent_run_id, end=False)
+
+    def text_end(self, e: ev.TextMessageEndEvent) -> None:
+        """Close an open text message."""
+        self._end(TEXT, e)
+
+    def thought_end(self, e: ev.ReasoningMessageEndEvent) -> None:
+        """Close an open reasoning message."""
+        self._end(THOUGHT, e)
+
+    def span_end(self, e: ev.ReasoningEndEvent) -> None:
+        """Close an open reasoning span."""
+        self._end(SPAN, e)
+
+    def _end(
         self, k: int, e: ev.TextMessageEndEvent | ev.ReasoningMessageEndEvent | ev.ReasoningEndEvent
     ) -> None:
-        """Close an open text or reasoning message, or reasoning span."""
         opened = self.open[k]
         if self.lanes or e.subagent_run_id is not None or e.message_id not in opened:
             self._touch(e.type, k, e.message_id, e.subagent_run_id, end=True)
@@ -268,8 +249,8 @@ class Ledger:
 
     def _touch(self, type_: str, k: int, entity_id: str, tag: str | None, *, end: bool) -> None:
         closing = self.closing(tag) if self.lanes else None
-        if entity_id not in self.open[k] or _holds(closing, k, entity_id):
-            raise _not_open(k, type_, entity_id)
+        if entity_id not in self.open[k] or holds(closing, k, entity_id):
+            raise not_open(k, type_, entity_id)
         if tag is not None:
             self._check_owner(type_, k, entity_id, tag)
         if closing is not None:
@@ -280,7 +261,7 @@ class Ledger:
     def _check_owner(self, type_: str, k: int, entity_id: str, tag: str) -> None:
         owners = self.owners[k]
         if entity_id in owners and owners[entity_id] != tag:
-            raise _mismatch(type_, tag, KINDS[k].owner_label, entity_id, owners[entity_id])
+            raise mismatch(type_, tag, KINDS[k].owner_label, entity_id, owners[entity_id])
 
     def tool_result(self, e: ev.ToolCallResultEvent) -> None:
         """Accept a result only for an ended call that this stream or its input knows about."""
@@ -288,15 +269,15 @@ class Ledger:
         closing = self.closing(tag) if self.lanes else None
         # Stricter than the 1.0 client, which checks no result: one that overtakes its END, or
         # answers a call nobody made, leaves the UI with a tool message it cannot place.
-        if call in self.open[TOOL] and not _holds(closing, TOOL, call):
+        if call in self.open[TOOL] and not holds(closing, TOOL, call):
             raise fail(
-                RESULT_BEFORE_END,
+                Rule.TOOL_RESULT_BEFORE_END,
                 f"Cannot send 'TOOL_CALL_RESULT' for tool call '{call}': the call is still in "
                 "progress. Send its 'TOOL_CALL_END' before its result.",
             )
         if call not in self.known_calls:
             raise fail(
-                RESULT_UNKNOWN,
+                Rule.TOOL_RESULT_UNKNOWN_CALL,
                 f"Cannot send 'TOOL_CALL_RESULT' for tool call '{call}': no such call was started"
                 " in this stream, sent in the run input, or declared known. A result answers a "
                 "tool call.",
@@ -342,7 +323,7 @@ class Ledger:
         """A tagged delta must agree with the activity's owner."""
         tag, owners = e.subagent_run_id, self.activity_owners
         if tag is not None and e.message_id in owners and owners[e.message_id] != tag:
-            raise _mismatch(e.type, tag, "activity", e.message_id, owners[e.message_id])
+            raise mismatch(e.type, tag, "activity", e.message_id, owners[e.message_id])
 
     def encrypted_value(self, e: ev.ReasoningEncryptedValueEvent) -> None:
         """A tagged value must agree with the owner of the call or message it lands on."""
@@ -355,108 +336,7 @@ class Ledger:
             k, label = (TEXT if entity_id in self.owners[TEXT] else THOUGHT), "message"
         owners = self.owners[k]
         if entity_id in owners and owners[entity_id] != tag:
-            raise _mismatch(e.type, tag, label, entity_id, owners[entity_id])
-
-    # Chunks.
-
-    def text_chunk(self, e: ev.TextMessageChunkEvent) -> None:
-        """Expand a text chunk."""
-        self._chunk(TEXT, e, e.message_id, (e.role, e.name))
-
-    def tool_chunk(self, e: ev.ToolCallChunkEvent) -> None:
-        """Expand a tool call chunk."""
-        self._chunk(TOOL, e, e.tool_call_id, (e.tool_call_name, e.parent_message_id))
-
-    def thought_chunk(self, e: ev.ReasoningMessageChunkEvent) -> None:
-        """Expand a reasoning message chunk."""
-        self._chunk(THOUGHT, e, e.message_id, ())
-
-    def _chunk(
-        self,
-        k: int,
-        e: ev.TextMessageChunkEvent | ev.ToolCallChunkEvent | ev.ReasoningMessageChunkEvent,
-        entity_id: str | None,
-        incoming: tuple[str | None, ...],
-    ) -> None:
-        lane = self._resolve_lane(k, entity_id, e.subagent_run_id)
-        stream = self.lanes.get(lane)
-        if (
-            stream is None
-            or stream.kind != k
-            or (entity_id is not None and entity_id != stream.entity_id)
-        ):
-            self._open_stream(k, entity_id, lane, stream, incoming)
-            return
-        if incoming != _UNSAID[k]:
-            self._check_agreement(stream, incoming)
-        if e.delta is not None or e.raw_event is not None or e.metadata is not None:
-            self._check_alive(lane, stream, KINDS[k].content)
-
-    def _check_agreement(self, stream: Stream, incoming: tuple[str | None, ...]) -> None:
-        kind = KINDS[stream.kind]
-        for field, was, value in zip(kind.chunk_fields, stream.established, incoming, strict=True):
-            if value is not None and value != was:
-                shown = "(absent)" if was is None else f"'{was}'"
-                raise fail(
-                    CONFLICT,
-                    f"Cannot continue {kind.label} '{stream.entity_id}': chunk {field} '{value}' "
-                    f"does not match the open stream's {field} {shown}.",
-                )
-
-    def _open_stream(
-        self,
-        k: int,
-        entity_id: str | None,
-        lane: str | None,
-        closing: Stream | None,
-        incoming: tuple[str | None, ...],
-    ) -> None:
-        kind = KINDS[k]
-        if entity_id is None:
-            # Also the fate of an id-less chunk after its stream was closed by an explicit
-            # event of its lane, a CUSTOM say (`custom-closes-chunk-stream-fatal`): nothing is
-            # left to continue, so it is a first chunk. With its id it would simply open the
-            # message again, a legal reopen whose content appends.
-            raise fail(MISSING_ID, f"First {kind.chunk} must have a {kind.id_field}")
-        if k == TOOL and incoming[0] is None:
-            raise fail(MISSING_NAME, "First TOOL_CALL_CHUNK must have a toolCallName")
-        if closing is not None:
-            self._check_alive(lane, closing, KINDS[closing.kind].end)
-        parent = incoming[1] if k == TOOL else None
-        self._check_start(k, entity_id, lane, closing, parent)
-        if closing is not None:
-            self.close(lane)
-        self._do_start(k, entity_id, lane, parent)
-        if k == TEXT and incoming[0] is None:
-            incoming = ("assistant", incoming[1])  # the opener establishes the default role
-        self.lanes[lane] = Stream(k, entity_id, incoming)
-
-    def _resolve_lane(self, k: int, entity_id: str | None, tag: str | None) -> str | None:
-        if entity_id is not None:
-            # An id continues wherever it is open, whoever sends it; a tag must agree.
-            for lane, stream in self.lanes.items():
-                if stream.kind == k and stream.entity_id == entity_id:
-                    if tag is not None and tag != lane:
-                        raise fail(
-                            MISMATCH,
-                            f"Cannot continue {KINDS[k].label} '{entity_id}': chunk subagentRunId"
-                            f" '{tag}' does not match the open stream's subagent '{who(lane)}'.",
-                        )
-                    return lane
-            return tag
-        parent = self.lanes.get(None)
-        if tag is not None or (parent is not None and parent.kind == k):
-            return tag
-        lanes = [lane for lane, stream in self.lanes.items() if stream.kind == k]
-        if len(lanes) > 1:
-            kind = KINDS[k]
-            raise fail(
-                AMBIGUOUS,
-                f"Ambiguous {kind.chunk}: it carries neither a {kind.id_field} nor a "
-                f"subagentRunId, but {len(lanes)} lanes have an open {kind.label}. Attribute the "
-                "chunk to the subagent it belongs to.",
-            )
-        return lanes[0] if lanes else None
+            raise mismatch(e.type, tag, label, entity_id, owners[entity_id])
 
     # Lanes.
 
@@ -464,19 +344,19 @@ class Ledger:
         """The stream the event at hand closes in `lane`, once its synthesized END checks out."""
         stream = self.lanes.get(lane)
         if stream is not None:
-            self._check_alive(lane, stream, KINDS[stream.kind].end)
+            self.check_alive(lane, stream, KINDS[stream.kind].end)
         return stream
 
-    def _check_alive(self, lane: str | None, stream: Stream, type_: str) -> None:
+    def check_alive(self, lane: str | None, stream: Stream, type_: str) -> None:
         if stream.entity_id not in self.open[stream.kind]:
-            raise _not_open(stream.kind, type_, stream.entity_id, synthesized=True)
+            raise not_open(stream.kind, type_, stream.entity_id, synthesized=True)
         if lane is not None:
             self._check_owner(type_, stream.kind, stream.entity_id, lane)
 
     def check_lanes(self) -> None:
         """Check the END a client synthesizes for every open chunk stream."""
         for lane, stream in self.lanes.items():
-            self._check_alive(lane, stream, KINDS[stream.kind].end)
+            self.check_alive(lane, stream, KINDS[stream.kind].end)
 
     def close(self, lane: str | None) -> None:
         """Close the chunk stream of `lane` (checked by `closing`)."""

@@ -201,9 +201,13 @@ class ChatModel(Protocol):
         ...
 
     def stream(
-        self, messages: Sequence[ChatMessage], *, tools: Sequence[Tool] = ()
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        tools: Sequence[Tool] = (),
+        stop: Sequence[str] = (),
     ) -> AsyncIterator[ChatDelta]:
-        """Stream the model's response to `messages`, offering it `tools`."""
+        """Stream the model's response to `messages`, offering it `tools`, ending at `stop`."""
         ...
 
 

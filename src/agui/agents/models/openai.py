@@ -89,7 +89,7 @@ class OpenAICompatibleModel:
         client: httpx.AsyncClient | None = None,
     ) -> None:
         _httpx()
-        self.base_url = base_url.rstrip("/")
+        self.base_url: str = base_url.rstrip("/")
         self.model = model
         self.provider = provider
         self._api_key = api_key.strip() if api_key and api_key.strip() else None

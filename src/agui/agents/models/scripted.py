@@ -18,6 +18,7 @@ written as `<think>...</think>` and calls as `<tool_call>` tags inside the text.
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import json
 import re
@@ -37,7 +38,10 @@ from agui.errors import AgentError
 from agui.messages import JsonObject
 from agui.types import TokenUsage, Tool
 
-__all__ = ["Call", "ScriptedModel", "ScriptedRequest", "Turn", "TurnFunction"]
+__all__ = ["DEFAULT_HISTORY", "Call", "ScriptedModel", "ScriptedRequest", "Turn", "TurnFunction"]
+
+DEFAULT_HISTORY = 32
+"""How many requests a `ScriptedModel` remembers unless told otherwise."""
 
 _WORDS = re.compile(r"\S+\s*|\s+")
 _FRAGMENT = 8
@@ -105,7 +109,7 @@ TurnFunction = Callable[[Sequence[ChatMessage]], Turn]
 
 @dataclasses.dataclass(frozen=True)
 class ScriptedRequest:
-    """What the scripted model was asked: the conversation and the tools offered.
+    """What the scripted model was asked: the conversation, the tools offered, where to stop.
 
     Examples:
         >>> ScriptedRequest((ChatMessage.user("Hi"),), ()).messages[0].content
@@ -114,13 +118,16 @@ class ScriptedRequest:
 
     messages: tuple[ChatMessage, ...]
     tools: tuple[Tool, ...]
+    stop: tuple[str, ...] = ()
 
 
 class ScriptedModel:
     """A `ChatModel` that replays a script; `requests` records what it was asked.
 
     `script` is a list of turns (or functions of the conversation giving a turn), or one such
-    function for every request. `delay` waits that many seconds before each delta.
+    function for every request. `delay` waits that many seconds before each delta. `requests`
+    holds the last `history` requests, oldest first (`history=0` keeps none), so a model that
+    serves a demo or a load test for hours does not grow with every run.
 
     Examples:
         >>> import asyncio
@@ -142,11 +149,15 @@ class ScriptedModel:
         *,
         delay: float = 0.0,
         supports_native_tools: bool = True,
+        history: int = DEFAULT_HISTORY,
     ) -> None:
+        if history < 0:
+            message = f"history must be 0 or more requests, not {history}"
+            raise ValueError(message)
         self._script = script
         self._delay = delay
         self._native = supports_native_tools
-        self.requests: list[ScriptedRequest] = []
+        self.requests: collections.deque[ScriptedRequest] = collections.deque(maxlen=history)
 
     @property
     def supports_native_tools(self) -> bool:
@@ -154,10 +165,14 @@ class ScriptedModel:
         return self._native
 
     async def stream(
-        self, messages: Sequence[ChatMessage], *, tools: Sequence[Tool] = ()
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        tools: Sequence[Tool] = (),
+        stop: Sequence[str] = (),
     ) -> AsyncIterator[ChatDelta]:
-        """Stream the turn the script gives for this conversation."""
-        self.requests.append(ScriptedRequest(tuple(messages), tuple(tools)))
+        """Stream the turn the script gives for this conversation (`stop` is recorded only)."""
+        self.requests.append(ScriptedRequest(tuple(messages), tuple(tools), tuple(stop)))
         turn = self._pick(messages)
         for delta in self._deltas(turn):
             if self._delay > 0:

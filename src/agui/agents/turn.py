@@ -1,0 +1,134 @@
+"""The turn writer: one model turn's text and reasoning, streamed to the client as it arrives.
+
+A model's response interleaves answer text, reasoning and tool calls. The client should see the
+text as one assistant message and the reasoning as reasoning blocks, opened only when there is
+something to show (a blank start opens nothing) and closed as soon as the other kind begins,
+because a run allows one open text or reasoning block at a time. `TurnWriter` keeps that
+bookkeeping for both dispatchers and names the ids the turn's tool calls hang on; it knows
+nothing of how calls are written (that is `agui.agents.dispatch`).
+
+Output a dispatcher had to skip (a malformed tag, a call without a name) is not fatal: it is
+logged and reported to the client as an `agui.warning` CUSTOM event (`emit_warning`).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Generic, TypeVar
+
+from pydantic import JsonValue
+
+from agui.context import RunContext
+from agui.events import CustomEvent
+from agui.handles import MessageHandle, ReasoningHandle
+
+__all__ = ["WARNING_EVENT", "TurnWriter", "emit_warning"]
+
+S = TypeVar("S")
+_log = logging.getLogger("agui")
+
+WARNING_EVENT = "agui.warning"
+"""The name of the CUSTOM event that reports model output agui had to skip."""
+
+
+def emit_warning(ctx: RunContext[S], message: str, **detail: JsonValue) -> None:
+    """Report something skipped but not fatal: a log line and an `agui.warning` CUSTOM event.
+
+    Examples:
+        >>> from agui import RunAgentInput, RunContext
+        >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+        >>> emit_warning(ctx, "skipped a malformed tool call", raw="<tool_call>{</tool_call>")
+        >>> event = events.drain()[0]
+        >>> event.type, event.name, event.value["raw"]
+        ('CUSTOM', 'agui.warning', '<tool_call>{</tool_call>')
+    """
+    _log.warning("run %s: %s", ctx.run_id, message)
+    ctx.emit(CustomEvent(name=WARNING_EVENT, value={"message": message, **detail}))
+
+
+class TurnWriter(Generic[S]):
+    r"""Streams one model turn's text and reasoning to the client, opening blocks lazily.
+
+    Text goes into one assistant message, opened at the first non-blank text; reasoning into a
+    reasoning block. Switching between the two closes the open one.
+
+    Examples:
+        >>> from agui import RunAgentInput, RunContext
+        >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+        >>> writer = TurnWriter(ctx, turn=1)
+        >>> writer.reasoning("Paris, then.")
+        >>> writer.text("\n\nIt is sunny.")
+        >>> writer.close()
+        >>> writer.text_so_far, [event.type for event in events.drain()][-3:]
+        ('It is sunny.', ['TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END'])
+    """
+
+    def __init__(self, ctx: RunContext[S], *, turn: int) -> None:
+        self.ctx = ctx
+        self.turn = turn
+        self._message: MessageHandle[S] | None = None
+        self._reasoning: ReasoningHandle[S] | None = None
+        self._message_id: str | None = None
+        self._texts: list[str] = []
+
+    @property
+    def text_so_far(self) -> str:
+        """The answer text sent so far in this turn."""
+        return "".join(self._texts)
+
+    @property
+    def parent_id(self) -> str:
+        """The assistant message the turn's tool calls belong to.
+
+        With no text, a synthetic id keeps parallel calls in one assistant message.
+        """
+        return self._message_id or f"{self.ctx.run_id}-turn-{self.turn}"
+
+    def text(self, delta: str) -> None:
+        """Append answer text; a blank start is dropped rather than opening a message."""
+        if not delta:
+            return
+        self._end_reasoning()
+        if self._message is None:
+            delta = delta.lstrip()
+            if not delta:
+                return
+            self._message = self.ctx.message()
+            self._message_id = self._message.id
+        self._message.delta(delta)
+        self._texts.append(delta)
+
+    def reasoning(self, delta: str) -> None:
+        """Append reasoning; a blank start is dropped rather than opening a block."""
+        if not delta:
+            return
+        self._end_message()
+        if self._reasoning is None:
+            delta = delta.lstrip()
+            if not delta:
+                return
+            self._reasoning = self.ctx.reasoning()
+        self._reasoning.delta(delta)
+
+    def warn(self, message: str, **detail: JsonValue) -> None:
+        """Report model output that was skipped (see `emit_warning`)."""
+        emit_warning(self.ctx, message, **detail)
+
+    def call_id(self, position: int) -> str:
+        """An id for a streamed call the provider gave none (unique within the run)."""
+        return f"{self.ctx.run_id}-turn-{self.turn}-call-{position}"
+
+    def close(self) -> None:
+        """Close whatever is open."""
+        self._end_message()
+        self._end_reasoning()
+
+    def _end_message(self) -> None:
+        if self._message is not None:
+            self._message.end()
+            self._message = None
+
+    def _end_reasoning(self) -> None:
+        if self._reasoning is not None:
+            self._reasoning.end()
+            self._reasoning = None

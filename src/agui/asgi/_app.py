@@ -1,0 +1,350 @@
+"""The endpoint itself: `asgi_app` checks its options once, and `AguiApp` answers each request.
+
+A request goes through the checks of `agui.asgi._origins` (host, origin) and
+`agui.asgi._admission` (method, authorization, negotiation, body), in the order the table in
+`agui.asgi` gives, and is then streamed by `agui.asgi._streaming`. This module only holds the
+order, the run's lifetime (its task, its cancellation, the detached runs) and the options.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Generic, Literal, TypeVar
+
+from agui.asgi._admission import (
+    Receive,
+    Refusal,
+    Scope,
+    Send,
+    check_accept,
+    check_content_type,
+    check_method,
+    decode_input,
+    read_body,
+    request_headers,
+    send_refusal,
+)
+from agui.asgi._encoding import SSE, Encoding, proto_encoding
+from agui.asgi._origins import OriginPolicy, is_preflight
+from agui.asgi._page import answer_inspector
+from agui.asgi._streaming import DisconnectHook, Streamer, TransformerFactory, try_send
+from agui.errors import Refused, UsageError
+from agui.proto import PROTO_MEDIA_TYPE
+from agui.runner import Agent, AgentLike
+from agui.sse import SSE_MEDIA_TYPE
+from agui.types import RunAgentInput
+
+__all__ = ["BODY_TIMEOUT", "MAX_BODY_BYTES", "AguiApp", "Authorize", "asgi_app"]
+
+S = TypeVar("S")
+
+Authorize = Callable[[Mapping[str, str]], bool | Awaitable[bool]]
+"""`authorize(headers) -> bool`, sync or async; header names are lower-case."""
+
+MAX_BODY_BYTES = 1 << 20
+"""The default request body limit: 1 MiB."""
+BODY_TIMEOUT = 10.0
+"""The default time a request body has to arrive whole, in seconds."""
+
+_log = logging.getLogger("agui.asgi")
+_Admitted = tuple[RunAgentInput, Encoding, list[tuple[bytes, bytes]]]
+
+
+class AguiApp(Generic[S]):
+    """The ASGI application `asgi_app` builds; see `agui.asgi` for its behaviour.
+
+    `media_types` lists what it answers with, in order of preference: `text/event-stream`, then
+    `application/vnd.ag-ui.event+proto` when the protobuf binding is enabled.
+
+    Examples:
+        >>> import asyncio
+        >>> async def hello(ctx):
+        ...     ctx.say("Hello!")
+        >>> app = asgi_app(hello)
+        >>> async def lifespan():
+        ...     sent = []
+        ...     incoming = iter([{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}])
+        ...     async def receive():
+        ...         return next(incoming)
+        ...     async def send(message):
+        ...         sent.append(message["type"])
+        ...     await app({"type": "lifespan"}, receive, send)
+        ...     return sent
+        >>> asyncio.run(lifespan())
+        ['lifespan.startup.complete', 'lifespan.shutdown.complete']
+        >>> asgi_app(hello, protobuf=False).media_types
+        ('text/event-stream',)
+    """
+
+    def __init__(  # noqa: PLR0913 - the options of asgi_app, validated once there
+        self,
+        agent: AgentLike[S],
+        *,
+        state: type[S] | None,
+        transformers: TransformerFactory | None,
+        debug: bool,
+        limits: tuple[int, float],
+        keepalive: float | None,
+        disconnect: Literal["cancel", "detach"],
+        on_disconnect: DisconnectHook | None,
+        authorize: Authorize | None,
+        cancel_grace: float,
+        inspector: bool,
+        encodings: Mapping[str, Encoding],
+        origins: OriginPolicy,
+    ) -> None:
+        self._streamer: Streamer[S] = Streamer(
+            agent,
+            state=state,
+            transformers=transformers,
+            debug=debug,
+            keepalive=keepalive,
+            detach=disconnect == "detach",
+            on_disconnect=on_disconnect,
+            cancel_grace=cancel_grace,
+        )
+        self._max_body_bytes, self._body_timeout = limits
+        self._authorize = authorize
+        self._inspector = inspector
+        self._encodings = dict(encodings)
+        self._media_types = tuple(self._encodings)
+        self._origins = origins
+
+    @property
+    def media_types(self) -> tuple[str, ...]:
+        """The media types this endpoint answers with, in order of preference."""
+        return self._media_types
+
+    @property
+    def detached_runs(self) -> int:
+        """How many detached runs are still going."""
+        return self._streamer.detached_runs
+
+    async def aclose(self) -> None:
+        """Cancel the detached runs still going and wait for them (each for the grace period)."""
+        await self._streamer.aclose()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Handle one ASGI connection: `http`, `lifespan`, or a refused `websocket`."""
+        kind = scope["type"]
+        if kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+        elif kind == "websocket":
+            await _refuse_websocket(receive, send)
+        else:
+            message = f"agui.asgi_app cannot handle an ASGI {kind!r} scope"
+            raise ValueError(message)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while (await receive())["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        # The only other lifespan message is the shutdown.
+        await self.aclose()
+        await send({"type": "lifespan.shutdown.complete"})
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        method = scope.get("method", "GET")
+        try:
+            admitted = await self._answer_or_admit(scope, method, receive, send)
+        except Refusal as refusal:
+            _log.info("refused a %s request: %d %s", method, refusal.status, refusal.code)
+            await send_refusal(send, refusal)
+            return
+        # Only what the stream needs outlives admission: a held stream costs memory.
+        if admitted is not None:
+            await self._streamer.stream(*admitted, receive, send)
+
+    # -- admission -------------------------------------------------------------------------
+
+    async def _answer_or_admit(
+        self, scope: Scope, method: str, receive: Receive, send: Send
+    ) -> _Admitted | None:
+        """Answer a preflight or the inspector's GET, or admit a run; `None` once answered."""
+        headers = request_headers(scope)
+        self._origins.check_host(headers)
+        if is_preflight(method, headers):
+            await _answer_preflight(send, self._origins.preflight(headers))
+            return None
+        if self._inspector and method != "POST":
+            await answer_inspector(scope, send, method)
+            return None
+        return await self._admit(method, headers, receive)
+
+    async def _admit(
+        self, method: str, headers: Mapping[str, str], receive: Receive
+    ) -> _Admitted | None:
+        """The input, its stream's encoding and CORS headers; `None` if the client left."""
+        check_method(method)
+        cors = self._origins.check_origin(headers)
+        try:
+            await self._check_authorized(headers)
+            encoding = self._encodings[check_accept(headers, self.media_types)]
+            check_content_type(headers)
+            body = await read_body(headers, receive, self._max_body_bytes, self._body_timeout)
+            run_input = None if body is None else decode_input(body)
+        except Refusal as refusal:
+            # A page that may read the stream may read why it was refused too.
+            refusal.headers += [(n.decode("latin-1"), v.decode("latin-1")) for n, v in cors]
+            raise
+        return None if run_input is None else (run_input, encoding, cors)
+
+    async def _check_authorized(self, headers: Mapping[str, str]) -> None:
+        if self._authorize is None:
+            return
+        try:
+            verdict = self._authorize(headers)
+            if inspect.isawaitable(verdict):
+                verdict = await verdict
+        except Refused as refused:
+            raise Refusal(
+                refused.status, refused.wire_code, str(refused), list(refused.headers.items())
+            ) from None
+        if verdict is True:
+            return
+        if "authorization" not in headers:
+            message = "this endpoint needs credentials: send an Authorization header"
+            raise Refusal(401, "UNAUTHORIZED", message, [("www-authenticate", "Bearer")])
+        raise Refusal(403, "FORBIDDEN", "the credentials sent do not allow running this agent")
+
+
+async def _refuse_websocket(receive: Receive, send: Send) -> None:
+    message = await receive()
+    if message["type"] == "websocket.connect":
+        # Closing before accepting makes the server answer the handshake with 403.
+        await send({"type": "websocket.close", "code": 1003})
+
+
+async def _answer_preflight(send: Send, headers: list[tuple[bytes, bytes]]) -> None:
+    await try_send(send, {"type": "http.response.start", "status": 204, "headers": headers})
+    await try_send(send, {"type": "http.response.body", "body": b""})
+
+
+def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
+    agent: AgentLike[S],
+    *,
+    state: type[S] | None = None,
+    transformers: TransformerFactory | None = None,
+    debug: bool = False,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    body_timeout: float = BODY_TIMEOUT,
+    keepalive: float | None = None,
+    disconnect: Literal["cancel", "detach"] = "cancel",
+    on_disconnect: DisconnectHook | None = None,
+    authorize: Authorize | None = None,
+    allowed_origins: Sequence[str] = (),
+    allowed_hosts: Sequence[str] | None = None,
+    cancel_grace: float = 5.0,
+    inspector: bool = False,
+    protobuf: bool | None = None,
+) -> AguiApp[S]:
+    """An ASGI app that runs `agent` for each POSTed `RunAgentInput` and streams its events.
+
+    The stream is SSE, or the protobuf binding for a client that asks for it by name.
+
+    Args:
+        agent: an `async def agent(ctx)` or an object with such a `run` method.
+        state: the run state type (pydantic model, dataclass, TypedDict), as for `agui.run`.
+        transformers: a factory returning a fresh transformer chain for each request.
+        debug: put exception text into `RUN_ERROR.message` (never in production).
+        max_body_bytes: the request body limit; larger bodies get 413.
+        body_timeout: seconds a request body has to arrive whole, from its headers; a body
+            that trickles or stalls gets 408.
+        keepalive: seconds of idle SSE stream before a `: ping` comment frame; `None` for
+            none (binary frames have no comments: a protobuf stream gets no pings).
+        disconnect: `"cancel"` the run when its client leaves, or `"detach"` it to finish.
+        on_disconnect: told the run's input when its client left before the stream ended.
+        authorize: decides from the request headers, before the body is read (401/403).
+        allowed_origins: the origins (`"https://app.example"`) of pages of other sites that
+            may run the agent and read its stream (CORS); `"*"` for any. Requests without
+            `Origin` and from the endpoint's own origin are always admitted; others get 403.
+        allowed_hosts: the host names a request's `Host` may name, such as
+            `agui.asgi.LOOPBACK_HOSTS` for a server on loopback (against DNS rebinding);
+            `None` (the default) admits any.
+        cancel_grace: how long a cancelled run may take to unwind, in seconds.
+        inspector: also answer GET at the endpoint's path with the inspector page, a browser
+            view of the runs it starts (see `agui.asgi.inspector`); off by default (GET gets 405).
+        protobuf: offer the protobuf binding to clients that ask for it by name: `None` when
+            the `proto` extra is installed, `True` always (it must be), `False` never.
+
+    Examples:
+        >>> async def hello(ctx):
+        ...     ctx.say("Hello!")
+        >>> app = asgi_app(hello, transformers=lambda: [], keepalive=15.0)
+        >>> app = asgi_app(hello, allowed_origins=["https://app.example"], body_timeout=5.0)
+        >>> asgi_app(hello, transformers=[])
+        Traceback (most recent call last):
+        ...
+        agui.errors.UsageError: transformers must be a factory ...
+    """
+    _check_options(
+        agent, transformers, (max_body_bytes, body_timeout), keepalive, disconnect, cancel_grace
+    )
+    origins = OriginPolicy.build(allowed_origins, allowed_hosts)
+    return AguiApp(
+        agent,
+        state=state,
+        transformers=transformers,
+        debug=debug,
+        limits=(max_body_bytes, body_timeout),
+        keepalive=keepalive,
+        disconnect=disconnect,
+        on_disconnect=on_disconnect,
+        authorize=authorize,
+        cancel_grace=cancel_grace,
+        inspector=inspector,
+        encodings=_encodings(protobuf),
+        origins=origins,
+    )
+
+
+def _encodings(protobuf: bool | None) -> dict[str, Encoding]:  # noqa: FBT001 - the option
+    """The bindings to offer, by media type: SSE, then protobuf unless it is off or missing."""
+    encodings = {SSE_MEDIA_TYPE: SSE}
+    proto = None if protobuf is False else proto_encoding()
+    if proto is not None:
+        encodings[PROTO_MEDIA_TYPE] = proto
+    elif protobuf:
+        message = (
+            "protobuf=True needs the protobuf package, which is not installed: "
+            'pip install "agui-server[proto]"'
+        )
+        raise UsageError(message)
+    return encodings
+
+
+def _check_options(
+    agent: object,
+    transformers: object,
+    limits: tuple[int, float],
+    keepalive: float | None,
+    disconnect: str,
+    cancel_grace: float,
+) -> None:
+    problems: list[str] = []
+    if not (isinstance(agent, Agent) or callable(agent)):
+        problems.append(
+            f"agent must be an async function taking the run context or an object with an "
+            f"async run(ctx) method, not {type(agent).__name__}"
+        )
+    if transformers is not None and not callable(transformers):
+        problems.append(
+            "transformers must be a factory that builds a fresh chain for each request "
+            "(transformers keep per-run state), e.g. transformers=lambda: [FilterToolCalls(...)]"
+        )
+    max_body_bytes, body_timeout = limits
+    if max_body_bytes <= 0:
+        problems.append(f"max_body_bytes must be positive, not {max_body_bytes}")
+    if not body_timeout > 0:
+        problems.append(f"body_timeout must be a positive number of seconds, not {body_timeout}")
+    if keepalive is not None and not keepalive > 0:
+        problems.append(f"keepalive must be a positive number of seconds or None, not {keepalive}")
+    if disconnect not in ("cancel", "detach"):
+        problems.append(f"disconnect must be 'cancel' or 'detach', not {disconnect!r}")
+    if not cancel_grace >= 0:
+        problems.append(f"cancel_grace must be zero or more seconds, not {cancel_grace}")
+    if problems:
+        raise UsageError("; ".join(problems))

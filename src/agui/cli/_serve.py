@@ -1,0 +1,203 @@
+"""The `agui serve` command: an agent over HTTP with uvicorn, one POST per run.
+
+The socket is bound and listening before the command prints `agui: serving on URL`, so a script
+may connect as soon as it reads that line. Ctrl-C shuts uvicorn down gracefully and ends with
+status 0, the one way `serve` is meant to stop. Every error before the server starts is one
+line: a port outside 0-65535 is a usage error of the parser; a target that does not load, uvicorn
+missing, or an address that cannot be bound is reported with what to do instead (status 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import ipaddress
+import json
+import socket
+import typing
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from agui.asgi import BODY_TIMEOUT, LOOPBACK_HOSTS, MAX_BODY_BYTES, Receive, Scope, Send, asgi_app
+from agui.asgi._server import KEEPALIVE_TIMEOUT, LIMITS, MAX_HEADER_BYTES, tcp_socket
+from agui.cli._main import EXIT_OK, fail, statuses
+from agui.cli._targets import load_agent, load_state_type
+from agui.context import RunContext
+from agui.errors import TargetError
+
+if TYPE_CHECKING:
+    from agui.cli._main import Commands
+    from agui.runner import AgentLike
+
+__all__ = ["add_serve"]
+
+_GRACEFUL_SHUTDOWN_SECONDS = 5
+_BACKLOG = 2048
+_HIGHEST_PORT = 65535
+
+
+def add_serve(commands: Commands) -> None:
+    """Add `agui serve`: serve an agent over HTTP with uvicorn.
+
+    Examples:
+        >>> parser = argparse.ArgumentParser(prog="agui")
+        >>> add_serve(parser.add_subparsers())
+        >>> parser.parse_args(["serve", "examples/hello.py:agent", "--port", "0"]).port
+        0
+    """
+    serve = commands.add_parser(
+        "serve",
+        help="serve an agent over HTTP (AG-UI over SSE) with uvicorn",
+        description=(
+            "Serve an agent over HTTP: each POST of a RunAgentInput to PATH is answered with "
+            "the run's AG-UI event stream. Needs uvicorn: pip install 'agui-server[serve]'.\n\n"
+            f"Limits: a request's line and headers at most {MAX_HEADER_BYTES // 1024} KiB, its "
+            f"body at most {MAX_BODY_BYTES // (1 << 20)} MiB, arriving whole within "
+            f"{BODY_TIMEOUT:g} s; an idle keep-alive connection is closed after "
+            f"{KEEPALIVE_TIMEOUT} s. Bound to a loopback address, it answers only requests "
+            f"whose Host is {', '.join(LOOPBACK_HOSTS)} (a page on another name that resolves "
+            "here is refused)."
+        ),
+        epilog=statuses(
+            (0, "stopped with Ctrl-C"),
+            (
+                2,
+                (
+                    "bad options (a port outside 0-65535, ...), a target that does not load, "
+                    "uvicorn missing, or an address that cannot be bound (in use, not this "
+                    "machine's, no permission)"
+                ),
+            ),
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    serve.add_argument(
+        "target", metavar="TARGET", help="the agent, as package.module:attr or path/to/file.py:attr"
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="interface to bind (127.0.0.1)")
+    serve.add_argument(
+        "--port", type=_port, default=8000, help="port to bind; 0 picks a free one (8000)"
+    )
+    serve.add_argument("--path", default="/", help="the URL path of the endpoint (/)")
+    serve.add_argument(
+        "--state", metavar="MODULE:TYPE", help="the run state type, loaded like TARGET"
+    )
+    serve.add_argument(
+        "--debug",
+        action="store_true",
+        help="put exception text into RUN_ERROR messages (never in production)",
+    )
+    serve.add_argument(
+        "--inspector",
+        action="store_true",
+        help="also answer GET on PATH with the inspector page: open the URL in a browser",
+    )
+    serve.set_defaults(handler=_serve)
+
+
+def _port(text: str) -> int:
+    """A TCP port from the command line: 0 (any free one) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        message = f"invalid int value: {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
+    if not 0 <= port <= _HIGHEST_PORT:
+        message = f"{port} is not a port: a port is 0 to {_HIGHEST_PORT}, and 0 picks a free one"
+        raise argparse.ArgumentTypeError(message)
+    return port
+
+
+def _serve(args: argparse.Namespace) -> int:
+    path = "/" + str(args.path).strip("/")
+    try:
+        agent = load_agent(args.target)
+        state = load_state_type(args.state) if args.state else _annotated_state(agent)
+    except TargetError as error:
+        return fail("serve", str(error))
+    try:
+        import uvicorn  # noqa: PLC0415 - an optional dependency, needed by this command only
+    except ImportError:
+        return fail(
+            "serve",
+            'serving needs uvicorn, which is not installed: pip install "agui-server[serve]"',
+        )
+    try:
+        sock = _listen(args.host, args.port)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        message = (
+            f"cannot listen on {args.host}:{args.port}: {reason}; choose another --host or "
+            "--port (--port 0 picks a free one)"
+        )
+        return fail("serve", message)
+    host, port = sock.getsockname()[:2]
+    loopback = ipaddress.ip_address(host).is_loopback
+    endpoint = asgi_app(
+        agent,
+        state=state,
+        debug=bool(args.debug),
+        inspector=bool(args.inspector),
+        allowed_hosts=LOOPBACK_HOSTS if loopback else None,
+    )
+    app = _PathApp(endpoint, path)
+    config = uvicorn.Config(
+        app, host=host, port=port, timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_SECONDS, **LIMITS
+    )
+    shown = f"[{host}]" if ":" in str(host) else host
+    with sock:
+        try:
+            print(f"agui: serving on http://{shown}:{port}{path}", flush=True)  # noqa: T201
+            uvicorn.Server(config).run(sockets=[sock])
+        except KeyboardInterrupt:  # Ctrl-C: uvicorn has shut down gracefully and re-raised it
+            pass
+    return EXIT_OK
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound and listening, so clients may connect as soon as its address is printed."""
+    sock = tcp_socket(host)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(_BACKLOG)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _annotated_state(agent: AgentLike[Any]) -> type[Any] | None:
+    """The state type the agent's annotation names (`ctx: RunContext[Board]`), if a class."""
+    function: object = agent if inspect.isroutine(agent) else getattr(agent, "run", None)
+    if not callable(function):
+        return None
+    try:
+        hints = typing.get_type_hints(function)
+        first = next(iter(inspect.signature(function).parameters), None)
+    except Exception:  # noqa: BLE001 - an annotation that does not resolve names no state type
+        return None
+    hint = hints.get(first) if first is not None else None
+    if typing.get_origin(hint) is not RunContext:
+        return None
+    state = typing.get_args(hint)[0]
+    return state if isinstance(state, type) and state is not object else None
+
+
+class _PathApp:
+    """Answers at one path (with or without a trailing slash) and 404s everything else."""
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Any], path: str) -> None:
+        self._app = app
+        self._paths = {path, path.rstrip("/") + "/", path.rstrip("/") or "/"}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope.get("path") not in self._paths:
+            body = json.dumps(
+                {"code": "NOT_FOUND", "message": f"no agent at {scope.get('path')!r}"}
+            ).encode()
+            headers = [(b"content-type", b"application/json"), (b"vary", b"Accept")]
+            await send({"type": "http.response.start", "status": 404, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self._app(scope, receive, send)

@@ -1,0 +1,193 @@
+"""Targets: the `package.module:attr` or `path/to/file.py:attr` names the command line loads.
+
+A module target is imported with the current directory on `sys.path`, as `python -m` would; a
+file target is loaded from its path with its own directory on `sys.path`, and only once: the
+agent and the `--state` type may come from the same file and then share their classes. Anything
+that goes wrong (no such file, an import that raises, a missing attribute, an object that is not
+an agent) is one `TargetError` that names what is wrong and how to name the target instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, cast
+
+from agui.errors import TargetError
+
+if TYPE_CHECKING:
+    from agui.runner import AgentLike
+
+__all__ = ["load_agent", "load_state_type", "load_target"]
+
+_SHAPE = "package.module:attr or path/to/file.py:attr"
+
+
+def load_target(target: str) -> object:
+    """The object a `package.module:attr` or `path/to/file.py:attr` target names.
+
+    Examples:
+        >>> load_target("agui.errors:TargetError").__name__
+        'TargetError'
+    """
+    where, colon, attr = target.rpartition(":")
+    if not colon or not where or not attr:
+        message = f"target {target!r} must be {_SHAPE}, such as examples/hello.py:agent"
+        raise TargetError(message)
+    module = _load_file(where) if _is_file_target(where) else _load_module(where)
+    value: object = module
+    for part in attr.split("."):
+        try:
+            value = getattr(value, part)
+        except AttributeError:
+            message = f"{where!r} has no attribute {attr!r}: name one it defines, after the colon"
+            raise TargetError(message) from None
+    return value
+
+
+def load_agent(target: str) -> AgentLike[Any]:
+    """Load a target and check that it is an agent.
+
+    Examples:
+        >>> load_agent("agui.cli:load_agent")
+        Traceback (most recent call last):
+        ...
+        agui.errors.TargetError: 'agui.cli:load_agent' is not an agent: ...
+    """
+    value = load_target(target)
+    problem = _agent_problem(value)
+    if problem is not None:
+        message = (
+            f"{target!r} is not an agent: {problem}; an agent is an async function taking the "
+            "run context (async def agent(ctx)) or an object with an async run(ctx) method"
+        )
+        raise TargetError(message)
+    return cast("AgentLike[Any]", value)
+
+
+def load_state_type(target: str) -> type[Any]:
+    """Load a `MODULE:TYPE` target and check that it is a type.
+
+    Examples:
+        >>> load_state_type("agui.errors:TargetError").__name__
+        'TargetError'
+    """
+    value = load_target(target)
+    if not isinstance(value, type):
+        message = (
+            f"state {target!r} is not a type: it is {_describe(value)}; name the class of the "
+            "run state, such as a pydantic model"
+        )
+        raise TargetError(message)
+    return value
+
+
+def _is_file_target(where: str) -> bool:
+    return where.endswith(".py") or "/" in where or os.sep in where
+
+
+def _load_file(where: str) -> ModuleType:
+    path = Path(where).resolve()
+    if not path.is_file():
+        message = (
+            f"cannot load {where!r}: no such file; give the path of a Python file, relative "
+            "to the current directory"
+        )
+        raise TargetError(message)
+    name = _module_name(path)
+    held = sys.modules.get(name)
+    if held is not None and _file_of(held) == path:
+        return held  # loaded once: an agent and its state type then share their classes
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        message = f"cannot load {where!r}: it is not a Python file; a file target ends in .py"
+        raise TargetError(message)
+    sys.path.insert(0, str(path.parent))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:
+        del sys.modules[name]
+        message = (
+            f"cannot load {where!r}: {type(error).__name__}: {error} (running the file failed; "
+            f"python {where} shows the traceback)"
+        )
+        raise TargetError(message) from error
+    return module
+
+
+def _module_name(path: Path) -> str:
+    """The file's stem, unless another module holds that name: then one made from the path."""
+    stem = path.stem if path.stem.isidentifier() else "agui_target"
+    held = sys.modules.get(stem)
+    if held is None or _file_of(held) == path:
+        return stem
+    return f"{stem}_{zlib.crc32(str(path).encode()):08x}"
+
+
+def _file_of(module: ModuleType) -> Path | None:
+    where = getattr(module, "__file__", None)
+    return Path(where).resolve() if isinstance(where, str) else None
+
+
+def _load_module(where: str) -> ModuleType:
+    if os.getcwd() not in sys.path:  # noqa: PTH109 - sys.path holds strings
+        sys.path.insert(0, os.getcwd())  # noqa: PTH109
+    try:
+        return importlib.import_module(where)
+    except ModuleNotFoundError as error:
+        message = (
+            f"cannot import module {where!r}: {error}; a module target is imported from the "
+            "current directory: run from the folder above it, or give its file path"
+        )
+        raise TargetError(message) from None
+    except Exception as error:
+        message = (
+            f"cannot import module {where!r}: {type(error).__name__}: {error} (importing it "
+            f"failed; python -c 'import {where}' shows the traceback)"
+        )
+        raise TargetError(message) from error
+
+
+def _agent_problem(value: object) -> str | None:
+    """Why `value` is not an agent, or `None` when it is one."""
+    if inspect.isclass(value):
+        return f"it is the class {value.__name__}; serve an instance of it"
+    if callable(value) and _is_async(value):
+        return None if _takes_one_argument(value) else "it does not take exactly one argument"
+    run = getattr(value, "run", None)
+    if run is not None:
+        if not inspect.iscoroutinefunction(run):
+            return "its run method is not async"
+        return None if _takes_one_argument(run) else "its run method does not take one argument"
+    if callable(value):
+        return "it is a function that is not async"
+    return f"it is {_describe(value)}"
+
+
+def _is_async(value: object) -> bool:
+    # An object with an async __call__ is as good as an async function, as the run driver holds.
+    call = getattr(type(value), "__call__", None)  # noqa: B004 - its coroutine-ness is the question
+    return inspect.iscoroutinefunction(value) or inspect.iscoroutinefunction(call)
+
+
+def _takes_one_argument(function: Callable[..., object]) -> bool:
+    try:
+        inspect.signature(function).bind(None)
+    except TypeError:
+        return False
+    except ValueError:  # no signature to read (some builtins): give it the benefit of the doubt
+        return True
+    return True
+
+
+def _describe(value: object) -> str:
+    return f"a {type(value).__name__} ({value!r:.60})"

@@ -1,0 +1,217 @@
+r"""A small AG-UI client: POST a `RunAgentInput`, read the event stream back as typed events.
+
+`AGUIClient` is for talking to an AG-UI server from Python: a smoke test against a deployed
+endpoint, a test of your own server over real HTTP, a command-line tool. It sends what the
+official TypeScript client sends (`POST`, `Content-Type: application/json`,
+`Accept: text/event-stream`, the input as camelCase JSON) and reads the answer the way that
+client does, with three differences:
+
+- A stream that ends without a terminal event is an error (`ProtocolViolation` with rule
+  `truncated`). The official client resolves such a run as completed; AG-UI says it has no
+  outcome, and never a successful one.
+- With `verify=True` (the default) every event goes through agui's own verifier, the one the
+  server side uses, so an ordering error is named at the event that caused it; it is stricter
+  than the official client's in the places `agui.verify` lists.
+- The SSE parser follows the full specification, not only the `\n\n` splitting of the official
+  client: LF, CRLF and lone CR line endings all end a line, so more servers can be read.
+
+Events are read with `agui.parse_event`: unknown members are stripped with an
+`agui.UnknownMemberWarning`, and an event type AG-UI 1.0 does not define (a newer protocol's, or
+a retired `THINKING_*` one) is skipped with the same warning, as the official client drops it. A
+known event with a malformed field is fatal (`agui.errors.MalformedEvent`), as it is there.
+
+The HTTP part needs `httpx`, installed with the `client` extra
+(`pip install "agui-server[client]"`); `SSEParser` needs nothing and works on any byte source.
+
+SSE framing, as `SSEParser` reads it (the WHATWG event-stream rules):
+
+- Lines end with LF, CRLF or a lone CR; the bytes are UTF-8 (invalid bytes become U+FFFD) and
+  one leading byte order mark is dropped.
+- An empty line ends a frame. The frame's `data:` lines are joined with `\n`; a frame without
+  `data:` lines (only comments, `event:`, `id:` or `retry:`) produces nothing.
+- `data:` is read with or without one space after the colon; a line starting with `:` is a
+  comment (servers send `: ping` to keep idle connections open).
+- `event:`, `id:` and `retry:` are ignored: AG-UI does not use them.
+- Bytes after the last empty line are an unfinished frame and are never produced.
+
+Examples:
+    >>> parser = SSEParser()
+    >>> parser.feed(b'data: {"type":"RUN_STARTED",')
+    []
+    >>> parser.feed(b'"threadId":"t","runId":"r"}\r\n\r\n: ping\n\n')
+    ['{"type":"RUN_STARTED","threadId":"t","runId":"r"}']
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from typing import TYPE_CHECKING
+
+from agui.client._parser import MAX_FRAME_BYTES, SSEParser
+from agui.client._reader import StreamReader, error_body
+from agui.errors import DecodeError, HTTPStatusError
+from agui.events import Event
+from agui.fold import FoldedRun, fold
+from agui.sse import SSE_MEDIA_TYPE
+from agui.types import RunAgentInput
+
+if TYPE_CHECKING:
+    import httpx
+    from typing_extensions import Self
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "MAX_FRAME_BYTES",
+    "AGUIClient",
+    "SSEParser",
+]
+
+DEFAULT_TIMEOUT = 60.0
+"""Seconds to wait for a connection, and between two reads of a stream."""
+
+_PROTOBUF_MEDIA_TYPE = "application/vnd.ag-ui.event+proto"
+
+
+class AGUIClient:
+    """An HTTP client for one AG-UI endpoint: POST a run input, read its events as they stream.
+
+    Redirects are followed, as browsers do (a 307 or 308 repeats the POST; Starlette answers
+    `/agent` with a 307 to `/agent/` when an app is mounted there).
+
+    Use it as an async context manager to reuse one connection pool for many runs; without
+    that, each run opens and closes its own. Pass `http_client` to bring your own configured
+    `httpx.AsyncClient` (proxies, TLS, a test transport); the client then never closes it.
+
+    Args:
+        url: The endpoint's URL.
+        headers: Extra request headers, such as `Authorization`.
+        timeout: Seconds to wait for the connection and between two reads of the stream;
+            `None` waits forever. A server that sends keep-alive comments resets the wait.
+        verify: Check every event with agui's verifier as it arrives (see `agui.verify`).
+        max_frame_bytes: The limit on one SSE frame; a larger one raises `FrameTooLarge`.
+        http_client: An `httpx.AsyncClient` to send the requests with.
+
+    Raises:
+        ImportError: `httpx` is not installed (install the `agui-server[client]` extra).
+
+    Examples:
+        >>> client = AGUIClient("http://127.0.0.1:8000/agent", headers={"Authorization": "x"})
+        >>> client.url
+        'http://127.0.0.1:8000/agent'
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        verify: bool = True,
+        max_frame_bytes: int = MAX_FRAME_BYTES,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        _require_httpx()
+        self.url = url
+        self.headers: dict[str, str] = dict(headers or {})
+        self.timeout = timeout
+        self.verify = verify
+        self.max_frame_bytes = max_frame_bytes
+        self._given = http_client
+        self._owned: httpx.AsyncClient | None = None
+
+    async def __aenter__(self) -> Self:
+        if self._given is None and self._owned is None:
+            self._owned = self._new_http_client()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the connection pool this client opened (never one passed as `http_client`)."""
+        owned, self._owned = self._owned, None
+        if owned is not None:
+            await owned.aclose()
+
+    async def stream(self, input: RunAgentInput) -> AsyncGenerator[Event, None]:  # noqa: A002
+        """POST `input` and yield each event of the answer as it arrives.
+
+        Stop early with `aclose()` on the iterator (or `contextlib.aclosing`); that closes the
+        connection, which an agui server takes as a disconnect.
+
+        Raises:
+            HTTPStatusError: The server answered with a non-2xx status (before any event).
+            ProtocolViolation: An event breaks an ordering rule (with `verify=True`), or the
+                stream ended without a terminal event (rule `truncated`, always checked).
+            DecodeError: A frame is not JSON, or not a valid event (`MalformedEvent`), or is
+                too large (`FrameTooLarge`).
+            httpx.HTTPError: The connection failed or timed out.
+        """
+        shared = self._given if self._given is not None else self._owned
+        if shared is not None:
+            async for event in self._stream(shared, input):
+                yield event
+            return
+        async with self._new_http_client() as http:
+            async for event in self._stream(http, input):
+                yield event
+
+    async def run(self, input: RunAgentInput) -> list[Event]:  # noqa: A002
+        """POST `input` and return every event of the answer, terminal event included."""
+        return [event async for event in self.stream(input)]
+
+    async def fold(self, input: RunAgentInput) -> FoldedRun:  # noqa: A002
+        """Run `input` and return what a UI holds afterwards: messages, state and outcome.
+
+        The stream is applied with `agui.fold.fold` on top of the messages and state that
+        `input` carried, which is what the official client does with the answer to a request.
+        """
+        events = await self.run(input)
+        return fold(events, messages=input.messages, state=input.state)
+
+    def _new_http_client(self) -> httpx.AsyncClient:
+        import httpx  # noqa: PLC0415 - optional dependency, checked in __init__
+
+        return httpx.AsyncClient(timeout=httpx.Timeout(self.timeout))
+
+    async def _stream(
+        self,
+        http: httpx.AsyncClient,
+        input: RunAgentInput,  # noqa: A002
+    ) -> AsyncIterator[Event]:
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        headers.update({"content-type": "application/json", "accept": SSE_MEDIA_TYPE})
+        body = input.model_dump_json().encode()
+        request = http.build_request("POST", self.url, content=body, headers=headers)
+        response = await http.send(request, stream=True, follow_redirects=True)
+        try:
+            if not response.is_success:
+                raise HTTPStatusError(
+                    response.status_code, await error_body(response), url=self.url
+                )
+            media = response.headers.get("content-type", "").strip().lower()
+            if media == _PROTOBUF_MEDIA_TYPE:
+                message = (
+                    f"the server at {self.url} answered with the protobuf binding ({media}), "
+                    "which this client cannot read; it asked for text/event-stream"
+                )
+                raise DecodeError(message)
+            reader = StreamReader(
+                self.url, input, max_frame_bytes=self.max_frame_bytes, verify=self.verify
+            )
+            async for chunk in response.aiter_bytes():
+                for event in reader.feed(chunk):
+                    yield event
+            reader.finish()
+        finally:
+            await response.aclose()
+
+
+def _require_httpx() -> None:
+    if importlib.util.find_spec("httpx") is None:
+        message = (
+            "agui.client.AGUIClient needs httpx, which is not installed: "
+            'pip install "agui-server[client]"'
+        )
+        raise ImportError(message, name="httpx")

@@ -1,0 +1,105 @@
+r"""The SSE reader under `agui.client`: bytes in, the `data` of each complete frame out.
+
+It is sans-IO, so it works on any byte source (a socket, a file, a test's literal bytes) and
+its output does not depend on how the stream was chunked; the framing rules it follows are
+listed in `agui.client`'s docstring.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agui.errors import FrameTooLarge
+
+__all__ = ["MAX_FRAME_BYTES", "SSEParser"]
+
+MAX_FRAME_BYTES = 10 * 1024 * 1024
+"""The default limit on one SSE frame: 10 MiB, the official client's buffer limit."""
+
+_EOL = re.compile(rb"\r\n|\r|\n")
+_BOM = b"\xef\xbb\xbf"
+
+
+class SSEParser:
+    r"""Incremental Server-Sent Events parser: bytes in, the `data` of each complete frame out.
+
+    It is sans-IO: feed it bytes as they arrive, in chunks of any size and split anywhere, and
+    it returns the frames those bytes complete. The frames it returns do not depend on how the
+    stream was chunked. A frame (its unfinished line plus its data so far) larger than
+    `max_frame_bytes` raises `FrameTooLarge`, so a server that never ends a frame cannot fill
+    the memory of its reader.
+
+    Examples:
+        >>> parser = SSEParser()
+        >>> parser.feed(b"data: first\ndata:second\n\nevent: x\nid: 7\n\n")
+        ['first\nsecond']
+        >>> parser.feed(b"data: 3\r")
+        []
+        >>> parser.feed(b"\n\r\n")
+        ['3']
+        >>> parser.incomplete
+        False
+    """
+
+    def __init__(self, *, max_frame_bytes: int = MAX_FRAME_BYTES) -> None:
+        if max_frame_bytes <= 0:
+            message = f"max_frame_bytes must be positive, not {max_frame_bytes}"
+            raise ValueError(message)
+        self._limit = max_frame_bytes
+        self._line = bytearray()
+        self._data: list[str] = []
+        self._data_size = 0
+        self._after_cr = False
+        self._first_line = True
+
+    @property
+    def incomplete(self) -> bool:
+        """Whether bytes of an unfinished frame are held (a partial line, or undelivered data)."""
+        return bool(self._line) or bool(self._data)
+
+    def feed(self, data: bytes) -> list[str]:
+        """Take the next bytes of the stream; return the data of every frame they complete."""
+        frames: list[str] = []
+        start = 0
+        if self._after_cr and data:
+            # A CR ended the previous chunk: an LF first in this one belongs to that CRLF.
+            self._after_cr = False
+            if data[:1] == b"\n":
+                start = 1
+        for match in _EOL.finditer(data, start):
+            self._line += data[start : match.start()]
+            self._check_size()
+            self._take_line(frames)
+            start = match.end()
+            if match.group() == b"\r" and start == len(data):
+                self._after_cr = True
+        self._line += data[start:]
+        self._check_size()
+        return frames
+
+    def _check_size(self) -> None:
+        if len(self._line) + self._data_size > self._limit:
+            self._line.clear()
+            raise FrameTooLarge(self._limit)
+
+    def _take_line(self, frames: list[str]) -> None:
+        raw = bytes(self._line)
+        self._line.clear()
+        if self._first_line:
+            self._first_line = False
+            raw = raw.removeprefix(_BOM)
+        if not raw:
+            if self._data:
+                frames.append("\n".join(self._data))
+            self._data.clear()
+            self._data_size = 0
+            return
+        if raw.startswith(b":"):
+            return
+        name, colon, value = raw.partition(b":")
+        if name != b"data":
+            return  # event:, id:, retry: and unknown fields mean nothing to AG-UI
+        if colon and value.startswith(b" "):
+            value = value[1:]
+        self._data.append(value.decode("utf-8", errors="replace"))
+        self._data_size += len(value) + 1

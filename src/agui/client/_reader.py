@@ -1,0 +1,118 @@
+"""One response read as AG-UI events: frames parsed, decoded, verified, and the end checked.
+
+`AGUIClient` owns the HTTP exchange; what it does with the body's bytes is here, sans-IO like
+the parser under it, so each rule (an unknown event type is skipped with a warning, a malformed
+one is fatal, a stream must end after a terminal event) is one method that names the frame.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING
+
+from agui.client._parser import SSEParser
+from agui.errors import DecodeError, ProtocolViolation, UnknownEventType, UnknownMemberWarning
+from agui.events import Event, RunErrorEvent, RunFinishedEvent, RunStartedEvent
+from agui.messages import AssistantMessage
+from agui.types import RunAgentInput
+from agui.verify import Rule, Verifier
+from agui.wire import parse_event
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["StreamReader", "error_body"]
+
+_ERROR_BODY_LIMIT = 64 * 1024
+
+
+class StreamReader:
+    """Turns one response's bytes into checked events; sans-IO, like the parser under it."""
+
+    def __init__(
+        self,
+        url: str,
+        input: RunAgentInput,  # noqa: A002
+        *,
+        max_frame_bytes: int,
+        verify: bool,
+    ) -> None:
+        self._url = url
+        self._parser = SSEParser(max_frame_bytes=max_frame_bytes)
+        known = {
+            call.id
+            for message in input.messages
+            if isinstance(message, AssistantMessage)
+            for call in message.tool_calls or ()
+        }
+        self._verifier = Verifier(known_tool_call_ids=known) if verify else None
+        self._frames = 0
+        self._active: str | None = None
+        self._ended = False
+
+    def feed(self, chunk: bytes) -> list[Event]:
+        events: list[Event] = []
+        for data in self._parser.feed(chunk):
+            index = self._frames
+            self._frames += 1
+            event = self._decode(data, index)
+            if event is None:
+                continue
+            if self._verifier is not None:
+                self._observe(self._verifier, event, index)
+            self._track(event)
+            events.append(event)
+        return events
+
+    def _decode(self, data: str, index: int) -> Event | None:
+        try:
+            return parse_event(data)
+        except UnknownEventType as error:
+            message = f"Dropped frame {index} from {self._url}: {error}"
+            warnings.warn(UnknownMemberWarning(message), stacklevel=2)
+            return None
+        except DecodeError as error:
+            message = f"frame {index} from {self._url} is not a valid AG-UI event: {error}"
+            raise type(error)(message, path=error.path) from error
+
+    def _observe(self, verifier: Verifier, event: Event, index: int) -> None:
+        try:
+            verifier.observe(event)
+        except ProtocolViolation as violation:
+            message = f"frame {index} ({event.type}) from {self._url}: {violation}"
+            raise ProtocolViolation(message, rule=violation.rule, event=event) from violation
+
+    def _track(self, event: Event) -> None:
+        if isinstance(event, RunStartedEvent):
+            self._active = event.run_id
+        elif isinstance(event, (RunFinishedEvent, RunErrorEvent)):
+            self._active = None
+            self._ended = True
+
+    def finish(self) -> None:
+        """Check that the stream ended after a terminal event."""
+        if self._active is None and self._ended:
+            return
+        if self._active is not None:
+            what = f"run '{self._active}' is still active"
+        else:
+            what = "no run was started"
+        if self._parser.incomplete:
+            what += "; the last frame was cut off"
+        message = (
+            f"The stream from {self._url} ended without a terminal event: {what} "
+            f"({self._frames} frames read). A truncated run has no outcome; the server must end "
+            "every run with 'RUN_FINISHED' or 'RUN_ERROR'."
+        )
+        raise ProtocolViolation(message, rule=Rule.TRUNCATED)
+
+
+async def error_body(response: httpx.Response) -> str:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size >= _ERROR_BODY_LIMIT:
+            break
+    return b"".join(chunks)[:_ERROR_BODY_LIMIT].decode("utf-8", errors="replace")

@@ -1,0 +1,489 @@
+"""agui.fold: a stream applied the way the official client applies it (`defaultApplyEvents`)."""
+
+from __future__ import annotations
+
+from typing import cast
+
+import pytest
+from pydantic import JsonValue
+
+from agui import RunAgentInput
+from agui.events import (
+    ActivityDeltaEvent,
+    ActivitySnapshotEvent,
+    CustomEvent,
+    Event,
+    MessagesSnapshotEvent,
+    ReasoningEncryptedValueEvent,
+    ReasoningMessageChunkEvent,
+    ReasoningMessageContentEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageStartEvent,
+    RunErrorEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+    StateDeltaEvent,
+    StateSnapshotEvent,
+    StepStartedEvent,
+    TextMessageChunkEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    ToolCallArgsEvent,
+    ToolCallChunkEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
+from agui.fold import FoldedRun, fold
+from agui.messages import (
+    ActivityMessage,
+    AssistantMessage,
+    FunctionCall,
+    Message,
+    ReasoningMessage,
+    TextPart,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from agui.types import (
+    AddOperation,
+    CancelledOutcome,
+    Interrupt,
+    InterruptOutcome,
+    RemoveOperation,
+    ReplaceOperation,
+    SuccessOutcome,
+)
+
+Record = dict[str, JsonValue]
+META: Record = {"k": "v"}
+
+
+def wire(messages: list[Message]) -> list[Record]:
+    return [cast("Record", m.model_dump(mode="json")) for m in messages]
+
+
+def started(*events: Event) -> list[Event]:
+    return [RunStartedEvent(thread_id="t", run_id="r"), *events]
+
+
+def call(call_id: str, name: str, arguments: str = "") -> ToolCall:
+    return ToolCall(id=call_id, function=FunctionCall(name=name, arguments=arguments))
+
+
+# -- fold: text, reasoning, outcome -----------------------------------------------------------
+
+
+def test_fold_builds_messages_and_reports_the_outcome() -> None:
+    folded = fold(
+        started(
+            TextMessageStartEvent(message_id="m1", role="assistant", name="bot"),
+            TextMessageContentEvent(message_id="m1", delta="Hel"),
+            TextMessageContentEvent(message_id="m1", delta="lo"),
+            TextMessageEndEvent(message_id="m1"),
+            RunFinishedEvent(thread_id="t", run_id="r", outcome=SuccessOutcome()),
+        )
+    )
+    assert folded == FoldedRun(
+        messages=[AssistantMessage(id="m1", content="Hello", name="bot")],
+        state={},
+        outcome=SuccessOutcome(),
+        error=None,
+    )
+
+
+def test_fold_defaults_the_text_role_to_assistant_and_keeps_other_roles() -> None:
+    folded = fold(
+        [
+            TextMessageStartEvent(message_id="m1"),
+            TextMessageStartEvent(message_id="m2", role="user"),
+            TextMessageContentEvent(message_id="m2", delta="hi"),
+        ]
+    )
+    assert folded.messages == [
+        AssistantMessage(id="m1", content=""),
+        UserMessage(id="m2", content="hi"),
+    ]
+
+
+def test_fold_merges_metadata_from_start_content_and_end() -> None:
+    folded = fold(
+        [
+            TextMessageStartEvent(message_id="m1", metadata={"a": 1}),
+            TextMessageContentEvent(message_id="m1", delta="x", metadata={"b": 2}),
+            TextMessageEndEvent(message_id="m1", metadata={"a": 3}),
+        ]
+    )
+    assert folded.messages == [AssistantMessage(id="m1", content="x", metadata={"a": 3, "b": 2})]
+
+
+def test_fold_ignores_content_and_ends_for_unknown_messages() -> None:
+    folded = fold(
+        [
+            TextMessageContentEvent(message_id="nowhere", delta="x"),
+            TextMessageEndEvent(message_id="nowhere", metadata=META),
+            ReasoningMessageEndEvent(message_id="nowhere"),
+        ]
+    )
+    assert folded.messages == []
+
+
+def test_fold_builds_reasoning_messages() -> None:
+    folded = fold(
+        [
+            ReasoningMessageStartEvent(message_id="r1"),
+            ReasoningMessageContentEvent(message_id="r1", delta="hmm"),
+            ReasoningMessageEndEvent(message_id="r1"),
+        ]
+    )
+    assert folded.messages == [ReasoningMessage(id="r1", content="hmm")]
+
+
+def test_fold_expands_text_and_reasoning_chunks() -> None:
+    folded = fold(
+        [
+            TextMessageChunkEvent(delta="no id: ignored"),
+            TextMessageChunkEvent(message_id="m1", role="user", delta="Hi"),
+            TextMessageChunkEvent(message_id="m1", delta=" there"),
+            TextMessageChunkEvent(message_id="m1"),
+            ReasoningMessageChunkEvent(message_id="r1", delta="hmm"),
+            ReasoningMessageChunkEvent(delta="no id: ignored"),
+        ]
+    )
+    assert folded.messages == [
+        UserMessage(id="m1", content="Hi there"),
+        ReasoningMessage(id="r1", content="hmm"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("terminal", "outcome", "error"),
+    [
+        (RunFinishedEvent(thread_id="t", run_id="r"), None, None),
+        (
+            RunFinishedEvent(thread_id="t", run_id="r", outcome=CancelledOutcome()),
+            CancelledOutcome(),
+            None,
+        ),
+        (
+            RunFinishedEvent(
+                thread_id="t",
+                run_id="r",
+                outcome=InterruptOutcome(interrupts=[Interrupt(id="i", reason="r")]),
+            ),
+            InterruptOutcome(interrupts=[Interrupt(id="i", reason="r")]),
+            None,
+        ),
+        (RunErrorEvent(message="boom"), None, RunErrorEvent(message="boom")),
+    ],
+    ids=["no-outcome", "cancelled", "interrupt", "error"],
+)
+def test_fold_reports_how_the_run_ended(
+    terminal: Event, outcome: object, error: RunErrorEvent | None
+) -> None:
+    folded = fold(started(terminal))
+    assert (folded.outcome, folded.error) == (outcome, error)
+
+
+def test_fold_ignores_hook_only_events() -> None:
+    folded = fold(started(StepStartedEvent(step_name="s"), CustomEvent(name="c", value=None)))
+    assert (folded.messages, folded.state) == ([], {})
+
+
+def test_fold_starts_from_the_given_messages_and_state() -> None:
+    held = [UserMessage(id="u1", content="hi")]
+    folded = fold([TextMessageStartEvent(message_id="m1")], messages=held, state={"n": 1})
+    assert [m.id for m in folded.messages] == ["u1", "m1"]
+    assert folded.state == {"n": 1}
+
+
+def test_fold_appends_run_input_messages_whose_ids_are_unknown() -> None:
+    given = RunAgentInput(
+        thread_id="t",
+        run_id="r",
+        messages=[UserMessage(id="u1", content="new text"), UserMessage(id="u2", content="b")],
+    )
+    folded = fold(
+        [RunStartedEvent(thread_id="t", run_id="r", input=given)],
+        messages=[UserMessage(id="u1", content="held")],
+    )
+    assert folded.messages == [
+        UserMessage(id="u1", content="held"),
+        UserMessage(id="u2", content="b"),
+    ]
+
+
+def test_fold_keeps_the_subagent_run_id_of_a_text_message() -> None:
+    folded = fold([TextMessageStartEvent(message_id="m1", subagent_run_id="sub-1")])
+    assert folded.messages == [AssistantMessage(id="m1", content="", subagent_run_id="sub-1")]
+
+
+def test_fold_keeps_the_subagent_run_id_of_a_tool_result() -> None:
+    folded = fold(
+        [
+            ToolCallStartEvent(tool_call_id="c1", tool_call_name="f"),
+            ToolCallResultEvent(
+                message_id="t1", tool_call_id="c1", content="ok", subagent_run_id="sub-1"
+            ),
+        ]
+    )
+    assert folded.messages[-1] == ToolMessage(
+        id="t1", tool_call_id="c1", content="ok", subagent_run_id="sub-1"
+    )
+
+
+# -- fold: tool calls -------------------------------------------------------------------------
+
+
+def test_fold_attaches_a_call_to_its_parent_assistant_message() -> None:
+    folded = fold(
+        [
+            TextMessageStartEvent(message_id="m1"),
+            TextMessageContentEvent(message_id="m1", delta="Let me check."),
+            TextMessageEndEvent(message_id="m1"),
+            ToolCallStartEvent(
+                tool_call_id="c1", tool_call_name="get_weather", parent_message_id="m1"
+            ),
+            ToolCallArgsEvent(tool_call_id="c1", delta='{"city":'),
+            ToolCallArgsEvent(tool_call_id="c1", delta='"Seoul"}'),
+            ToolCallEndEvent(tool_call_id="c1", metadata=META),
+        ]
+    )
+    calls = [
+        ToolCall(
+            id="c1",
+            function=FunctionCall(name="get_weather", arguments='{"city":"Seoul"}'),
+            metadata=META,
+        )
+    ]
+    assert folded.messages == [AssistantMessage(id="m1", content="Let me check.", tool_calls=calls)]
+
+
+def test_fold_makes_a_new_assistant_message_keyed_by_the_call_id_without_a_parent() -> None:
+    folded = fold([ToolCallStartEvent(tool_call_id="c1", tool_call_name="f")])
+    assert folded.messages == [AssistantMessage(id="c1", tool_calls=[call("c1", "f")])]
+
+
+def test_fold_makes_an_assistant_message_with_an_unknown_parent_id() -> None:
+    folded = fold(
+        [ToolCallStartEvent(tool_call_id="c1", tool_call_name="f", parent_message_id="p")]
+    )
+    assert folded.messages == [AssistantMessage(id="p", tool_calls=[call("c1", "f")])]
+
+
+def test_fold_does_not_attach_a_call_to_a_non_assistant_parent() -> None:
+    folded = fold(
+        [
+            TextMessageStartEvent(message_id="u1", role="user"),
+            ToolCallStartEvent(tool_call_id="c1", tool_call_name="f", parent_message_id="u1"),
+        ]
+    )
+    assert folded.messages == [
+        UserMessage(id="u1", content=""),
+        AssistantMessage(id="c1", tool_calls=[call("c1", "f")]),
+    ]
+
+
+def test_fold_a_repeated_start_renames_the_call_and_keeps_its_arguments() -> None:
+    folded = fold(
+        [
+            ToolCallStartEvent(tool_call_id="c1", tool_call_name="f"),
+            ToolCallArgsEvent(tool_call_id="c1", delta="{}"),
+            ToolCallStartEvent(tool_call_id="c1", tool_call_name="g", metadata=META),
+        ]
+    )
+    renamed = ToolCall(id="c1", function=FunctionCall(name="g", arguments="{}"), metadata=META)
+    assert folded.messages == [AssistantMessage(id="c1", tool_calls=[renamed])]
+
+
+def test_fold_ignores_args_and_ends_for_unknown_calls() -> None:
+    folded = fold(
+        [
+            ToolCallArgsEvent(tool_call_id="nowhere", delta="{}"),
+            ToolCallEndEvent(tool_call_id="nowhere"),
+        ]
+    )
+    assert folded.messages == []
+
+
+def test_fold_expands_tool_call_chunks() -> None:
+    folded = fold(
+        [
+            ToolCallChunkEvent(delta="no id: ignored"),
+            ToolCallChunkEvent(tool_call_id="c1", tool_call_name="f", delta='{"a":'),
+            ToolCallChunkEvent(tool_call_id="c1", delta="1}"),
+            ToolCallChunkEvent(tool_call_id="c1"),
+            ToolCallChunkEvent(tool_call_id="orphan", delta="no name: ignored"),
+        ]
+    )
+    assert folded.messages == [AssistantMessage(id="c1", tool_calls=[call("c1", "f", '{"a":1}')])]
+
+
+def test_fold_inserts_results_after_the_owner_and_its_earlier_results() -> None:
+    folded = fold(
+        [
+            ToolCallStartEvent(tool_call_id="c1", tool_call_name="f", parent_message_id="a1"),
+            ToolCallEndEvent(tool_call_id="c1"),
+            ToolCallStartEvent(tool_call_id="c2", tool_call_name="g", parent_message_id="a1"),
+            ToolCallEndEvent(tool_call_id="c2"),
+            TextMessageStartEvent(message_id="m2"),
+            ToolCallResultEvent(message_id="t1", tool_call_id="c1", content="one"),
+            ToolCallResultEvent(
+                message_id="t2", tool_call_id="c2", content=[TextPart(text="two")], metadata=META
+            ),
+            ToolCallResultEvent(message_id="t3", tool_call_id="unknown", content="three"),
+        ]
+    )
+    assert [m.id for m in folded.messages] == ["a1", "t1", "t2", "m2", "t3"]
+    assert folded.messages[2] == ToolMessage(
+        id="t2", tool_call_id="c2", content=[TextPart(text="two")], metadata=META
+    )
+
+
+def test_fold_sets_encrypted_values_on_calls_and_messages_only() -> None:
+    def value(subtype: str, entity: str) -> ReasoningEncryptedValueEvent:
+        return ReasoningEncryptedValueEvent.model_validate(
+            {"subtype": subtype, "entityId": entity, "encryptedValue": f"enc-{entity}"}
+        )
+
+    folded = fold(
+        [
+            TextMessageStartEvent(message_id="m1"),
+            ToolCallStartEvent(tool_call_id="c1", tool_call_name="f", parent_message_id="m1"),
+            ActivitySnapshotEvent(message_id="p1", activity_type="PLAN", content={}),
+            value("tool-call", "c1"),
+            value("message", "m1"),
+            value("message", "p1"),
+            value("message", "nowhere"),
+            value("tool-call", "nowhere"),
+        ]
+    )
+    assistant, activity = folded.messages
+    assert isinstance(assistant, AssistantMessage)
+    assert assistant.encrypted_value == "enc-m1"
+    assert assistant.tool_calls is not None
+    assert assistant.tool_calls[0].encrypted_value == "enc-c1"
+    assert activity == ActivityMessage(id="p1", activity_type="PLAN", content={})
+
+
+# -- fold: state ------------------------------------------------------------------------------
+
+
+def test_fold_applies_snapshots_and_deltas_and_keeps_the_state_when_a_patch_fails() -> None:
+    folded = fold(
+        [
+            StateSnapshotEvent(snapshot={"n": 1, "tasks": []}),
+            StateDeltaEvent(delta=[AddOperation(path="/tasks/-", value="a")]),
+            StateDeltaEvent(delta=[RemoveOperation(path="/missing")]),
+            StateDeltaEvent(delta=[ReplaceOperation(path="/n", value=2)]),
+        ]
+    )
+    assert folded.state == {"n": 2, "tasks": ["a"]}
+
+
+def test_fold_accepts_a_null_snapshot() -> None:
+    assert fold([StateSnapshotEvent(snapshot=None)]).state is None
+
+
+# -- fold: messages snapshot ------------------------------------------------------------------
+
+
+def test_fold_reconciles_a_messages_snapshot_in_place() -> None:
+    held: list[Message] = [
+        UserMessage(id="u1", content="old"),
+        AssistantMessage(id="a1", content="dropped"),
+        ReasoningMessage(id="r1", content="kept: no reasoning in the snapshot"),
+        ActivityMessage(id="p1", activity_type="PLAN", content={}),
+        UserMessage(id="u2", content="old too"),
+    ]
+    snapshot = MessagesSnapshotEvent(
+        messages=[
+            UserMessage(id="new", content="appended"),
+            UserMessage(id="u2", content="replaced"),
+            ActivityMessage(id="p2", activity_type="PLAN", content={"x": 1}),
+            UserMessage(id="u1", content="replaced in place"),
+        ],
+        metadata=META,
+    )
+    folded = fold([snapshot], messages=held)
+    assert [m.id for m in folded.messages] == ["u1", "r1", "u2", "new", "p2"]
+    assert folded.messages[0] == UserMessage(id="u1", content="replaced in place")
+
+
+# -- fold: activity ---------------------------------------------------------------------------
+
+
+def test_fold_creates_replaces_and_patches_activity_messages() -> None:
+    folded = fold(
+        [
+            ActivitySnapshotEvent(message_id="p1", activity_type="PLAN", content={"steps": []}),
+            ActivitySnapshotEvent(
+                message_id="p1", activity_type="PLAN", content={"steps": ["x"]}, replace=False
+            ),
+            ActivityDeltaEvent(
+                message_id="p1",
+                activity_type="PLAN2",
+                patch=[AddOperation(path="/steps/-", value="a")],
+                metadata=META,
+            ),
+            ActivityDeltaEvent(
+                message_id="p1",
+                activity_type="PLAN3",
+                patch=[RemoveOperation(path="/missing")],
+            ),
+            ActivityDeltaEvent(message_id="nowhere", activity_type="PLAN", patch=[]),
+        ]
+    )
+    assert folded.messages == [
+        ActivityMessage(id="p1", activity_type="PLAN2", content={"steps": ["a"]}, metadata=META)
+    ]
+
+
+def test_fold_a_replacing_activity_snapshot_replaces_content_and_keeps_metadata() -> None:
+    folded = fold(
+        [
+            ActivitySnapshotEvent(
+                message_id="p1", activity_type="PLAN", content={"v": 1}, metadata=META
+            ),
+            ActivitySnapshotEvent(message_id="p1", activity_type="SEARCH", content={"v": 2}),
+        ]
+    )
+    assert folded.messages == [
+        ActivityMessage(id="p1", activity_type="SEARCH", content={"v": 2}, metadata=META)
+    ]
+
+
+def test_fold_an_activity_snapshot_replaces_a_text_message_of_the_same_id() -> None:
+    folded = fold(
+        [
+            TextMessageStartEvent(message_id="m1"),
+            ActivitySnapshotEvent(message_id="m1", activity_type="PLAN", content={}, replace=True),
+            TextMessageContentEvent(message_id="m1", delta="ignored on an activity"),
+            ActivityDeltaEvent(message_id="m2", activity_type="PLAN", patch=[]),
+        ]
+    )
+    assert folded.messages == [ActivityMessage(id="m1", activity_type="PLAN", content={})]
+
+
+def test_fold_an_activity_delta_on_a_text_message_changes_nothing() -> None:
+    folded = fold(
+        [
+            TextMessageStartEvent(message_id="m1"),
+            ActivityDeltaEvent(
+                message_id="m1", activity_type="PLAN", patch=[AddOperation(path="/a", value=1)]
+            ),
+        ]
+    )
+    assert folded.messages == [AssistantMessage(id="m1", content="")]
+
+
+def test_fold_a_text_start_reusing_an_activity_id_is_dropped() -> None:
+    folded = fold(
+        [
+            ActivitySnapshotEvent(message_id="p1", activity_type="PLAN", content={}),
+            TextMessageStartEvent(message_id="p1", metadata=META),
+        ]
+    )
+    assert folded.messages == [ActivityMessage(id="p1", activity_type="PLAN", content={})]
