@@ -1,8 +1,15 @@
 """The suite's root: the code blocks of the docs as tests, and the corpus the tests need.
 
 The Python code blocks of the README and of every page under docs/ run as tests; a test marked
-`corpus` fails before its body, in one line, when the external conformance corpus is absent.
+`corpus` fails before its body, in one line, when the external conformance corpus is absent; and
+a report sent from a pytest-xdist worker has its lone surrogates escaped, since the channel
+writes UTF-8 and a test of text handling may fail with one in its message.
 """
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any, cast
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -27,3 +34,25 @@ def pytest_runtest_call(item: pytest.Item) -> None:
     """A test marked `corpus` fails before its body when the corpus is absent, saying so."""
     if item.get_closest_marker("corpus") is not None:
         corpus.require()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_to_serializable(
+    config: pytest.Config, report: pytest.CollectReport | pytest.TestReport
+) -> Generator[None, Any, Any]:
+    """The report as sent between processes, with every string encodable as UTF-8."""
+    del config, report
+    data = yield
+    return _encodable(data)
+
+
+def _encodable(value: object) -> object:
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        members = cast("dict[object, object]", value)
+        return {key: _encodable(item) for key, item in members.items()}
+    if isinstance(value, (list, tuple)):
+        items = cast("list[object] | tuple[object, ...]", value)
+        return type(items)(_encodable(item) for item in items)
+    return value

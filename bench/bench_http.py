@@ -467,14 +467,19 @@ def serve_latency(way: str) -> None:
     uvicorn.Server(uvicorn.Config(app, **quiet, **LIMITS)).run(sockets=[sock])
 
 
-async def keepalive_latencies(port: int, count: int) -> list[float]:
-    """Seconds per request of `count` sequential runs on one keep-alive connection."""
-    for _ in range(200):  # uvicorn.run binds its socket after printing the port
+async def _connect(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A connection to a server that may still be binding (uvicorn.run prints its port first)."""
+    for _ in range(200):
         try:
-            reader, writer = await asyncio.open_connection(HOST, port)
-            break
+            return await asyncio.open_connection(HOST, port)
         except OSError:
             await asyncio.sleep(0.05)
+    return await asyncio.open_connection(HOST, port)
+
+
+async def keepalive_latencies(port: int, count: int) -> list[float]:
+    """Seconds per request of `count` sequential runs on one keep-alive connection."""
+    reader, writer = await _connect(port)
     request = (
         f"POST / HTTP/1.1\r\nHost: {HOST}\r\nContent-Type: application/json\r\n"
         f"Accept: text/event-stream\r\nContent-Length: {len(BODY)}\r\n\r\n"

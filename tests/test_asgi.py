@@ -26,7 +26,13 @@ from agui import RunAgentInput, RunContext, UsageError
 from agui.asgi import LOOPBACK_HOSTS, AguiApp, asgi_app
 from agui.asgi._admission import MAX_LISTED_PROBLEMS
 from agui.errors import Refused
-from agui.events import CustomEvent, Event, EventType
+from agui.events import (
+    CustomEvent,
+    Event,
+    EventType,
+    TextMessageContentEvent,
+    TextMessageStartEvent,
+)
 from agui.proto import PROTO_MEDIA_TYPE, decode_proto
 from agui.testing import assert_valid
 
@@ -1258,7 +1264,10 @@ def test_an_event_that_cannot_be_serialized_ends_the_stream_with_run_error(
 
     async def agent(ctx: Ctx) -> None:
         try:
-            ctx.emit(CustomEvent.model_construct(name="bad", value=cast("JsonValue", object())))
+            # Checked when emitted, the payload is changed before the writer serializes it.
+            payload: dict[str, JsonValue] = {"fine": True}
+            ctx.emit(CustomEvent.model_construct(name="bad", value=payload))  # not copied
+            payload["fine"] = cast("JsonValue", object())
             await asyncio.sleep(10)
         finally:
             finished.append(ctx.cancelled)
@@ -1278,10 +1287,11 @@ def test_a_streamed_delta_that_cannot_be_written_ends_the_stream_after_the_frame
 ) -> None:
     async def agent(ctx: Ctx) -> None:
         await asyncio.sleep(0)
-        with ctx.message() as message:
-            message.delta("fine")
-            message.delta("\ud800")  # a lone surrogate: no UTF-8 for it
-            await asyncio.sleep(10)
+        # Through the escape hatch, which checks order but not text (handles refuse it).
+        ctx.emit(TextMessageStartEvent(message_id="m1"))
+        ctx.emit(TextMessageContentEvent(message_id="m1", delta="fine"))
+        ctx.emit(TextMessageContentEvent(message_id="m1", delta="\ud800"))  # no UTF-8 for it
+        await asyncio.sleep(10)
 
     exchange = drive(call(asgi_app(agent)))
 
@@ -1695,3 +1705,36 @@ def test_bad_options_are_refused_when_the_app_is_built(
 def test_something_that_is_not_an_agent_is_refused() -> None:
     with pytest.raises(UsageError, match="agent must be an async function"):
         asgi_app(42)  # type: ignore[arg-type]
+
+
+def test_head_at_capabilities_answers_their_headers_without_a_body() -> None:
+    exchange = drive(call(asgi_app(hello, capabilities=True), method="HEAD", path="/capabilities"))
+
+    assert exchange.status == 200
+    assert int(exchange.headers["content-length"]) > 0
+    assert exchange.body == b""
+
+
+def test_an_allowed_origin_reads_the_capabilities_and_why_a_post_there_is_refused() -> None:
+    app = asgi_app(hello, allowed_origins=["https://app.example"])
+    origin = {**SITE, "origin": "https://app.example"}
+    served = drive(call(app, method="GET", path="/agent/capabilities/", headers=origin))
+    posted = drive(call(app, path="/agent/capabilities", headers=origin))
+
+    assert served.status == 200
+    assert served.json()["humanInTheLoop"] == {"supported": True, "interrupts": True}
+    assert served.headers["access-control-allow-origin"] == "https://app.example"
+    assert posted.status == 405
+    assert posted.headers["access-control-allow-origin"] == "https://app.example"
+
+
+def test_a_function_agent_declares_no_tools_even_before_the_tool_loop_is_loaded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delitem(sys.modules, "agui.agents.loop", raising=False)
+
+    capabilities = asgi_app(hello).capabilities
+
+    assert capabilities is not None
+    assert capabilities.tools is None
+    assert "agui.agents.loop" not in sys.modules

@@ -381,7 +381,7 @@ def test_an_ipv6_address_is_shown_in_brackets(
     def listening(_host: str, _port: int) -> socket.socket:
         return Listening()
 
-    monkeypatch.setattr(_serve, "_listen", listening)
+    monkeypatch.setattr(_serve, "listen", listening)
 
     assert main(["serve", "agents:agent", "--host", "::1"]) == 0
     assert capsys.readouterr().out == "agui: serving on http://[::1]:8123/\n"

@@ -16,6 +16,7 @@ from agui.errors import Cancelled
 from agui.events import (
     CustomEvent,
     Event,
+    RawEvent,
     RunErrorEvent,
     RunFinishedEvent,
     StateSnapshotEvent,
@@ -290,6 +291,48 @@ def test_emit_is_checked_by_the_verifier() -> None:
         ctx.emit(TextMessageEndEvent(message_id="m9"))
     assert caught.value.rule == Rule.MESSAGE_NOT_OPEN
     assert events.drain() == []
+
+
+def test_a_custom_value_that_cannot_be_serialized_is_refused_where_it_is_emitted() -> None:
+    ctx, events = new()
+    with pytest.raises(
+        UsageError,
+        match=r"cannot emit CUSTOM 'note': its value cannot be serialized as JSON .*surrogates"
+        r".*; pass only JSON values, with strings of valid Unicode \(no lone surrogates\)",
+    ):
+        ctx.emit(CustomEvent(name="note", value={"text": ["ok", "\ud800"]}))
+    assert events.drain() == []
+    assert ctx.verifier.running
+
+
+def test_a_raw_event_that_cannot_be_serialized_is_refused_where_it_is_emitted() -> None:
+    ctx, events = new()
+    with pytest.raises(UsageError, match="cannot emit RAW: its event cannot be serialized"):
+        ctx.emit(RawEvent(event="\udfff", source="provider"))
+    assert events.drain() == []
+
+
+class Surrogate:
+    """A transformer whose CUSTOM output holds a lone surrogate."""
+
+    def transform(self, event: Event) -> Sequence[Event]:
+        return (event, CustomEvent(name="echo", value="\ud800"))
+
+
+def test_a_transformers_unserializable_output_is_refused_after_the_outputs_before_it() -> None:
+    ctx, events = RunContext.new(
+        RunAgentInput(thread_id="t", run_id="r"), transformers=[Surrogate()]
+    )
+    with pytest.raises(UsageError, match="cannot emit CUSTOM 'echo'"):
+        ctx.emit(CustomEvent(name="fine", value="text"))
+    assert types_of(events.drain()) == [EventType.CUSTOM]
+
+
+def test_serializable_custom_and_raw_payloads_pass() -> None:
+    ctx, events = new()
+    ctx.emit(CustomEvent(name="note", value={"text": "caf\u00e9 \U0001f600"}))
+    ctx.emit(RawEvent(event=[1, None, "x"]))
+    assert types_of(events.drain()) == [EventType.CUSTOM, EventType.RAW]
 
 
 def test_emitting_after_a_terminal_event_raises_usage_error() -> None:

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Sequence
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import JsonValue
 
 from agui import RunAgentInput, RunContext, Tool
 from agui.agents._xml import (
@@ -43,7 +44,15 @@ from agui.agents.models import (
 )
 from agui.agents.tools import ToolResult
 from agui.agents.turn import WARNING_EVENT, TurnWriter
-from agui.events import CustomEvent, Event, RunFinishedEvent, RunStartedEvent
+from agui.events import (
+    CustomEvent,
+    Event,
+    RunFinishedEvent,
+    RunStartedEvent,
+    TextMessageContentEvent,
+    TextMessageStartEvent,
+    ToolCallStartEvent,
+)
 from agui.messages import (
     AssistantMessage,
     FunctionCall,
@@ -69,7 +78,7 @@ def _malformed(raw: str, reason: str) -> MalformedTag:
     return MalformedTag(raw, reason)
 
 
-XML_CASES: list[tuple[str, str, list[XmlPiece]]] = [
+TAG_CASES: list[tuple[str, str, list[XmlPiece]]] = [
     ("empty", "", []),
     ("plain text", "It is sunny.", [TextPiece("It is sunny.")]),
     ("one call", WEATHER, [WEATHER_CALL]),
@@ -244,6 +253,99 @@ XML_CASES: list[tuple[str, str, list[XmlPiece]]] = [
 ]
 
 
+BARE = '{"name": "get_weather", "arguments": {"location": "Paris"}}'
+FUNCTION = '<function=get_weather>{"location": "Paris"}</function>'
+
+# The forms local models write a call in when they do not write the tags.
+LOCAL_FORM_CASES: list[tuple[str, str, list[XmlPiece]]] = [
+    ("a bare JSON call", BARE, [WEATHER_CALL]),
+    (
+        "text around a bare JSON call",
+        "Sure. " + BARE + " Wait.",
+        [TextPiece("Sure. "), WEATHER_CALL, TextPiece(" Wait.")],
+    ),
+    (
+        "a fenced json call",
+        "Sure.\n```json\n" + BARE + "\n```",
+        [TextPiece("Sure.\n"), WEATHER_CALL],
+    ),
+    ("a fenced call without a language", "```\n" + BARE + "```", [WEATHER_CALL]),
+    (
+        "a fenced list of two calls",
+        "```json\n[" + BARE + ', {"name": "get_time", "arguments": {}}]\n```',
+        [WEATHER_CALL, TIME_CALL],
+    ),
+    ("the function form", FUNCTION + " ok", [WEATHER_CALL, TextPiece(" ok")]),
+    ("the function form without arguments", "<function=get_time></function>", [TIME_CALL]),
+    (
+        "the function form with a body that is not JSON",
+        "<function=f>city=Paris</function>",
+        [_malformed("<function=f>city=Paris</function>", NOT_JSON)],
+    ),
+    (
+        "the function form with a body that is not an object",
+        "<function=f>[1]</function>",
+        [_malformed("<function=f>[1]</function>", '"arguments" must be an object')],
+    ),
+    (
+        "an unterminated function form holding whole arguments still counts",
+        FUNCTION.removesuffix("</function>"),
+        [WEATHER_CALL],
+    ),
+    (
+        "an unterminated function form with partial arguments is reported",
+        '<function=f>{"a": ',
+        [_malformed('<function=f>{"a": ', "the response ended inside a <function=f> tag")],
+    ),
+    (
+        "a function tag with a space in its name is text",
+        "<function=a b>x",
+        [TextPiece("<function=a b>x")],
+    ),
+    (
+        "a plain JSON answer is text",
+        '{"city": "Paris", "temp": 18}',
+        [TextPiece('{"city": "Paris", "temp": 18}')],
+    ),
+    (
+        "an object with a name and no arguments is text",
+        '{"name": "Paris"}',
+        [TextPiece('{"name": "Paris"}')],
+    ),
+    (
+        "an object whose arguments are not an object is text",
+        '{"name": "f", "arguments": 3}',
+        [TextPiece('{"name": "f", "arguments": 3}')],
+    ),
+    (
+        "a bare call with arguments as a JSON string",
+        '{"name": "f", "parameters": "{\\"a\\": 1}"}',
+        [ToolCallTag("f", '{"a":1}')],
+    ),
+    ("braces in prose are text", "use {x} and {} here", [TextPiece("use {x} and {} here")]),
+    ("a brace left open is text", "a {b", [TextPiece("a {b")]),
+    (
+        "a fenced code block is text",
+        "```python\nprint({1: 2})\n```",
+        [TextPiece("```python\nprint({1: 2})\n```")],
+    ),
+    ("a fence left open is text", "```json\n{", [TextPiece("```json\n{")]),
+    (
+        "a fence left open holding a whole call counts",
+        "```json\n" + BARE,
+        [WEATHER_CALL],
+    ),
+    (
+        "a fenced list that is not of calls is text",
+        "```\n[1, {}]```",
+        [TextPiece("```\n[1, {}]```")],
+    ),
+    ("a fenced empty list is text", "```[]```", [TextPiece("```[]```")]),
+    ("backticks in prose are text", "say `hi` or ``x``", [TextPiece("say `hi` or ``x``")]),
+]
+XML_CASES = [*TAG_CASES, *LOCAL_FORM_CASES]
+
+
 def _normal(pieces: Sequence[XmlPiece]) -> list[XmlPiece]:
     """Joins adjacent text (or reasoning) and cuts a malformed tag's reason to its stable part."""
     out: list[XmlPiece] = []
@@ -316,6 +418,11 @@ def test_any_split_of_a_table_response_gives_the_same_pieces(
 
 
 FRAGMENTS = [
+    "`",
+    "```",
+    "<function=f>",
+    "</function>",
+    '"arguments": {}',
     "a",
     " ",
     "é",
@@ -346,8 +453,8 @@ def test_any_split_of_any_text_gives_the_pieces_of_the_whole(text: str, cuts: li
     assert _parse(_split(text, [cut for cut in cuts if cut <= len(text)])) == _parse([text])
 
 
-@given(text=st.text(alphabet=st.characters(exclude_characters="<"), max_size=50))
-def test_text_without_an_angle_bracket_is_released_at_once(text: str) -> None:
+@given(text=st.text(alphabet=st.characters(exclude_characters="<{`"), max_size=50))
+def test_text_without_an_angle_bracket_brace_or_backtick_is_released_at_once(text: str) -> None:
     assert _normal(XmlStreamParser().feed(text)) == ([TextPiece(text)] if text else [])
 
 
@@ -422,14 +529,14 @@ def test_the_xml_dispatcher_streams_text_and_reasoning_and_collects_calls_in_ord
 
     turn, events = _read(XmlDispatcher(), deltas)
 
-    assert turn.text == "Checking.  and "
-    assert [(call.name, call.arguments, call.id) for call in turn.calls] == [
-        ("a", "{}", None),
-        ("b", "{}", None),
+    assert turn.text == "Checking. and "
+    assert [(call.name, call.arguments, call.id, call.started) for call in turn.calls] == [
+        ("a", "{}", "r-call-1", True),
+        ("b", "{}", "r-call-2", True),
     ]
     assert turn.usage == TokenUsage(output_tokens=9)
     assert turn.finish_reason == "stop"
-    assert turn.message_id == "r-msg-2"
+    assert turn.message_id == "r-msg-4"
     assert _types(events) == [
         "REASONING_START",
         "REASONING_MESSAGE_START",
@@ -439,9 +546,66 @@ def test_the_xml_dispatcher_streams_text_and_reasoning_and_collects_calls_in_ord
         "REASONING_END",
         "TEXT_MESSAGE_START",
         "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+    ]
+
+
+def test_text_after_a_call_follows_the_call_in_a_new_message() -> None:
+    deltas: list[ChatDelta] = [TextDelta("Let me check." + WEATHER + " One moment.")]
+
+    turn, events = _read(XmlDispatcher(), deltas)
+
+    assert _types(events) == [
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "TEXT_MESSAGE_START",
         "TEXT_MESSAGE_CONTENT",
         "TEXT_MESSAGE_END",
     ]
+    starts = [e for e in events if isinstance(e, (TextMessageStartEvent, ToolCallStartEvent))]
+    assert [
+        e.message_id if isinstance(e, TextMessageStartEvent) else e.parent_message_id
+        for e in starts
+    ] == ["r-msg-1", "r-msg-1", "r-msg-3"]
+    assert [e.delta for e in events if isinstance(e, TextMessageContentEvent)] == [
+        "Let me check.",
+        "One moment.",
+    ]
+    assert turn.calls == (
+        ParsedCall("get_weather", '{"location":"Paris"}', "r-call-1", started=True),
+    )
+
+
+def test_only_the_xml_dispatcher_asks_the_model_to_stop_before_a_tool_result() -> None:
+    assert XmlDispatcher().stop_sequences == ("<tool_result",)
+    assert NativeDispatcher().stop_sequences == ()
+
+
+def test_the_prompt_shows_a_call_of_the_first_tool_with_its_required_arguments() -> None:
+    schema: JsonValue = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+    }
+    prompt = prompt_instructions([Tool(name="get_weather", description="", parameters=schema)])
+
+    assert (
+        'For example:\n<tool_call>{"name": "get_weather", "arguments": {"city": "..."}}' in prompt
+    )
+    assert "you never write a result yourself" in prompt
 
 
 def test_a_malformed_tag_becomes_a_warning_event_and_the_stream_goes_on() -> None:

@@ -22,7 +22,7 @@ from examples.travel import app as travel
 from pydantic import JsonValue
 
 from agui import ResumeEntry, RunAgentInput, Tool, testing
-from agui.agents.models import ChatMessage, OpenAICompatibleModel, ScriptedModel
+from agui.agents.models import ChatMessage, OpenAIModel, ScriptedModel
 from agui.client import AGUIClient
 from agui.events import (
     Event,
@@ -170,10 +170,9 @@ def test_the_environment_chooses_the_model_when_the_example_loads(
     spec.loader.exec_module(module)
 
     model = module.agent.model
-    assert isinstance(model, OpenAICompatibleModel)
-    assert repr(model) == (
-        "OpenAICompatibleModel(base_url='http://127.0.0.1:9/v1', model='tiny', api_key='***')"
-    )
+    assert isinstance(model, OpenAIModel)
+    assert repr(model) == "OpenAIModel(model='tiny', base_url='http://127.0.0.1:9/v1/')"
+    assert model.client.api_key == "sk-test"
 
 
 # -- travel, on a fake OpenAI-compatible server ------------------------------------------------

@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, get_args
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel, JsonValue, ValidationError
 from typing_extensions import TypedDict
 
@@ -46,6 +48,7 @@ from agui.events import (
 from agui.handles import Handle, TextRole
 from agui.messages import TextPart
 from agui.sink import EventReceiver
+from agui.sse import encode_sse
 from agui.types import AddOperation
 
 E = TypeVar("E")
@@ -978,3 +981,165 @@ def test_a_handle_built_in_the_outermost_frame_of_a_program_knows_its_line() -> 
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     )
     assert found.stdout.strip() == "('<string>', 4)"
+
+
+# -- text that is not valid Unicode -------------------------------------------------------------
+
+LONE = "ok \ud800"
+"""Text with a lone surrogate: a Python str that UTF-8 cannot encode."""
+NOT_UNICODE = r" is not valid Unicode: a lone surrogate \(U\+D800\) at index 3"
+
+
+def test_a_message_refuses_a_lone_surrogate_naming_itself_and_stays_open() -> None:
+    ctx, events = new()
+    with ctx.message() as message:
+        with pytest.raises(
+            UsageError, match=r"the text given to delta\(\) on text message 'r-msg-1'" + NOT_UNICODE
+        ):
+            message.delta(LONE)
+        assert not message.closed
+        message.delta("fine")
+    assert [c.delta for c in only(events.drain(), TextMessageContentEvent)] == ["fine"]
+
+
+def test_the_refusal_says_the_rule_and_the_fix() -> None:
+    ctx, _ = new()
+    with ctx.message() as message, pytest.raises(UsageError, match=r"UTF-8.*errors='replace'"):
+        message.delta(LONE)
+
+
+def test_a_str_subclass_holding_a_lone_surrogate_is_refused_too() -> None:
+    class Text(str):
+        __slots__ = ()
+
+    ctx, events = new()
+    with ctx.message() as message, pytest.raises(UsageError, match=NOT_UNICODE):
+        message.delta(Text(LONE))
+    assert types_of(events.drain()) == [EventType.TEXT_MESSAGE_START, EventType.TEXT_MESSAGE_END]
+
+
+def test_non_ascii_text_that_is_valid_unicode_goes_out_as_it_is() -> None:
+    ctx, events = new()
+    with ctx.message() as message:
+        message.delta("héllo 世界 🙂")
+    assert [c.delta for c in only(events.drain(), TextMessageContentEvent)] == ["héllo 世界 🙂"]
+
+
+def test_reasoning_deltas_and_encrypted_values_refuse_a_lone_surrogate() -> None:
+    ctx, events = new()
+    with ctx.reasoning() as thinking:
+        with pytest.raises(
+            UsageError,
+            match=r"the text given to delta\(\) on reasoning block 'r-msg-1'" + NOT_UNICODE,
+        ):
+            thinking.delta(LONE)
+        with pytest.raises(
+            UsageError, match=r"the value given to encrypted_value\(\) on reasoning block"
+        ):
+            thinking.encrypted_value(LONE)
+    assert EventType.REASONING_MESSAGE_CONTENT not in types_of(events.drain())
+
+
+def test_tool_call_args_results_and_values_refuse_a_lone_surrogate() -> None:
+    ctx, events = new()
+    with ctx.tool_call("search") as call:
+        with pytest.raises(
+            UsageError,
+            match=r"the text given to args\(\) on tool call 'r-call-1' \(search\) is not",
+        ):
+            call.args(LONE)
+        with pytest.raises(
+            UsageError, match=r"the value given to encrypted_value\(\) on tool call"
+        ):
+            call.encrypted_value(LONE)
+        with pytest.raises(
+            UsageError, match=r"the result given to tool call 'r-call-1' \(search\) is not"
+        ):
+            call.result(LONE)
+        with pytest.raises(UsageError, match=r"the result given to tool call .*U\+D800"):
+            call.result([TextPart(text=LONE)])
+        assert not call.closed
+        assert call.raw_args == ""
+        call.result("done")
+    drained = events.drain()
+    assert types_of(drained) == [
+        EventType.TOOL_CALL_START,
+        EventType.TOOL_CALL_END,
+        EventType.TOOL_CALL_RESULT,
+    ]
+    assert only(drained, ToolCallResultEvent)[0].content == "done"
+
+
+def test_a_result_of_valid_content_parts_goes_out() -> None:
+    ctx, events = new()
+    with ctx.tool_call("search") as call:
+        call.result([TextPart(text="héllo")])
+    assert only(events.drain(), ToolCallResultEvent)[0].content == [TextPart(text="héllo")]
+
+
+Opener = Callable[[RunContext[JsonValue]], object]
+
+
+def _named_message(ctx: RunContext[JsonValue]) -> object:
+    return ctx.message(name=LONE)
+
+
+def _named_step(ctx: RunContext[JsonValue]) -> object:
+    return ctx.step(LONE)
+
+
+def _named_call(ctx: RunContext[JsonValue]) -> object:
+    return ctx.tool_call(LONE)
+
+
+def _call_with_id(ctx: RunContext[JsonValue]) -> object:
+    return ctx.tool_call("t", call_id=LONE)
+
+
+def _call_with_parent(ctx: RunContext[JsonValue]) -> object:
+    return ctx.tool_call("t", parent_message_id=LONE)
+
+
+@pytest.mark.parametrize(
+    ("open_block", "refusal"),
+    [
+        (_named_message, r"the name given to ctx\.message\(\)"),
+        (_named_step, r"the name given to ctx\.step\(\)"),
+        (_named_call, r"the name given to ctx\.tool_call\(\)"),
+        (_call_with_id, r"the call_id given to ctx\.tool_call\(\)"),
+        (_call_with_parent, r"the parent_message_id given to ctx\.tool_call\(\)"),
+    ],
+)
+def test_a_name_or_id_with_a_lone_surrogate_opens_nothing(open_block: Opener, refusal: str) -> None:
+    ctx, events = new()
+    with pytest.raises(UsageError, match=refusal + NOT_UNICODE):
+        open_block(ctx)
+    assert events.drain() == []
+    with ctx.message():  # nothing was left open
+        pass
+
+
+UNICODE_OR_NOT = st.text(st.one_of(st.characters(), st.integers(0xD800, 0xDFFF).map(chr)))
+"""Any text, lone surrogates included (`st.text()` alone never makes one)."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(UNICODE_OR_NOT, max_size=5))
+def test_every_delta_either_goes_out_whole_or_is_refused_with_nothing_sent(
+    texts: list[str],
+) -> None:
+    ctx, events = new()
+    sent: list[str] = []
+    with ctx.message() as message:
+        for text in texts:
+            try:
+                text.encode()
+            except UnicodeEncodeError:
+                with pytest.raises(UsageError, match="is not valid Unicode"):
+                    message.delta(text)
+            else:
+                message.delta(text)
+                sent.extend([text] if text else [])
+    drained = events.drain()
+    assert [c.delta for c in only(drained, TextMessageContentEvent)] == sent
+    assert b"".join(encode_sse(event) for event in drained).decode()  # every frame is UTF-8

@@ -42,6 +42,7 @@ from playwright.sync_api import Browser, ConsoleMessage, Page, Request, sync_pla
 from pydantic import JsonValue
 
 import agui
+import corpus
 from agui.asgi import AguiApp, inspector
 from agui.errors import MalformedEvent, PatchError, ProtocolViolation, UnknownEventType
 from agui.events import Event
@@ -573,6 +574,7 @@ def test_a_refused_request_shows_its_status_and_code(tab: Tab) -> None:
 
 @pytest.fixture(scope="module")
 def replayed() -> Iterator[tuple[ReplayApp, str]]:
+    corpus.require()  # the replayed streams are the corpus's: without it, one line says so
     app = replay.ReplayApp()
     with serving(app) as url:
         yield app, url

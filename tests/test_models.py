@@ -20,7 +20,7 @@ from agui.agents.models import (
     ChatModel,
     ChatToolCall,
     FinishDelta,
-    OpenAICompatibleModel,
+    OpenAIModel,
     ReasoningDelta,
     ScriptedModel,
     TextDelta,
@@ -76,7 +76,7 @@ def test_chat_message_constructors_set_the_role_and_only_their_fields() -> None:
 
 def test_both_models_satisfy_the_chat_model_protocol() -> None:
     assert isinstance(ScriptedModel([]), ChatModel)
-    assert isinstance(OpenAICompatibleModel("http://127.0.0.1:1/v1", "m"), ChatModel)
+    assert isinstance(OpenAIModel("m", base_url="http://127.0.0.1:1/v1"), ChatModel)
 
 
 # -- history -----------------------------------------------------------------------------------

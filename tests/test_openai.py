@@ -1,4 +1,4 @@
-"""The OpenAI-compatible model against a local fake `/chat/completions` server.
+"""`OpenAIModel` (the official SDK) against a local fake `/chat/completions` server.
 
 The server is a tiny ASGI app under uvicorn on 127.0.0.1, port 0, started and stopped by each
 test. It replays responses shaped like the recorded ones: SSE chunks with text, reasoning,
@@ -15,7 +15,7 @@ import json
 from collections.abc import AsyncGenerator, Awaitable, Callable, MutableMapping, Sequence
 from typing import cast
 
-import httpx
+import openai
 import pytest
 import uvicorn
 from pydantic import JsonValue
@@ -27,7 +27,7 @@ from agui.agents.models import (
     ChatMessage,
     ChatToolCall,
     FinishDelta,
-    OpenAICompatibleModel,
+    OpenAIModel,
     ReasoningDelta,
     TextDelta,
     UsageDelta,
@@ -143,18 +143,19 @@ def _run(
 
     async def main() -> tuple[list[Event], str]:
         async with serving(endpoint) as base_url:
-            model = OpenAICompatibleModel(
-                base_url,
+            model = OpenAIModel(
                 "gpt-test",
+                base_url=base_url,
                 api_key="sk-test",
                 provider="openai",
                 timeout=timeout,
+                max_retries=0,
                 supports_native_tools=native,
             )
             agent = ToolLoopAgent(model, tools=tools)
             question = UserMessage(id="u1", content="Weather and time in Paris?")
             given = RunAgentInput(thread_id="t", run_id="r1", messages=[question])
-            return await collect(agent, given), model.url
+            return await collect(agent, given), model.base_url
 
     events, url = asyncio.run(main())
     return events, endpoint, url
@@ -310,7 +311,7 @@ def test_the_requests_carry_the_specs_and_then_the_calls_with_their_results() ->
         {"role": "tool", "tool_call_id": "call_t", "content": "12:00 in Paris"},
     ]
     assert endpoint.headers[0]["authorization"] == "Bearer sk-test"
-    assert endpoint.headers[0]["accept"] == "text/event-stream"
+    assert endpoint.headers[0]["user-agent"].startswith("AsyncOpenAI/Python")
 
 
 def test_without_native_tools_the_request_has_no_specs_and_tags_are_parsed() -> None:
@@ -366,10 +367,9 @@ def test_the_sse_reader_takes_crlf_comments_multiline_data_and_ignores_what_foll
 @pytest.mark.parametrize(
     "body",
     [
-        b'data: {"choices": [{"delta": {"content": "Bye"}}]}',
         b'data: {"choices": [{"delta": {"content": "Bye"}}]}\n\ndata: [DONE]',
     ],
-    ids=["no done", "done without a blank line"],
+    ids=["done without a blank line"],
 )
 def test_a_stream_that_ends_without_a_blank_line_still_ends_with_its_last_frame(
     body: bytes,
@@ -388,11 +388,11 @@ def test_a_stream_that_ends_without_a_blank_line_still_ends_with_its_last_frame(
 # -- failures ----------------------------------------------------------------------------------
 
 
-def _error(events: Sequence[Event]) -> RunErrorEvent:
+def _error(events: Sequence[Event], code: str = "MODEL_ERROR") -> RunErrorEvent:
     assert_valid(events)
     error = events[-1]
     assert isinstance(error, RunErrorEvent)
-    assert error.code == "AGENT_ERROR"
+    assert error.code == code
     return error
 
 
@@ -406,10 +406,7 @@ def test_an_error_object_mid_stream_closes_the_message_and_ends_with_run_error()
     events, _, url = _run([reply])
 
     error = _error(events)
-    assert (
-        error.message
-        == f"the model endpoint {url} reported an error mid-stream: the model is overloaded"
-    )
+    assert error.message == f"the model API at {url} failed mid-stream: the model is overloaded"
     assert [event.type for event in events[-3:]] == [
         "TEXT_MESSAGE_CONTENT",
         "TEXT_MESSAGE_END",
@@ -418,7 +415,7 @@ def test_an_error_object_mid_stream_closes_the_message_and_ends_with_run_error()
 
 
 @pytest.mark.parametrize(
-    ("reply", "detail"),
+    ("reply", "code", "detail"),
     [
         (
             Reply(
@@ -426,49 +423,63 @@ def test_an_error_object_mid_stream_closes_the_message_and_ends_with_run_error()
                 pieces=[b'{"error": {"message": "internal failure"}}'],
                 content_type=b"application/json",
             ),
-            "returned HTTP 500: internal failure",
+            "MODEL_UNAVAILABLE",
+            "answered HTTP 500: internal failure",
         ),
         (
             Reply(status=401, pieces=[b"unauthorized"], content_type=b"text/plain"),
-            "returned HTTP 401: unauthorized",
+            "MODEL_AUTHENTICATION",
+            "answered HTTP 401: unauthorized",
         ),
-        (Reply(status=404), "returned HTTP 404"),
+        (Reply(status=403), "MODEL_AUTHENTICATION", "answered HTTP 403"),
+        (Reply(status=404), "MODEL_ERROR", "answered HTTP 404"),
         (
             Reply(status=400, pieces=[b"x" * 300], content_type=b"text/plain"),
-            "returned HTTP 400: " + "x" * 200 + "...",
+            "MODEL_ERROR",
+            "answered HTTP 400: " + "x" * 200 + "...",
         ),
         (
             Reply(status=429, pieces=[b'{"error": "slow down"}'], content_type=b"application/json"),
-            "returned HTTP 429: slow down",
+            "MODEL_RATE_LIMITED",
+            "answered HTTP 429: slow down",
         ),
         (
             Reply(status=503, pieces=[b'{"detail": [1]}'], content_type=b"application/json"),
-            'returned HTTP 503: {"detail": [1]}',
+            "MODEL_UNAVAILABLE",
+            'answered HTTP 503: {"detail": [1]}',
         ),
     ],
-    ids=["500 json", "401 text", "404 empty", "400 long", "429 string error", "503 other json"],
+    ids=[
+        "500 json",
+        "401 text",
+        "403 empty",
+        "404 empty",
+        "400 long",
+        "429 string error",
+        "503 other json",
+    ],
 )
-def test_an_http_error_status_ends_the_run_naming_the_endpoint_and_status(
-    reply: Reply, detail: str
+def test_an_http_error_status_ends_the_run_with_its_code_naming_the_endpoint_and_status(
+    reply: Reply, code: str, detail: str
 ) -> None:
     events, _, url = _run([reply])
 
-    assert _error(events).message == f"the model endpoint {url} {detail}"
+    assert _error(events, code).message == f"the model API at {url} {detail}"
 
 
 @pytest.mark.parametrize(
     ("chunk", "shown"),
     [
-        ("not json at all", "'not json at all'"),
-        ('{"choices": "many"}', '\'{"choices": "many"}\''),
-        ("[" * 250, "'" + "[" * 200 + "...'"),
+        ("not json at all", "sent a chunk that is not JSON: Expecting value"),
+        ('{"choices": "many"}', "sent a malformed chunk: 1 validation error for _Chunk"),
+        ("[" * 250, "sent a chunk that is not JSON: Expecting value"),
     ],
     ids=["not json", "wrong shape", "long"],
 )
 def test_a_malformed_chunk_ends_the_run_with_a_clear_error(chunk: str, shown: str) -> None:
     events, _, url = _run([sse(_chunk({"content": "Hi"}), chunk)])
 
-    assert _error(events).message == f"the model endpoint {url} sent a malformed chunk: {shown}"
+    assert _error(events).message.startswith(f"the model API at {url} {shown}")
 
 
 def test_a_connection_dropped_mid_stream_ends_the_run_with_a_clear_error() -> None:
@@ -476,8 +487,8 @@ def test_a_connection_dropped_mid_stream_ends_the_run_with_a_clear_error() -> No
 
     events, _, url = _run([reply])
 
-    message = _error(events).message
-    assert message.startswith(f"the connection to the model endpoint {url} failed: ")
+    message = _error(events, "MODEL_UNAVAILABLE").message
+    assert message.startswith(f"the model API at {url} could not be reached: ")
     assert [event.type for event in events[-2:]] == ["TEXT_MESSAGE_END", "RUN_ERROR"]
 
 
@@ -488,7 +499,7 @@ def test_an_endpoint_that_does_not_stream_is_an_error_not_an_empty_answer() -> N
     events, _, url = _run([reply])
 
     assert _error(events).message == (
-        f"the model endpoint {url} answered with JSON, not an event stream"
+        f"the model API at {url} answered with JSON, not an event stream"
     )
 
 
@@ -497,21 +508,36 @@ def test_an_endpoint_that_goes_silent_times_out_instead_of_hanging() -> None:
 
     events, _, url = _run([reply], timeout=0.3)
 
-    assert _error(events).message == f"the model endpoint {url} did not answer within 0.3 s"
+    assert _error(events, "MODEL_TIMEOUT").message == (
+        f"the model API at {url} did not answer in time: raise timeout= if it is slow"
+    )
 
 
 def test_an_endpoint_nobody_listens_on_ends_the_run_with_a_clear_error() -> None:
     async def main() -> list[Event]:
-        model = OpenAICompatibleModel("http://127.0.0.1:9/v1", "m", connect_timeout=2)
+        model = OpenAIModel("m", base_url="http://127.0.0.1:9/v1", max_retries=0, timeout=2)
         agent = ToolLoopAgent(model)
         given = RunAgentInput(thread_id="t", run_id="r1", messages=[])
         return await collect(agent, given)
 
+    message = _error(asyncio.run(main()), "MODEL_UNAVAILABLE").message
+
+    assert message.startswith("the model API at http://127.0.0.1:9/v1/ could not be reached: ")
+
+
+def test_any_other_sdk_error_is_a_model_error() -> None:
+    async def no_key() -> str:
+        message = "no luck"
+        raise openai.OpenAIError(message)
+
+    async def main() -> list[Event]:
+        client = openai.AsyncOpenAI(api_key=no_key, base_url="http://127.0.0.1:9/v1")
+        model = OpenAIModel("m", client=client)
+        return await collect(ToolLoopAgent(model), RunAgentInput(thread_id="t", run_id="r"))
+
     message = _error(asyncio.run(main())).message
 
-    assert message.startswith(
-        "the connection to the model endpoint http://127.0.0.1:9/v1/chat/completions failed: "
-    )
+    assert message == "the model API at http://127.0.0.1:9/v1/ failed mid-stream: no luck"
 
 
 # -- the model on its own ----------------------------------------------------------------------
@@ -526,7 +552,7 @@ def test_usage_counts_that_break_ag_ui_rules_are_dropped_not_invented() -> None:
 
     async def main() -> list[ChatDelta]:
         async with serving(endpoint) as base_url:
-            model = OpenAICompatibleModel(base_url, "m")
+            model = OpenAIModel("m", base_url=base_url)
             return [delta async for delta in model.stream([ChatMessage.user("hi")])]
 
     assert asyncio.run(main()) == [UsageDelta(TokenUsage(model="m"))]
@@ -536,22 +562,38 @@ def test_a_client_given_to_the_model_is_used_and_left_open() -> None:
     endpoint = FakeEndpoint([sse(_chunk({"content": "Hi"}, "stop"))])
 
     async def main() -> tuple[list[ChatDelta], bool]:
-        async with serving(endpoint) as base_url, httpx.AsyncClient() as client:
-            model = OpenAICompatibleModel(base_url, "m", client=client, include_usage=False)
+        async with serving(endpoint) as base_url:
+            client = openai.AsyncOpenAI(
+                api_key="sk-mine", base_url=base_url, default_headers={"X-Trace": "1"}
+            )
+            model = OpenAIModel("m", client=client, include_usage=False, timeout=5)
             deltas = [delta async for delta in model.stream([ChatMessage.user("hi")])]
-            return deltas, client.is_closed
+            closed = client.is_closed()
+            await client.close()
+            return deltas, closed
 
     deltas, closed = asyncio.run(main())
 
     assert deltas == [TextDelta("Hi"), FinishDelta("stop")]
     assert not closed
     assert "stream_options" not in endpoint.requests[0]
+    assert endpoint.headers[0]["authorization"] == "Bearer sk-mine"
+    assert endpoint.headers[0]["x-trace"] == "1"
+
+
+def test_a_given_client_keeps_its_timeout_and_retries_unless_told_otherwise() -> None:
+    client = openai.AsyncOpenAI(api_key="k", base_url="http://x/v1", timeout=7, max_retries=5)
+
+    kept = OpenAIModel("m", client=client)
+    changed = OpenAIModel("m", client=client, timeout=1)
+
+    assert (kept.client.timeout, kept.client.max_retries) == (7, 5)
+    assert (changed.client.timeout, changed.client.max_retries) == (1, 5)
+    assert OpenAIModel("m", client=client, max_retries=0).client.timeout == 7
 
 
 def test_the_request_body_maps_every_role_and_merges_extra_options() -> None:
-    model = OpenAICompatibleModel(
-        "http://x/v1/", "m", extra_body={"temperature": 0}, headers={"X-Trace": "1"}
-    )
+    model = OpenAIModel("m", base_url="http://x/v1/", extra_body={"temperature": 0})
     messages = [
         ChatMessage.system("Be brief."),
         ChatMessage.user("Hi"),
@@ -594,26 +636,37 @@ def test_the_request_body_maps_every_role_and_merges_extra_options() -> None:
 
 
 @pytest.mark.parametrize(
-    ("api_key", "shown", "sent"),
-    [("sk-secret", "'***'", "Bearer sk-secret"), ("  ", "None", None), (None, "None", None)],
+    ("api_key", "sent"),
+    [("sk-secret", "Bearer sk-secret"), ("  ", "Bearer none"), (None, "Bearer none")],
     ids=["key", "blank", "none"],
 )
-def test_the_key_goes_only_in_the_header_and_a_blank_key_counts_as_none(
-    api_key: str | None, shown: str, sent: str | None
+def test_the_key_goes_only_in_the_header_and_a_local_server_needs_none(
+    api_key: str | None, sent: str
 ) -> None:
     endpoint = FakeEndpoint([sse(_chunk({"content": "Hi"}))])
 
     async def main() -> str:
         async with serving(endpoint) as base_url:
-            model = OpenAICompatibleModel(base_url, "m", api_key=api_key, headers={"X-Trace": "1"})
+            model = OpenAIModel("m", base_url=base_url, api_key=api_key)
             _ = [delta async for delta in model.stream([ChatMessage.user("hi")])]
             return repr(model).replace(base_url, "URL")
 
-    assert (
-        asyncio.run(main()) == f"OpenAICompatibleModel(base_url='URL', model='m', api_key={shown})"
-    )
+    assert asyncio.run(main()) == "OpenAIModel(model='m', base_url='URL/')"
     assert endpoint.headers[0].get("authorization") == sent
-    assert endpoint.headers[0]["x-trace"] == "1"
+
+
+def test_the_stop_sequences_go_in_the_request() -> None:
+    endpoint = FakeEndpoint([sse(_chunk({"content": "Hi"}))])
+
+    async def main() -> None:
+        async with serving(endpoint) as base_url:
+            model = OpenAIModel("m", base_url=base_url)
+            stream = model.stream([ChatMessage.user("hi")], stop=["<tool_result"])
+            _ = [delta async for delta in stream]
+
+    asyncio.run(main())
+
+    assert endpoint.requests[0]["stop"] == ["<tool_result"]
 
 
 def test_reasoning_from_either_field_becomes_reasoning_deltas() -> None:
@@ -622,7 +675,7 @@ def test_reasoning_from_either_field_becomes_reasoning_deltas() -> None:
 
     async def main() -> list[ChatDelta]:
         async with serving(endpoint) as base_url:
-            model = OpenAICompatibleModel(base_url, "m")
+            model = OpenAIModel("m", base_url=base_url)
             return [delta async for delta in model.stream([ChatMessage.user("hi")])]
 
     assert asyncio.run(main()) == [ReasoningDelta("a"), ReasoningDelta("b"), TextDelta("c")]

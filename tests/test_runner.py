@@ -6,10 +6,15 @@ import asyncio
 import contextlib
 import json
 import logging
+import signal
+import subprocess
+import sys
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import TypeVar, cast
 
+import httpx
 import pytest
 from ag_ui_validate.pytest_plugin import assert_valid_agui
 from pydantic import BaseModel, JsonValue
@@ -23,12 +28,15 @@ from agui import (
     RunContext,
     RunOutcome,
     TokenUsage,
+    asgi_app,
+    parse_event,
     run,
 )
 from agui.errors import PatchError, UnclosedHandleWarning, UsageError
 from agui.events import (
     CustomEvent,
     Event,
+    RawEvent,
     RunErrorEvent,
     RunFinishedEvent,
     RunStartedEvent,
@@ -39,7 +47,7 @@ from agui.events import (
 )
 from agui.runner import check_agent
 from agui.runner import drive as drive_run
-from agui.testing import assert_valid, collect
+from agui.testing import assert_valid, collect, serving
 from agui.transform import Transformer
 from agui.types import (
     CancelledOutcome,
@@ -749,3 +757,279 @@ def test_an_object_with_an_async_call_method_is_an_agent() -> None:
     check_agent(AsyncCall())
     events = drive(cast("AgentFn", AsyncCall()))
     assert finished(events).outcome == SuccessOutcome()
+
+
+# -- what is not an Exception -----------------------------------------------------------------
+
+
+class Doomed(BaseException):
+    """A BaseException of the agent's own, which is not an Exception either."""
+
+
+def _raising(error: BaseException) -> AgentFn:
+    async def agent(ctx: Ctx) -> None:
+        with ctx.step("act"), ctx.message() as message:
+            message.delta("partial")
+            raise error
+
+    return agent
+
+
+EXITS: list[tuple[str, BaseException, str, str]] = [
+    ("system-exit", SystemExit(HIDDEN), "AGENT_EXIT", "the agent tried to exit"),
+    ("generator-exit", GeneratorExit(HIDDEN), "AGENT_EXIT", "the agent tried to exit"),
+    ("base-exception", Doomed(HIDDEN), "AGENT_EXIT", "the agent tried to exit"),
+    (
+        "keyboard-interrupt",
+        KeyboardInterrupt(HIDDEN),
+        "AGENT_INTERRUPTED",
+        "the agent raised KeyboardInterrupt",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("error", "code", "message"), [case[1:] for case in EXITS], ids=[case[0] for case in EXITS]
+)
+def test_a_base_exception_from_the_agent_ends_only_its_run_after_closing_its_blocks(
+    error: BaseException, code: str, message: str
+) -> None:
+    events = drive(_raising(error))
+    assert types_of(events) == [RS, SS, TMS, TMC, TME, SF, RE]
+    assert (error_of(events).code, error_of(events).message) == (
+        code,
+        f"{message}, which ends only its run",
+    )
+    assert all(HIDDEN not in event.model_dump_json() for event in events)
+
+
+@pytest.mark.parametrize("error", [case[1] for case in EXITS], ids=[case[0] for case in EXITS])
+def test_a_base_exception_is_logged_with_the_fix(
+    error: BaseException, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.ERROR, logger="agui"):
+        drive(_raising(error))
+    assert f"agent code raised {type(error).__name__}, which ends only the run" in caplog.text
+    assert "raising agui.AgentError" in caplog.text
+
+
+def test_a_base_exception_with_debug_carries_its_type_and_text() -> None:
+    error = error_of(drive(_raising(SystemExit(3)), debug=True))
+    assert error.message == "the agent tried to exit, which ends only its run: SystemExit: 3"
+
+
+def test_a_cancelled_task_still_ends_the_run_cancelled_and_raises() -> None:
+    async def main() -> list[Event]:
+        ctx: Ctx = RunContext(request())
+        started = asyncio.Event()
+
+        async def agent(ctx: Ctx) -> None:
+            with ctx.message() as message:
+                message.delta("working")
+                started.set()
+                await asyncio.sleep(60)
+
+        task = asyncio.ensure_future(drive_run(agent, ctx))
+        await started.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return ctx.receiver.drain()
+
+    events = asyncio.run(main())
+    assert_valid(events)
+    assert types_of(events) == [RS, TMS, TMC, TME, EventType.RUN_FINISHED]
+    assert finished(events).outcome == CancelledOutcome()
+
+
+# -- nothing of the agent's values or texts without debug --------------------------------------
+
+
+def test_a_returned_value_that_is_not_an_outcome_is_named_by_its_type_only() -> None:
+    async def agent(_ctx: Ctx) -> RunOutcome:
+        return cast("RunOutcome", {"password": HIDDEN})
+
+    error = error_of(drive(agent, debug=True))
+    assert error.message == (
+        "an agent must return RunOutcome.success(), .interrupt() or .cancelled(), or None; "
+        "it returned a dict"
+    )
+
+
+class Unprintable(Exception):
+    """An exception whose text cannot be read."""
+
+    def __str__(self) -> str:
+        raise RuntimeError(HIDDEN)
+
+
+class UnprintableAgentError(AgentError):
+    def __str__(self) -> str:
+        raise RuntimeError(HIDDEN)
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_an_exception_whose_text_cannot_be_read_still_ends_the_run_with_its_type(
+    debug: bool,  # noqa: FBT001 - a parameter
+) -> None:
+    async def agent(_ctx: Ctx) -> None:
+        raise Unprintable
+
+    error = error_of(drive(agent, debug=debug))
+    suffix = ": Unprintable" if debug else ""
+    assert error.message == f"the agent failed with an unexpected error{suffix}"
+
+
+def test_an_agent_error_whose_text_cannot_be_read_sends_its_type_name() -> None:
+    async def agent(_ctx: Ctx) -> None:
+        raise UnprintableAgentError
+
+    error = error_of(drive(agent))
+    assert (error.code, error.message) == ("AGENT_ERROR", "UnprintableAgentError")
+
+
+def test_a_lone_surrogate_in_an_errors_text_is_escaped_so_the_run_error_serializes() -> None:
+    async def agent(_ctx: Ctx) -> None:
+        message = "bad \ud800 text"
+        raise AgentError(message)
+
+    async def debugged(_ctx: Ctx) -> None:
+        message = "bad \udfff text"
+        raise ValueError(message)
+
+    assert error_of(drive(agent)).message == "bad \\ud800 text"
+    error = error_of(drive(debugged, debug=True))
+    assert error.message.endswith("ValueError: bad \\udfff text")
+    error.model_dump_json()  # serializes
+
+
+# -- payloads the transport could not write ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "event",
+    [CustomEvent(name="note", value={"text": "\ud800"}), RawEvent(event=["\udc00"])],
+    ids=["custom", "raw"],
+)
+def test_an_unserializable_payload_is_refused_at_emit_and_open_blocks_close_first(
+    event: Event,
+) -> None:
+    async def agent(ctx: Ctx) -> None:
+        with ctx.step("act"), ctx.message() as message:
+            message.delta("partial")
+            ctx.emit(event)
+
+    events = drive(agent, debug=True)
+    assert types_of(events) == [RS, SS, TMS, TMC, TME, SF, RE]
+    assert error_of(events).code == "USAGE_ERROR"
+    assert f"cannot emit {event.type}" in error_of(events).message
+
+
+# -- on a real server -------------------------------------------------------------------------
+
+REQUEST_SECONDS = 20.0
+RAISED: dict[str, type[BaseException]] = {
+    "exit": SystemExit,
+    "interrupt": KeyboardInterrupt,
+    "generator-exit": GeneratorExit,
+}
+
+
+async def _raise_as_asked(ctx: Ctx) -> None:
+    """Raise what the request's forwardedProps names; say hello when it names nothing."""
+    with ctx.message() as message:
+        message.delta("partial")
+        asked = ctx.forwarded_props
+        if isinstance(asked, str):
+            raise RAISED[asked]
+    ctx.say("hello")
+
+
+def _post(url: str, asked: str | None) -> list[Event]:
+    body = request(forwardedProps=asked).model_dump_json(by_alias=True, exclude_none=True)
+    response = httpx.post(
+        url, content=body, headers={"content-type": "application/json"}, timeout=REQUEST_SECONDS
+    )
+    assert response.status_code == 200
+    frames = response.text.split("\n\n")
+    return [parse_event(frame.removeprefix("data: ")) for frame in frames if frame]
+
+
+def test_a_served_agent_raising_base_exceptions_ends_each_run_and_the_server_lives() -> None:
+    with serving(asgi_app(_raise_as_asked)) as url:
+        runs = {asked: _post(url, asked) for asked in RAISED}
+        healthy = _post(url, None)
+    for asked, events in runs.items():
+        assert_valid(events)
+        assert types_of(events) == [RS, TMS, TMC, TME, RE], asked
+    assert error_of(runs["exit"]).code == "AGENT_EXIT"
+    assert error_of(runs["interrupt"]).code == "AGENT_INTERRUPTED"
+    assert error_of(runs["generator-exit"]).code == "AGENT_EXIT"
+    assert finished(healthy).outcome == SuccessOutcome()
+
+
+AGUI = Path(sys.executable).parent / "agui"
+
+
+def test_agui_serve_survives_an_agents_system_exit_and_still_stops_on_sigint(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "raising.py"
+    target.write_text(
+        "async def agent(ctx):\n"
+        "    if ctx.forwarded_props == 'exit':\n"
+        "        raise SystemExit(1)\n"
+        "    if ctx.forwarded_props == 'interrupt':\n"
+        "        raise KeyboardInterrupt\n"
+        "    ctx.say('hello')\n"
+    )
+    process = subprocess.Popen(  # noqa: S603 - the project's own console script
+        [str(AGUI), "serve", f"{target}:agent", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("agui: serving on "), line
+        url = line.removeprefix("agui: serving on ").strip()
+        exited = _post(url, "exit")
+        interrupted = _post(url, "interrupt")
+        healthy = _post(url, None)
+        assert process.poll() is None
+    finally:
+        process.send_signal(signal.SIGINT)  # a real Ctrl-C reaches the server, not an agent
+        status = process.wait(timeout=REQUEST_SECONDS)
+        assert process.stdout is not None
+        assert process.stderr is not None
+        process.stdout.close()
+        errors = process.stderr.read()
+        process.stderr.close()
+    assert status == 0, errors
+    assert [error_of(exited).code, error_of(interrupted).code] == [
+        "AGENT_EXIT",
+        "AGENT_INTERRUPTED",
+    ]
+    assert finished(healthy).outcome == SuccessOutcome()
+
+
+class ExitOnFinish:
+    """A transformer that raises SystemExit on the run's RUN_FINISHED."""
+
+    def transform(self, event: Event) -> Sequence[Event]:
+        if isinstance(event, RunFinishedEvent):
+            raise SystemExit(1)
+        return (event,)
+
+
+def test_a_transformer_raising_system_exit_on_run_finished_ends_the_run_with_run_error() -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.say("done")
+
+    async def cancelled(ctx: Ctx) -> None:
+        ctx.token.cancel()
+
+    for each in (agent, cancelled):
+        events = drive(each, transformers=[ExitOnFinish()])
+        assert error_of(events).code == "AGENT_EXIT"

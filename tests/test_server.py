@@ -26,12 +26,15 @@ import httpx
 import pytest
 import uvicorn
 from ag_ui_validate.pytest_plugin import validate_agui_endpoint
-from pydantic import JsonValue
+from pydantic import BaseModel, JsonValue
 
 import agui
 from agui import Interrupt, RunAgentInput, RunContext, RunOutcome
+from agui.agents import ToolLoopAgent, tool
+from agui.agents.models import ScriptedModel
 from agui.asgi import LOOPBACK_HOSTS, asgi_app
 from agui.asgi._server import listen, tcp_socket
+from agui.capabilities import AgentCapabilities, IdentityCapabilities
 from agui.messages import UserMessage
 from agui.sse import event_json
 from agui.testing import assert_valid, collect, fold, serving
@@ -361,7 +364,12 @@ def test_the_connections_uvicorn_accepts_under_serving_have_tcp_nodelay() -> Non
             if isinstance(thing, asyncio.Transport)
             and (thing.get_extra_info("sockname") or ("", 0))[1] == port
         ]
-        sockets = [transport.get_extra_info("socket") for transport in transports]
+        # An earlier server's connection may have had the same port number: its socket is shut.
+        sockets = [
+            sock
+            for sock in (transport.get_extra_info("socket") for transport in transports)
+            if sock is not None and sock.fileno() >= 0
+        ]
 
         assert len(sockets) == 1
         assert sockets[0].getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
@@ -549,3 +557,89 @@ def test_agui_serve_states_its_limits_in_its_help() -> None:
     assert "body at most 1 MiB, arriving whole within 10 s" in text
     assert "idle keep-alive connection is closed after 5 s" in text
     assert "whose Host is localhost, 127.0.0.1, ::1" in text
+
+
+# The capabilities route, as CopilotKit's runtime reaches it: a GET next to the endpoint.
+
+
+class Board(BaseModel):
+    tasks: list[str] = []
+
+
+@tool
+def get_weather(city: str) -> str:
+    """The weather in a city."""
+    return f"sunny in {city}"
+
+
+def test_a_tool_loop_with_state_serves_its_tools_schema_and_transport_at_capabilities() -> None:
+    agent = ToolLoopAgent(ScriptedModel([]), tools=[get_weather])
+    with serving(asgi_app(agent, state=Board, protobuf=True)) as url:
+        response = httpx.get(f"{url}/agent/capabilities", timeout=REQUEST_SECONDS)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    served = response.json()
+    assert served["transport"] == {"streaming": True, "httpBinary": True}
+    assert served["humanInTheLoop"] == {"supported": True, "interrupts": True}
+    assert served["state"] == {"snapshots": True, "deltas": True}
+    assert served["custom"]["stateSchema"]["properties"]["tasks"]["type"] == "array"
+    assert served["tools"]["supported"] is True
+    assert served["tools"]["clientProvided"] is True
+    assert [item["name"] for item in served["tools"]["items"]] == ["get_weather"]
+    assert "null" not in response.text
+
+
+def test_capabilities_given_on_asgi_app_replace_or_extend_the_derived_ones() -> None:
+    given = AgentCapabilities(identity=IdentityCapabilities(name="travel"))
+
+    def extend(derived: AgentCapabilities) -> AgentCapabilities:
+        return derived.model_copy(update={"identity": IdentityCapabilities(name="board")})
+
+    with serving(asgi_app(weather, capabilities=given)) as url:
+        replaced = httpx.get(f"{url}/capabilities", timeout=REQUEST_SECONDS).json()
+    with serving(asgi_app(weather, capabilities=extend, protobuf=False)) as url:
+        extended = httpx.get(f"{url}/capabilities", timeout=REQUEST_SECONDS).json()
+    assert replaced == {"identity": {"name": "travel"}}
+    assert extended == {
+        "identity": {"name": "board"},
+        "transport": {"streaming": True},
+        "humanInTheLoop": {"supported": True, "interrupts": True},
+    }
+
+
+def test_the_capabilities_route_answers_get_only_and_goes_through_authorize() -> None:
+    def authorize(headers: Mapping[str, str]) -> bool:
+        return hmac.compare_digest(headers.get("authorization", ""), "Bearer secret")
+
+    with serving(asgi_app(weather, authorize=authorize)) as url:
+        anonymous = httpx.get(f"{url}/capabilities", timeout=REQUEST_SECONDS)
+        wrong = httpx.get(
+            f"{url}/capabilities", headers={"authorization": "Bearer no"}, timeout=REQUEST_SECONDS
+        )
+        allowed = httpx.get(
+            f"{url}/capabilities",
+            headers={"authorization": "Bearer secret"},
+            timeout=REQUEST_SECONDS,
+        )
+        posted = httpx.post(
+            f"{url}/capabilities",
+            headers={"authorization": "Bearer secret"},
+            json={},
+            timeout=REQUEST_SECONDS,
+        )
+    assert (anonymous.status_code, anonymous.json()["code"]) == (401, "UNAUTHORIZED")
+    assert (wrong.status_code, wrong.json()["code"]) == (403, "FORBIDDEN")
+    assert allowed.status_code == 200
+    assert allowed.json()["transport"]["streaming"] is True
+    assert (posted.status_code, posted.json()["code"]) == (405, "METHOD_NOT_ALLOWED")
+    assert posted.headers["allow"] == "GET, HEAD"
+
+
+def test_an_endpoint_without_capabilities_answers_404_json_there_and_still_runs() -> None:
+    with serving(asgi_app(weather, capabilities=False)) as url:
+        missing = httpx.get(f"{url}/agent/capabilities", timeout=REQUEST_SECONDS)
+        run = httpx.post(f"{url}/agent", content=INPUT.model_dump_json(), headers=JSON)
+    assert missing.status_code == 404
+    assert missing.json()["code"] == "NOT_FOUND"
+    assert "capabilities=False" in missing.json()["message"]
+    assert run.status_code == 200

@@ -725,6 +725,49 @@ VIOLATIONS = [
         "does not match the message 't1' opener's subagent 's1'.",
         id="tool-result-owns-the-message-it-mints",
     ),
+    pytest.param(
+        [
+            started(history=[assistant_with_call("c0"), assistant_with_call("c0", S1)]),
+            ReasoningEncryptedValueEvent(
+                subtype="tool-call", entity_id="c0", encrypted_value="x", subagent_run_id=S1
+            ),
+        ],
+        Rule.SUBAGENT_ATTRIBUTION_MISMATCH,
+        "tool call 'c0'",
+        id="history-gives-a-call-to-its-first-writer",
+    ),
+    pytest.param(
+        [started(history=[assistant_with_call("c0")]), *call("c0")[:1]],
+        Rule.TOOL_CALL_ID_REUSED,
+        "Cannot send 'TOOL_CALL_START': tool call 'c0' already exists",
+        id="a-call-of-the-input-history-started-again",
+    ),
+    pytest.param(
+        [BEGIN, *call("c1"), *call("c1")[:1]],
+        Rule.TOOL_CALL_ID_REUSED,
+        "tool call 'c1' already exists (it was started earlier in this stream or is in the run "
+        "input's history), and a client would overwrite that call with this one. Give each tool "
+        "call an id of its own in the thread.",
+        id="a-closed-call-started-again",
+    ),
+    pytest.param(
+        [BEGIN, *call("c1"), finished(), started("r2"), *call("c1")[:1]],
+        Rule.TOOL_CALL_ID_REUSED,
+        "tool call 'c1' already exists",
+        id="an-earlier-runs-call-started-again",
+    ),
+    pytest.param(
+        [BEGIN, *call("c1"), ToolCallChunkEvent(tool_call_id="c1", tool_call_name="f")],
+        Rule.TOOL_CALL_ID_REUSED,
+        "tool call 'c1' already exists",
+        id="a-chunk-starts-a-closed-call-again",
+    ),
+    pytest.param(
+        [BEGIN, MessagesSnapshotEvent(messages=[assistant_with_call("c5")]), *call("c5")[:1]],
+        Rule.TOOL_CALL_ID_REUSED,
+        "tool call 'c5' already exists",
+        id="a-call-of-a-messages-snapshot-started-again",
+    ),
 ]
 
 
@@ -997,8 +1040,8 @@ ACCEPTED = [
             TextMessageStartEvent(message_id="m2", subagent_run_id=S1),
             TextMessageContentEvent(message_id="m2", delta="untagged"),
             TextMessageEndEvent(message_id="m2", subagent_run_id=S1),
-            *call("c1", parent="m1"),
             ToolCallStartEvent(tool_call_id="c1", tool_call_name="f", parent_message_id="m1"),
+            ToolCallArgsEvent(tool_call_id="c1", delta="{}"),
             ToolCallEndEvent(tool_call_id="c1", subagent_run_id=S1),
             ReasoningEncryptedValueEvent(
                 subtype="tool-call", entity_id="c1", encrypted_value="x", subagent_run_id=S1
@@ -1062,8 +1105,7 @@ ACCEPTED = [
             ActivityDeltaEvent(message_id="p1", activity_type="A", patch=[], subagent_run_id=S1),
             TextMessageStartEvent(message_id="m1"),
             TextMessageEndEvent(message_id="m1"),
-            ToolCallStartEvent(tool_call_id="c0", tool_call_name="f", subagent_run_id=None),
-            ToolCallEndEvent(tool_call_id="c0"),
+            ReasoningEncryptedValueEvent(subtype="tool-call", entity_id="c0", encrypted_value="x"),
             result("c0"),
             finished(),
         ],

@@ -7,11 +7,12 @@ as its own block (`TOOL_CALL_START`, `ARGS`, `END`, `RESULT`), the results go ba
 and its answer streams as text. The data is fake but deterministic: the same city always has the
 same weather and the same restaurants.
 
-The model is a `ScriptedModel` unless an OpenAI-compatible endpoint is configured:
+The model is a `ScriptedModel` unless an OpenAI-compatible endpoint is configured, in which
+case it is an `OpenAIModel` (the official `openai` SDK, extra `openai`):
 
-- `AGUI_MODEL_BASE_URL`: the API root, such as `https://api.openai.com/v1` or
-  `http://localhost:11434/v1` (Ollama);
-- `AGUI_MODEL`: the model's name, such as `gpt-4o-mini`;
+- `AGUI_MODEL_BASE_URL`: the API root, such as `https://api.openai.com/v1`,
+  `http://localhost:11434/v1` (Ollama) or `http://127.0.0.1:8080/v1` (llama.cpp's server);
+- `AGUI_MODEL`: the model's name, such as `gpt-4o-mini` (a local server takes any name);
 - `AGUI_API_KEY`: the key, when the endpoint needs one.
 
 The scripted model plays a model without any network: its turn is a function of the
@@ -45,7 +46,7 @@ from agui.agents.models import (
     Call,
     ChatMessage,
     ChatModel,
-    OpenAICompatibleModel,
+    OpenAIModel,
     ScriptedModel,
     Turn,
 )
@@ -263,13 +264,13 @@ def _places_sentence(places: Sequence[Restaurant]) -> str:
 
 
 def build_model(env: Mapping[str, str] | None = None) -> ChatModel:
-    """The scripted model, or an OpenAI-compatible one when `AGUI_MODEL_BASE_URL` is set.
+    """The scripted model, or an `OpenAIModel` when `AGUI_MODEL_BASE_URL` is set.
 
     Examples:
         >>> type(build_model({})).__name__
         'ScriptedModel'
         >>> build_model({"AGUI_MODEL_BASE_URL": "http://localhost:11434/v1", "AGUI_MODEL": "qwen3"})
-        OpenAICompatibleModel(base_url='http://localhost:11434/v1', model='qwen3', api_key=None)
+        OpenAIModel(model='qwen3', base_url='http://localhost:11434/v1/')
     """
     env = os.environ if env is None else env
     base_url = env.get("AGUI_MODEL_BASE_URL", "").strip()
@@ -282,7 +283,7 @@ def build_model(env: Mapping[str, str] | None = None) -> ChatModel:
             "such as AGUI_MODEL=gpt-4o-mini (or unset AGUI_MODEL_BASE_URL for the scripted model)"
         )
         raise RuntimeError(message)
-    return OpenAICompatibleModel(base_url, model, api_key=env.get("AGUI_API_KEY"))
+    return OpenAIModel(model, base_url=base_url, api_key=env.get("AGUI_API_KEY"))
 
 
 def build_agent(model: ChatModel | None = None) -> ToolLoopAgent:

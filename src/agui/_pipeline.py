@@ -13,7 +13,10 @@ Every event a run emits goes through `send`: the run's transformers (in order), 
 (which refuses a broken rule and changes nothing), then the receiver's queue. After the verifier
 the pipeline also notes what left that the run must know: the tool calls started and answered
 (for `pendingToolCallIds`), the state events (so the state baseline follows what the client
-holds), and a terminal event (after which every emit is refused).
+holds), and a terminal event (after which every emit is refused). A `CUSTOM` value or `RAW`
+event is checked to serialize before the verifier sees it: refused here, a payload the transport
+could not write is the agent's `UsageError`, and the driver closes the open blocks before
+`RUN_ERROR`, which it could not do for a failure found only at the transport.
 
 The record branch is the hot path. A handle's streamed delta, a text message's plain start and
 a message's or tool call's end are nearly every event of a stream. While the run is *plain* (no
@@ -34,11 +37,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Generic, Protocol, TypeVar, get_args
 
+from pydantic_core import to_json
+
 from agui._record import Kind, Record, materialize
 from agui.cancellation import CancellationToken
 from agui.errors import Cancelled, UsageError
 from agui.events import (
+    CustomEvent,
     Event,
+    RawEvent,
     RunErrorEvent,
     RunFinishedEvent,
     StateDeltaEvent,
@@ -129,10 +136,14 @@ class Pipeline(Generic[B]):
             raise Cancelled(self._token.reason)
         if self._transformers:
             for output in apply_transformers(self._transformers, event):
+                if isinstance(output, (CustomEvent, RawEvent)):
+                    _check_payload(output)
                 self.verifier.observe(output)
                 self._track(output)
                 self.receiver.push(output)
             return
+        if isinstance(event, (CustomEvent, RawEvent)):
+            _check_payload(event)
         self.verifier.observe(event)
         if type(event) not in _UNTRACKED:
             self._track(event)
@@ -213,6 +224,28 @@ class Pipeline(Generic[B]):
                 failures.append(error)
                 self.release(block)
         return failures
+
+
+def _check_payload(event: CustomEvent | RawEvent) -> None:
+    """Refuse a payload the transport could not write, here, where the agent wrote it.
+
+    Refused late, at the transport, it would end the stream with the agent's blocks still
+    open; refused here, it is the agent's error like any other, and the driver closes the
+    blocks first. A string holding a lone surrogate (U+D800 to U+DFFF, unpaired) is the one way
+    a `JsonValue` fails.
+    """
+    if isinstance(event, CustomEvent):
+        field, value, name = "value", event.value, f" {event.name!r}"
+    else:
+        field, value, name = "event", event.event, ""
+    try:
+        to_json(value)
+    except ValueError as error:
+        message = (
+            f"cannot emit {event.type}{name}: its {field} cannot be serialized as JSON ({error}); "
+            "pass only JSON values, with strings of valid Unicode (no lone surrogates)"
+        )
+        raise UsageError(message) from None
 
 
 _UNTRACKED: frozenset[type] = frozenset(

@@ -40,6 +40,7 @@ class Rule(str, Enum):
     MESSAGE_NOT_OPEN = "message-not-open"
     TOOL_CALL_ALREADY_OPEN = "tool-call-already-open"
     TOOL_CALL_NOT_OPEN = "tool-call-not-open"
+    TOOL_CALL_ID_REUSED = "tool-call-id-reused"
     TOOL_RESULT_BEFORE_END = "tool-result-before-end"
     TOOL_RESULT_UNKNOWN_CALL = "tool-result-unknown-call"
     STEP_ALREADY_OPEN = "step-already-open"
@@ -85,6 +86,7 @@ _DESCRIPTIONS: dict[Rule, str] = {
     Rule.MESSAGE_NOT_OPEN: "Text content and ends need an open text message.",
     Rule.TOOL_CALL_ALREADY_OPEN: "No TOOL_CALL_START for a tool call still open.",
     Rule.TOOL_CALL_NOT_OPEN: "Tool call args and ends need an open tool call.",
+    Rule.TOOL_CALL_ID_REUSED: "No TOOL_CALL_START for a call id the stream or input has.",
     Rule.TOOL_RESULT_BEFORE_END: "A tool call's result comes after its TOOL_CALL_END.",
     Rule.TOOL_RESULT_UNKNOWN_CALL: "A result answers a call the stream or input knows.",
     Rule.STEP_ALREADY_OPEN: "No STEP_STARTED for a step its owner has open.",

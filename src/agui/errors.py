@@ -11,6 +11,11 @@ AguiError
 ├── StateError            the run state cannot be read, written or published (STATE_ERROR)
 ├── PatchError            a JSON Patch does not apply to its document (PATCH_ERROR)
 ├── AgentError            an agent fails on purpose with a message the user may see (AGENT_ERROR)
+│   └── ModelError        a model's API failed: a 4xx, a broken stream (MODEL_ERROR)
+│       ├── ModelAuthenticationError  the key was refused: 401, 403 (MODEL_AUTHENTICATION)
+│       ├── ModelRateLimited          429 after the retries (MODEL_RATE_LIMITED)
+│       ├── ModelTimeout              no answer in time (MODEL_TIMEOUT)
+│       └── ModelUnavailable          no connection, or a 5xx (MODEL_UNAVAILABLE)
 ├── InvalidArguments      a tool call's argument text is partial, not JSON, or the wrong shape
 │                         (INVALID_ARGUMENTS)
 ├── Cancelled             the run was cancelled; emitting after that point raises it (CANCELLED)
@@ -64,6 +69,11 @@ __all__ = [
     "InvalidArguments",
     "InvalidInput",
     "MalformedEvent",
+    "ModelAuthenticationError",
+    "ModelError",
+    "ModelRateLimited",
+    "ModelTimeout",
+    "ModelUnavailable",
     "PatchError",
     "ProtocolViolation",
     "Refused",
@@ -141,6 +151,64 @@ class AgentError(AguiError):
     """
 
     code: ClassVar[str] = "AGENT_ERROR"
+
+
+class ModelError(AgentError):
+    """Raised when a model's API fails: the request was refused, or the stream broke.
+
+    The model classes map their SDK's errors onto this branch, so `RUN_ERROR.code` says what
+    went wrong whichever provider is behind the agent.
+
+    Examples:
+        >>> ModelError("the model API answered HTTP 400: unknown model 'gpt-9'").code
+        'MODEL_ERROR'
+    """
+
+    code: ClassVar[str] = "MODEL_ERROR"
+
+
+class ModelAuthenticationError(ModelError):
+    """Raised when a model's API refuses the credentials (HTTP 401 or 403).
+
+    Examples:
+        >>> ModelAuthenticationError("the model API refused the API key").code
+        'MODEL_AUTHENTICATION'
+    """
+
+    code: ClassVar[str] = "MODEL_AUTHENTICATION"
+
+
+class ModelRateLimited(ModelError):
+    """Raised when a model's API still rate-limits the request (HTTP 429) after the retries.
+
+    Examples:
+        >>> ModelRateLimited("the model API rate-limited the request").code
+        'MODEL_RATE_LIMITED'
+    """
+
+    code: ClassVar[str] = "MODEL_RATE_LIMITED"
+
+
+class ModelTimeout(ModelError):
+    """Raised when a model's API does not answer within the configured timeout.
+
+    Examples:
+        >>> ModelTimeout("the model API did not answer within 60 s").code
+        'MODEL_TIMEOUT'
+    """
+
+    code: ClassVar[str] = "MODEL_TIMEOUT"
+
+
+class ModelUnavailable(ModelError):
+    """Raised when a model's API cannot be reached, or fails on its side (HTTP 5xx).
+
+    Examples:
+        >>> ModelUnavailable("the model API could not be reached").code
+        'MODEL_UNAVAILABLE'
+    """
+
+    code: ClassVar[str] = "MODEL_UNAVAILABLE"
 
 
 class InvalidArguments(AguiError):

@@ -8,7 +8,9 @@ both, never two, never none:
 - The agent raises: open handles are closed innermost first, then `RUN_ERROR` with the error's
   stable code. Only `AgentError` carries its own message to the client; anything else gets a
   message per code, and the exception's text only with `debug=True` (the server log always has
-  the traceback).
+  the traceback). That includes what is not an `Exception`: `SystemExit` and `GeneratorExit`
+  end the run with code `AGENT_EXIT`, `KeyboardInterrupt` with `AGENT_INTERRUPTED`, and the
+  process serving it lives on. `asyncio.CancelledError` is cancellation, below.
 - The run is cancelled (`Cancelled`, a tripped token, or the task being cancelled): handles are
   closed, then `RUN_FINISHED` with the `cancelled` outcome.
 - `RUN_FINISHED` is refused by the verifier (a raw-emitted block left open): `RUN_ERROR` with
@@ -70,6 +72,8 @@ _MESSAGES = {
     "USAGE_ERROR": "the agent used the agui SDK in a way it does not allow",
     "INVALID_ARGUMENTS": "a tool call's arguments could not be read",
     "CANCELLED": "the run was cancelled",
+    "AGENT_EXIT": "the agent tried to exit, which ends only its run",
+    "AGENT_INTERRUPTED": "the agent raised KeyboardInterrupt, which ends only its run",
 }
 
 
@@ -209,7 +213,10 @@ async def drive(agent: AgentLike[S], ctx: RunContext[S], *, debug: bool = False)
             raise
         except Cancelled:
             _end_cancelled(ctx)
-        except Exception as error:  # noqa: BLE001 - every failure must become one RUN_ERROR
+        except BaseException as error:  # noqa: BLE001 - even SystemExit must end only the run
+            # SystemExit, KeyboardInterrupt and GeneratorExit raised by agent code are the
+            # run's failure, not the server's: let past here, they stop the event loop (and the
+            # whole server with it). A real signal never gets here: the server's handler has it.
             _end_with_error(ctx, error, debug=debug)
         else:
             if ctx.terminated:
@@ -287,7 +294,7 @@ def _end_with_outcome(ctx: RunContext[S], outcome: RunOutcome | None, *, debug: 
             usage=ctx.usage or None,
         )
         ctx.emit(finished, forced=True)
-    except Exception as error:  # noqa: BLE001 - a refused RUN_FINISHED still ends the run
+    except BaseException as error:  # noqa: BLE001 - a refused RUN_FINISHED still ends the run
         _end_with_error(ctx, error, debug=debug)
 
 
@@ -298,9 +305,10 @@ def _complete(outcome: RunOutcome | None, ctx: RunContext[S]) -> RunFinishedOutc
         pending = ctx.pending_tool_call_ids
         return SuccessOutcome(pending_tool_call_ids=pending or None)
     if not isinstance(outcome, (SuccessOutcome, InterruptOutcome, CancelledOutcome)):
+        # Only the type: the value itself may hold anything, and this message reaches the client.
         message = (
             "an agent must return RunOutcome.success(), .interrupt() or .cancelled(), or None; "
-            f"got {outcome!r}"
+            f"it returned a {type(outcome).__name__}"
         )
         raise AgentError(message)
     return outcome
@@ -316,18 +324,27 @@ def _end_cancelled(ctx: RunContext[S]) -> None:
             usage=ctx.usage or None,
         )
         ctx.emit(finished, forced=True)
-    except Exception as error:  # noqa: BLE001 - a run that cannot end cancelled ends in error
+    except BaseException as error:  # noqa: BLE001 - a run that cannot end cancelled ends in error
         _end_with_error(ctx, error, debug=False)
 
 
 def _end_with_error(ctx: RunContext[S], error: BaseException, *, debug: bool) -> None:
-    code = error.code if isinstance(error, AguiError) else "AGENT_ERROR"
+    code = _code(error)
     if ctx.terminated:
         _log.error("run %s failed after its terminal event", ctx.run_id, exc_info=error)
         return
     if isinstance(error, AgentError):
         # A failure the agent chose, with a message meant for the user: no traceback.
         _log.info("run %s ended with %s: %s", ctx.run_id, code, error)
+    elif not isinstance(error, Exception):
+        _log.error(
+            "run %s failed with %s: agent code raised %s, which ends only the run, not the "
+            "process; end a run by returning, or by raising agui.AgentError",
+            ctx.run_id,
+            code,
+            type(error).__name__,
+            exc_info=error,
+        )
     else:
         _log.error("run %s failed with %s", ctx.run_id, code, exc_info=error)
     for handle_error in ctx.close_open_handles():
@@ -350,13 +367,37 @@ def _close_open(ctx: RunContext[S]) -> None:
         raise failures[0]
 
 
+def _code(error: BaseException) -> str:
+    if isinstance(error, AguiError):
+        return error.code
+    if isinstance(error, KeyboardInterrupt):
+        return "AGENT_INTERRUPTED"
+    return "AGENT_ERROR" if isinstance(error, Exception) else "AGENT_EXIT"
+
+
 def _error_message(error: BaseException, *, debug: bool) -> str:
     if isinstance(error, AgentError):
-        return str(error)
-    if isinstance(error, AguiError):
-        base = _MESSAGES.get(error.code, "the run failed")
+        text = _text_of(error)
+        return type(error).__name__ if text is None else text
+    code = _code(error)
+    if isinstance(error, AguiError) or code != "AGENT_ERROR":
+        base = _MESSAGES.get(code, "the run failed")
     else:
         base = "the agent failed with an unexpected error"
-    if debug:
-        return f"{base}: {type(error).__name__}: {error}"
-    return base
+    if not debug:
+        return base
+    text = _text_of(error)
+    if not text:
+        return f"{base}: {type(error).__name__}"
+    return f"{base}: {type(error).__name__}: {text}"
+
+
+def _text_of(error: BaseException) -> str | None:
+    """The error's text, written so that it serializes; `None` when its `__str__` fails."""
+    try:
+        text = str(error)
+    except Exception:  # noqa: BLE001 - a broken __str__ must not cost the run its terminal event
+        _log.warning("the text of a %s could not be read", type(error).__name__, exc_info=True)
+        return None
+    # A lone surrogate would make the RUN_ERROR itself unserializable: escape it.
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")

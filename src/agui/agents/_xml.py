@@ -56,6 +56,8 @@ RESULT_OPEN = "<tool_result"
 STOP_SEQUENCES = (RESULT_OPEN,)
 """Where the model must stop: a `<tool_result>` it writes itself holds invented data."""
 
+NOT_JSON_STRING = '"arguments" is a string that does not hold JSON'
+NOT_JSON_TAG = "the tag does not hold JSON"
 _OPENERS = (TOOL_OPEN, THINK_OPEN, FENCE, "{")
 _FUNCTION = re.compile(r"<function=([A-Za-z0-9_.:-]+)>")
 _FUNCTION_PENDING = re.compile(r"<function=[A-Za-z0-9_.:-]*\Z")
@@ -273,7 +275,7 @@ class XmlStreamParser:
         if self._mode == "call":
             return _parse_call(body)
         raw = f"{FUNCTION_PREFIX}{self._function}>{body}{FUNCTION_CLOSE}"
-        return _call(raw, self._function, body.strip() or "{}")
+        return _call(raw, self._function, body.strip() or "{}", not_json=NOT_JSON_TAG)
 
 
 _MODES: dict[str, Mode] = {TOOL_OPEN: "call", THINK_OPEN: "think", FENCE: "fence", "{": "bare"}
@@ -336,7 +338,7 @@ def _parse_call(body: str) -> ToolCallTag | MalformedTag:
     try:
         value: JsonValue = json.loads(body)
     except ValueError as error:
-        return MalformedTag(raw, f"the tag does not hold JSON ({error})")
+        return MalformedTag(raw, f"{NOT_JSON_TAG} ({error})")
     if not isinstance(value, dict):
         return MalformedTag(raw, 'the tag must hold an object with a "name" string')
     return _from_object(raw, value)
@@ -357,11 +359,13 @@ def _from_object(raw: str, value: dict[str, JsonValue]) -> ToolCallTag | Malform
     return ToolCallTag(name, _compact(arguments))
 
 
-def _call(raw: str, name: str, arguments: str) -> ToolCallTag | MalformedTag:
+def _call(
+    raw: str, name: str, arguments: str, *, not_json: str = NOT_JSON_STRING
+) -> ToolCallTag | MalformedTag:
     try:
         parsed: JsonValue = json.loads(arguments)
     except ValueError:
-        return MalformedTag(raw, '"arguments" is a string that does not hold JSON')
+        return MalformedTag(raw, not_json)
     if not isinstance(parsed, dict):
         return MalformedTag(raw, '"arguments" must be an object')
     return ToolCallTag(name, _compact(parsed))

@@ -26,10 +26,19 @@ from agui.asgi._admission import (
     request_headers,
     send_refusal,
 )
+from agui.asgi._capabilities import (
+    CapabilitiesSetting,
+    answer_capabilities,
+    derive,
+    is_capabilities_path,
+    not_found,
+    resolve,
+)
 from agui.asgi._encoding import SSE, Encoding, proto_encoding
 from agui.asgi._origins import OriginPolicy, is_preflight
 from agui.asgi._page import answer_inspector
 from agui.asgi._streaming import DisconnectHook, Streamer, TransformerFactory, try_send
+from agui.capabilities import AgentCapabilities
 from agui.errors import Refused, UsageError
 from agui.proto import PROTO_MEDIA_TYPE
 from agui.runner import Agent, AgentLike
@@ -94,6 +103,7 @@ class AguiApp(Generic[S]):
         inspector: bool,
         encodings: Mapping[str, Encoding],
         origins: OriginPolicy,
+        capabilities: CapabilitiesSetting = None,
     ) -> None:
         self._streamer: Streamer[S] = Streamer(
             agent,
@@ -111,6 +121,23 @@ class AguiApp(Generic[S]):
         self._encodings = dict(encodings)
         self._media_types = tuple(self._encodings)
         self._origins = origins
+        derived = derive(agent, state, protobuf=PROTO_MEDIA_TYPE in self._encodings)
+        self._capabilities = capabilities
+        self._derived = derived
+
+    @property
+    def capabilities(self) -> AgentCapabilities | None:
+        """What `GET <path>/capabilities` answers, or `None` when the route is off (404).
+
+        Examples:
+            >>> async def hello(ctx):
+            ...     ctx.say("Hello!")
+            >>> asgi_app(hello, protobuf=False).capabilities.transport.streaming
+            True
+            >>> asgi_app(hello, capabilities=False).capabilities is None
+            True
+        """
+        return resolve(self._capabilities, self._derived)
 
     @property
     def media_types(self) -> tuple[str, ...]:
@@ -169,6 +196,9 @@ class AguiApp(Generic[S]):
         if is_preflight(method, headers):
             await _answer_preflight(send, self._origins.preflight(headers))
             return None
+        if is_capabilities_path(scope):
+            await self._answer_capabilities(method, headers, send)
+            return None
         if self._inspector and method != "POST":
             await answer_inspector(scope, send, method)
             return None
@@ -191,6 +221,20 @@ class AguiApp(Generic[S]):
             refusal.headers += [(n.decode("latin-1"), v.decode("latin-1")) for n, v in cors]
             raise
         return None if run_input is None else (run_input, encoding, cors)
+
+    async def _answer_capabilities(
+        self, method: str, headers: Mapping[str, str], send: Send
+    ) -> None:
+        served = self.capabilities
+        if served is None:
+            raise not_found()
+        cors = self._origins.check_origin(headers)
+        try:
+            await self._check_authorized(headers)
+            await answer_capabilities(send, method, served, cors)
+        except Refusal as refusal:
+            refusal.headers += [(n.decode("latin-1"), v.decode("latin-1")) for n, v in cors]
+            raise
 
     async def _check_authorized(self, headers: Mapping[str, str]) -> None:
         if self._authorize is None:
@@ -240,6 +284,7 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
     cancel_grace: float = 5.0,
     inspector: bool = False,
     protobuf: bool | None = None,
+    capabilities: CapabilitiesSetting = None,
 ) -> AguiApp[S]:
     """An ASGI app that runs `agent` for each POSTed `RunAgentInput` and streams its events.
 
@@ -269,6 +314,10 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
             view of the runs it starts (see `agui.asgi.inspector`); off by default (GET gets 405).
         protobuf: offer the protobuf binding to clients that ask for it by name: `None` when
             the `proto` extra is installed, `True` always (it must be), `False` never.
+        capabilities: what `GET <path>/capabilities` answers: `None` for what agui derives
+            from the agent (streaming, interrupts, protobuf, the state's schema, a tool loop's
+            tools), an `AgentCapabilities` to serve instead, a function from the derived ones
+            to the ones to serve (called for each request), or `False` for none (404).
 
     Examples:
         >>> async def hello(ctx):
@@ -298,6 +347,7 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         inspector=inspector,
         encodings=_encodings(protobuf),
         origins=origins,
+        capabilities=capabilities,
     )
 
 

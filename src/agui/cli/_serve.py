@@ -13,13 +13,12 @@ import argparse
 import inspect
 import ipaddress
 import json
-import socket
 import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agui.asgi import BODY_TIMEOUT, LOOPBACK_HOSTS, MAX_BODY_BYTES, Receive, Scope, Send, asgi_app
-from agui.asgi._server import KEEPALIVE_TIMEOUT, LIMITS, MAX_HEADER_BYTES, tcp_socket
+from agui.asgi._server import KEEPALIVE_TIMEOUT, LIMITS, MAX_HEADER_BYTES, listen
 from agui.cli._main import EXIT_OK, fail, statuses
 from agui.cli._targets import load_agent, load_state_type
 from agui.context import RunContext
@@ -32,7 +31,6 @@ if TYPE_CHECKING:
 __all__ = ["add_serve"]
 
 _GRACEFUL_SHUTDOWN_SECONDS = 5
-_BACKLOG = 2048
 _HIGHEST_PORT = 65535
 
 
@@ -123,7 +121,7 @@ def _serve(args: argparse.Namespace) -> int:
             'serving needs uvicorn, which is not installed: pip install "agui-server[serve]"',
         )
     try:
-        sock = _listen(args.host, args.port)
+        sock = listen(args.host, args.port)
     except OSError as error:
         reason = error.strerror or str(error)
         message = (
@@ -152,19 +150,6 @@ def _serve(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:  # Ctrl-C: uvicorn has shut down gracefully and re-raised it
             pass
     return EXIT_OK
-
-
-def _listen(host: str, port: int) -> socket.socket:
-    """A socket bound and listening, so clients may connect as soon as its address is printed."""
-    sock = tcp_socket(host)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(_BACKLOG)
-    except OSError:
-        sock.close()
-        raise
-    return sock
 
 
 def _annotated_state(agent: AgentLike[Any]) -> type[Any] | None:

@@ -9,11 +9,14 @@ it is emitted, so a broken rule is named where it was broken, in the call that b
 check runs before anything changes), so the run driver can still end the run with `RUN_ERROR`.
 `finish()` checks the end of the stream. The rules mirror the official 1.0 TypeScript client
 (`verifyEvents` after its chunk expansion, which `agui.verify._chunks` models), and where that
-client has an error text, our message contains it verbatim. We are stricter on purpose in three
+client has an error text, our message contains it verbatim. We are stricter on purpose in four
 places: a stream must end with a terminal event; a `RUN_FINISHED` must name the run and thread of
 its `RUN_STARTED` (and all runs of a stream one thread); a `TOOL_CALL_RESULT` must follow its call's
 `TOOL_CALL_END` and answer a call that this stream, the run input or the caller
-(`known_tool_call_ids`) knows, so a resumed run may still answer an earlier run's call.
+(`known_tool_call_ids`) knows, so a resumed run may still answer an earlier run's call; and a
+`TOOL_CALL_START` may not reuse the id of one of those calls, where the client only warns
+("tool call '...' already exists") and overwrites the earlier call with the new one. A message id
+may be reused: the client appends to that message.
 
 Each concern has its module: the run lifecycle is a transition table in the h11 style, consulted
 first for every event (`_lifecycle`); messages, tool calls and reasoning are kept in a ledger
@@ -40,6 +43,7 @@ models refuse them when an event is built or parsed (`agui.errors.MalformedEvent
 | message-not-open | Text content and ends need an open text message. |
 | tool-call-already-open | No TOOL_CALL_START for a tool call still open. |
 | tool-call-not-open | Tool call args and ends need an open tool call. |
+| tool-call-id-reused | No TOOL_CALL_START for a call id the stream or input has. |
 | tool-result-before-end | A tool call's result comes after its TOOL_CALL_END. |
 | tool-result-unknown-call | A result answers a call the stream or input knows. |
 | step-already-open | No STEP_STARTED for a step its owner has open. |

@@ -38,6 +38,7 @@ from agui.verify._kinds import (
 
 if TYPE_CHECKING:
     from agui import events as ev
+    from agui.errors import ProtocolViolation
 
 __all__ = ["SPAN", "TEXT", "THOUGHT", "TOOL", "Ledger"]
 
@@ -170,6 +171,9 @@ class Ledger:
             self._check_owner(kind.start, k, entity_id, tag)
         if parent is not None and parent in self.owners[TEXT]:
             self._check_parent(entity_id, tag, parent)
+        # One set lookup, and only for a call: a message id may be reopened, its content appends.
+        if k == TOOL and entity_id in self.known_calls and entity_id not in self.open[k]:
+            raise _reused(entity_id)
 
     def _check_parent(self, call: str, tag: str | None, parent: str) -> None:
         # A tool call has no owner field of its own: it lives in the message that carries it.
@@ -368,3 +372,15 @@ class Ledger:
         for stream in self.lanes.values():
             self.open[stream.kind].pop(stream.entity_id, None)
         self.lanes.clear()
+
+
+def _reused(call: str) -> ProtocolViolation:
+    # The 1.0 client overwrites the earlier call in place: its name and arguments merge with
+    # the new ones, so the UI shows one call made of two. A message id may be reused (its
+    # content appends), a call id may not.
+    return fail(
+        Rule.TOOL_CALL_ID_REUSED,
+        f"Cannot send 'TOOL_CALL_START': tool call '{call}' already exists (it was started "
+        "earlier in this stream or is in the run input's history), and a client would overwrite "
+        "that call with this one. Give each tool call an id of its own in the thread.",
+    )

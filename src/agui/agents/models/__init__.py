@@ -1,9 +1,9 @@
-"""Chat models: the `ChatModel` protocol, a scripted model, and an OpenAI-compatible client.
+"""Chat models: the `ChatModel` protocol, a scripted model, and the OpenAI SDK's model.
 
 agui depends on no LLM SDK. A model is anything that streams `ChatDelta`s for a conversation of
 `ChatMessage`s (`agui.agents.models.base`); `ScriptedModel` replays a script with no network, and
-`OpenAICompatibleModel` speaks `/chat/completions` (OpenAI, Ollama, llama.cpp, vLLM, LM Studio)
-over httpx, from the `agui-server[openai]` extra.
+`OpenAIModel` speaks Chat Completions (OpenAI, Azure, Ollama, llama.cpp, vLLM, LM Studio) through
+the official `openai` SDK, from the `agui-server[openai]` extra.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from agui.agents.models.base import (
     UsageDelta,
     chat_messages,
 )
-from agui.agents.models.openai import OpenAICompatibleModel
+from agui.agents.models.openai import OpenAIModel
 from agui.agents.models.scripted import Call, ScriptedModel, ScriptedRequest, Turn, TurnFunction
 
 __all__ = [
@@ -34,7 +34,7 @@ __all__ = [
     "ChatRole",
     "ChatToolCall",
     "FinishDelta",
-    "OpenAICompatibleModel",
+    "OpenAIModel",
     "PartialToolCall",
     "ReasoningDelta",
     "ScriptedModel",

@@ -1,27 +1,30 @@
-"""`OpenAICompatibleModel`: the streaming `/chat/completions` API over httpx.
+"""`OpenAIModel`: the streaming Chat Completions API through the official `openai` SDK.
 
-One wire format serves OpenAI and the local servers that copy it (Ollama, llama.cpp's server,
-vLLM, LM Studio) and many hosted gateways. The response is Server-Sent Events of JSON chunks:
-text in `delta.content`, reasoning in `delta.reasoning_content` or `delta.reasoning` (the field
-differs between servers), tool-call fragments in `delta.tool_calls` (interleaved by `index`; id
-and name only in a call's first fragment), the finish reason, and, with
-`stream_options.include_usage`, a last chunk with the token counts. Each becomes a `ChatDelta`;
-assembling calls is the dispatcher's job.
+One wire format serves OpenAI, Azure OpenAI and the local servers that copy it (Ollama,
+llama.cpp's server, vLLM, LM Studio) and many gateways; the SDK already reads its Server-Sent
+Events, retries, times out and types its errors, so this module only maps. Text comes in
+`delta.content`, reasoning in `delta.reasoning_content` or `delta.reasoning` (the field differs
+between servers, so it is read from the SDK's extra members), tool-call fragments in
+`delta.tool_calls` (interleaved by `index`; id and name only in a call's first fragment), the
+finish reason, and, with `stream_options.include_usage`, a last chunk with the token counts.
+Each becomes a `ChatDelta`; assembling calls is the dispatcher's job.
 
-Failures never hang and never leak a raw traceback to the client: an HTTP error status, a chunk
-that is not JSON, an error object sent mid-stream, a connection dropped mid-stream and a timeout
-(connect and per-read) all raise `AgentError` with a message naming the endpoint, which the run
-driver sends as `RUN_ERROR`. The API key travels only in the Authorization header and is never
-shown by `repr`.
+A chunk is read back through models of our own (`from_attributes`), because the SDK builds
+streamed chunks without validating them: a server's malformed chunk is refused here instead of
+surfacing as a wrong type three calls later. Failures never hang and never leak a raw traceback:
+each SDK error becomes an `agui.errors.ModelError` whose code says what went wrong
+(`MODEL_AUTHENTICATION`, `MODEL_RATE_LIMITED`, `MODEL_TIMEOUT`, `MODEL_UNAVAILABLE`,
+`MODEL_ERROR`), which the run driver sends as `RUN_ERROR`.
 
-httpx is imported lazily: install it with the `agui-server[openai]` extra.
+The SDK is imported when a model is built: install it with the `agui-server[openai]` extra.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from pydantic import BaseModel, JsonValue, ValidationError
 
@@ -34,89 +37,109 @@ from agui.agents.models.base import (
     ToolCallDelta,
     UsageDelta,
 )
-from agui.errors import AgentError
+from agui.errors import (
+    ModelAuthenticationError,
+    ModelError,
+    ModelRateLimited,
+    ModelTimeout,
+    ModelUnavailable,
+)
 from agui.messages import JsonObject
 from agui.types import TokenUsage, Tool
 
 if TYPE_CHECKING:
-    import httpx
+    import openai
+    from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
 
-__all__ = ["OpenAICompatibleModel"]
+__all__ = ["OpenAIModel"]
 
 _MAX_COUNT = 2**53 - 1
 _SHOWN = 200
+_SERVER_ERROR = 500
 
 
-def _httpx() -> object:
-    try:
-        import httpx  # noqa: PLC0415 - an optional dependency, imported when first needed
-    except ImportError:  # pragma: no cover - the test environment has httpx
+def _sdk() -> None:
+    # An optional dependency, imported where it is first needed; here only looked for.
+    if importlib.util.find_spec("openai") is None:  # pragma: no cover - tests have the SDK
         message = (
-            "OpenAICompatibleModel needs httpx; install it with: pip install 'agui-server[openai]'"
+            "OpenAIModel needs the openai SDK; install it with: pip install 'agui-server[openai]'"
         )
-        raise ImportError(message) from None
-    return httpx
+        raise ImportError(message)
 
 
-class OpenAICompatibleModel:
-    """A `ChatModel` for any OpenAI-compatible `/chat/completions` endpoint, streamed.
+class OpenAIModel:
+    """A `ChatModel` on the OpenAI SDK's streaming Chat Completions, for any compatible server.
 
-    `base_url` is the API root (`https://api.openai.com/v1`, `http://localhost:11434/v1` for
-    Ollama); a blank `api_key` counts as none. `timeout` bounds each read, `connect_timeout`
-    the connection. `extra_body` is merged into every request (say, `{"temperature": 0}`).
-    Pass `client` to reuse an `httpx.AsyncClient` (it is then not closed here).
+    Pass `client` to use an `openai.AsyncOpenAI` (or `AsyncAzureOpenAI`) made your way, with
+    its own proxy, headers or credentials; otherwise one is made from `base_url` and `api_key`
+    (the SDK reads `OPENAI_API_KEY` and `OPENAI_BASE_URL` when they are not given; a local
+    server needs no key, so a blank one is sent as `"none"`). `timeout` (seconds) and
+    `max_retries` go to the SDK; left unset, a given client keeps its own. `extra_body` is
+    merged into every request (say, `{"temperature": 0, "max_tokens": 256}`).
 
     Examples:
-        >>> model = OpenAICompatibleModel("http://localhost:11434/v1/", "qwen3", api_key="sk-1")
-        >>> model.url, model
-        ('http://localhost:11434/v1/chat/completions',
-         OpenAICompatibleModel(base_url='http://localhost:11434/v1', model='qwen3', api_key='***'))
+        >>> model = OpenAIModel("qwen3", base_url="http://localhost:11434/v1", api_key="sk-1")
+        >>> model
+        OpenAIModel(model='qwen3', base_url='http://localhost:11434/v1/')
+        >>> model.request_body([ChatMessage.user("Hi")], [], stop=["</s>"])["stop"]
+        ['</s>']
     """
 
     def __init__(  # noqa: PLR0913 - each option is a keyword a deployment may need
         self,
-        base_url: str,
         model: str,
         *,
+        client: openai.AsyncOpenAI | None = None,
+        base_url: str | None = None,
         api_key: str | None = None,
         provider: str | None = None,
         supports_native_tools: bool = True,
         include_usage: bool = True,
         extra_body: Mapping[str, JsonValue] | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: float = 60.0,
-        connect_timeout: float = 10.0,
-        client: httpx.AsyncClient | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
     ) -> None:
-        _httpx()
-        self.base_url: str = base_url.rstrip("/")
+        _sdk()
+        import openai  # noqa: PLC0415 - optional; _sdk() gave the friendly error
+
+        self._owned = client is None
+        if client is None:
+            key = api_key.strip() if api_key and api_key.strip() else None
+            client = openai.AsyncOpenAI(
+                api_key=key if key is not None or base_url is None else "none",
+                base_url=base_url,
+                timeout=60.0 if timeout is None else timeout,
+                max_retries=2 if max_retries is None else max_retries,
+            )
+        elif timeout is not None or max_retries is not None:
+            client = client.with_options(
+                timeout=client.timeout if timeout is None else timeout,
+                max_retries=client.max_retries if max_retries is None else max_retries,
+            )
+        self.client: openai.AsyncOpenAI = client
         self.model = model
         self.provider = provider
-        self._api_key = api_key.strip() if api_key and api_key.strip() else None
         self._native = supports_native_tools
         self._include_usage = include_usage
         self._extra = dict(extra_body or {})
-        self._headers = dict(headers or {})
-        self._timeout = timeout
-        self._connect_timeout = connect_timeout
-        self._client = client
-
-    @property
-    def url(self) -> str:
-        """The endpoint the requests go to."""
-        return f"{self.base_url}/chat/completions"
 
     @property
     def supports_native_tools(self) -> bool:
         """As configured (`True` by default; set `False` for a model without tool calling)."""
         return self._native
 
-    def __repr__(self) -> str:
-        key = "'***'" if self._api_key else "None"
-        shown = f"base_url={self.base_url!r}, model={self.model!r}, api_key={key}"
-        return f"OpenAICompatibleModel({shown})"
+    @property
+    def base_url(self) -> str:
+        """The API root the requests go to."""
+        return str(self.client.base_url)
 
-    def request_body(self, messages: Sequence[ChatMessage], tools: Sequence[Tool]) -> JsonObject:
+    def __repr__(self) -> str:
+        # The key stays out: a repr ends up in logs.
+        return f"OpenAIModel(model={self.model!r}, base_url={self.base_url!r})"
+
+    def request_body(
+        self, messages: Sequence[ChatMessage], tools: Sequence[Tool], *, stop: Sequence[str] = ()
+    ) -> JsonObject:
         """The JSON body of a streaming request for `messages` offering `tools`."""
         body: JsonObject = {
             "model": self.model,
@@ -127,67 +150,68 @@ class OpenAICompatibleModel:
             body["stream_options"] = {"include_usage": True}
         if tools:
             body["tools"] = [_wire_tool(tool) for tool in tools]
+        if stop:
+            body["stop"] = list(stop)
         body.update(self._extra)
         return body
 
     async def stream(
-        self, messages: Sequence[ChatMessage], *, tools: Sequence[Tool] = ()
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        tools: Sequence[Tool] = (),
+        stop: Sequence[str] = (),
     ) -> AsyncIterator[ChatDelta]:
-        """POST the conversation and stream the response's deltas.
+        """Send the conversation and stream the response's deltas.
 
-        Raises `AgentError` on an HTTP error, a malformed or error chunk, a dropped connection
-        or a timeout.
+        Raises an `agui.errors.ModelError` (by kind) when the request fails or the stream breaks.
         """
-        import httpx  # noqa: PLC0415 - optional; _httpx() in __init__ gave the friendly error
+        import openai  # noqa: PLC0415 - optional; _sdk() in __init__ gave the friendly error
 
-        timeout = httpx.Timeout(self._timeout, connect=self._connect_timeout)
-        client = self._client or httpx.AsyncClient(timeout=timeout)
-        body = self.request_body(messages, tools)
+        body = self.request_body(messages, tools, stop=stop)
+        # A client made here is made per request and closed after it, so that no connection
+        # outlives the stream; a client given to the model is the caller's to close.
+        fresh = openai.DefaultAsyncHttpxClient() if self._owned else None
+        client = self.client.copy(http_client=fresh) if fresh is not None else self.client
         try:
-            async with client.stream(
-                "POST", self.url, json=body, headers=self._request_headers(), timeout=timeout
-            ) as response:
-                await self._check(response)
-                async for data in _sse_data(response.aiter_lines()):
-                    for delta in self._deltas(data):
+            response = await client.chat.completions.create(
+                model=self.model,
+                messages=cast("list[ChatCompletionMessageParam]", body["messages"]),
+                tools=cast("list[ChatCompletionToolParam]", body.get("tools", openai.omit)),
+                stop=list(stop) if stop else openai.omit,
+                stream=True,
+                stream_options={"include_usage": True} if self._include_usage else openai.omit,
+                extra_body=self._extra or None,
+            )
+            self._check(response.response.headers.get("content-type", ""))
+            async with response:
+                async for chunk in response:
+                    for delta in self._deltas(chunk):
                         yield delta
-        except httpx.TimeoutException:
-            message = f"the model endpoint {self.url} did not answer within {self._timeout:g} s"
-            raise AgentError(message) from None
-        except httpx.HTTPError as error:
-            message = f"the connection to the model endpoint {self.url} failed: {error}"
-            raise AgentError(message) from None
+        except openai.OpenAIError as error:
+            raise _model_error(error, self.base_url) from None
+        except ValueError as error:
+            # The SDK hands a data line that is not JSON to json.loads, and lets it raise.
+            shown = str(error)[:_SHOWN]
+            message = f"the model API at {self.base_url} sent a chunk that is not JSON: {shown}"
+            raise ModelError(message) from None
         finally:
-            if self._client is None:
-                await client.aclose()
+            if self._owned:
+                await client.close()
 
-    async def _check(self, response: httpx.Response) -> None:
-        if not response.is_success:
-            detail = _error_detail(await response.aread())
-            message = f"the model endpoint {self.url} returned HTTP {response.status_code}"
-            raise AgentError(message + (f": {detail}" if detail else ""))
-        if response.headers.get("content-type", "").startswith("application/json"):
+    def _check(self, content_type: str) -> None:
+        if content_type.startswith("application/json"):
             # A server that ignores `stream: true` would otherwise look like an empty answer.
-            message = f"the model endpoint {self.url} answered with JSON, not an event stream"
-            raise AgentError(message)
+            message = f"the model API at {self.base_url} answered with JSON, not an event stream"
+            raise ModelError(message)
 
-    def _request_headers(self) -> dict[str, str]:
-        headers = {"Accept": "text/event-stream", **self._headers}
-        if self._api_key is not None:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        return headers
-
-    def _deltas(self, data: str) -> list[ChatDelta]:
+    def _deltas(self, sdk_chunk: object) -> list[ChatDelta]:
         try:
-            chunk = _Chunk.model_validate_json(data)
-        except ValidationError:
-            shown = data if len(data) <= _SHOWN else data[:_SHOWN] + "..."
-            message = f"the model endpoint {self.url} sent a malformed chunk: {shown!r}"
-            raise AgentError(message) from None
-        if chunk.error is not None:
-            detail = _error_text(chunk.error)
-            message = f"the model endpoint {self.url} reported an error mid-stream: {detail}"
-            raise AgentError(message)
+            chunk = _Chunk.model_validate(sdk_chunk, from_attributes=True)
+        except ValidationError as error:
+            detail = _shown(str(error).replace("\n", " "))
+            message = f"the model API at {self.base_url} sent a malformed chunk: {detail}"
+            raise ModelError(message) from None
         deltas: list[ChatDelta] = []
         if chunk.choices:
             deltas += _choice_deltas(chunk.choices[0])
@@ -209,38 +233,38 @@ class OpenAICompatibleModel:
         )
 
 
-# -- the wire ----------------------------------------------------------------------------------
+# -- the chunk, as read back -------------------------------------------------------------------
 
 
-class _Function(BaseModel):
+class _Function(BaseModel, from_attributes=True):
     name: str | None = None
     arguments: str | None = None
 
 
-class _Fragment(BaseModel):
+class _Fragment(BaseModel, from_attributes=True):
     index: int | None = None
     id: str | None = None
     function: _Function | None = None
 
 
-class _Delta(BaseModel):
+class _Delta(BaseModel, from_attributes=True):
     content: str | None = None
     reasoning_content: JsonValue = None
     reasoning: JsonValue = None
     tool_calls: list[_Fragment] | None = None
 
 
-class _Choice(BaseModel):
+class _Choice(BaseModel, from_attributes=True):
     delta: _Delta | None = None
     finish_reason: str | None = None
 
 
-class _Details(BaseModel):
+class _Details(BaseModel, from_attributes=True):
     reasoning_tokens: JsonValue = None
     cached_tokens: JsonValue = None
 
 
-class _Usage(BaseModel):
+class _Usage(BaseModel, from_attributes=True):
     prompt_tokens: JsonValue = None
     completion_tokens: JsonValue = None
     total_tokens: JsonValue = None
@@ -248,11 +272,32 @@ class _Usage(BaseModel):
     prompt_tokens_details: _Details | None = None
 
 
-class _Chunk(BaseModel):
+class _Chunk(BaseModel, from_attributes=True):
     choices: list[_Choice] | None = None
     usage: _Usage | None = None
     model: str | None = None
-    error: JsonValue = None
+
+
+def _model_error(error: openai.OpenAIError, base_url: str) -> ModelError:  # noqa: PLR0911 - one return per kind
+    import openai  # noqa: PLC0415 - optional, as above
+
+    where = f"the model API at {base_url}"
+    if isinstance(error, openai.APITimeoutError):
+        return ModelTimeout(f"{where} did not answer in time: raise timeout= if it is slow")
+    if isinstance(error, openai.APIConnectionError):
+        return ModelUnavailable(f"{where} could not be reached: {error}")
+    if isinstance(error, openai.APIStatusError):
+        status = error.status_code
+        detail = _body_text(error.body)
+        text = f"{where} answered HTTP {status}" + (f": {_shown(detail)}" if detail else "")
+        if isinstance(error, (openai.AuthenticationError, openai.PermissionDeniedError)):
+            return ModelAuthenticationError(text)
+        if isinstance(error, openai.RateLimitError):
+            return ModelRateLimited(text)
+        if status >= _SERVER_ERROR:
+            return ModelUnavailable(text)
+        return ModelError(text)
+    return ModelError(f"{where} failed mid-stream: {_shown(str(error))}")
 
 
 def _choice_deltas(choice: _Choice) -> list[ChatDelta]:
@@ -286,21 +331,16 @@ def _count(value: JsonValue) -> int | None:
     return None
 
 
-async def _sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
-    data: list[str] = []
-    async for line in lines:
-        if line:
-            field, _, value = line.partition(":")
-            if field == "data":
-                data.append(value.removeprefix(" "))
-            continue
-        if data:
-            payload, data = "\n".join(data), []
-            if payload == "[DONE]":
-                return
-            yield payload
-    if data and "\n".join(data) != "[DONE]":
-        yield "\n".join(data)
+def _body_text(body: object) -> str:
+    # The SDK gives the parsed error body: `{"message": ...}`, a bare string, or anything else.
+    if isinstance(body, dict):
+        message = cast("dict[str, object]", body).get("message")
+        return message if isinstance(message, str) else json.dumps(body)
+    return body if isinstance(body, str) else ""
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= _SHOWN else text[:_SHOWN] + "..."
 
 
 def _wire_message(message: ChatMessage) -> JsonObject:
@@ -326,22 +366,3 @@ def _wire_tool(tool: Tool) -> JsonObject:
     function: JsonObject = {"name": tool.name, "description": tool.description}
     function["parameters"] = parameters
     return {"type": "function", "function": function}
-
-
-def _error_detail(body: bytes) -> str:
-    text = body.decode("utf-8", "replace").strip()
-    try:
-        parsed: JsonValue = json.loads(text)
-    except ValueError:
-        parsed = text
-    detail = _error_text(parsed)
-    return detail if len(detail) <= _SHOWN else detail[:_SHOWN] + "..."
-
-
-def _error_text(error: JsonValue) -> str:
-    if isinstance(error, dict):
-        inner = error.get("error", error)
-        if isinstance(inner, dict):
-            inner = inner.get("message", inner)
-        return inner if isinstance(inner, str) else json.dumps(inner)
-    return error if isinstance(error, str) else json.dumps(error)

@@ -25,6 +25,7 @@
     MESSAGE_NOT_OPEN: 'message-not-open',
     TOOL_CALL_ALREADY_OPEN: 'tool-call-already-open',
     TOOL_CALL_NOT_OPEN: 'tool-call-not-open',
+    TOOL_CALL_ID_REUSED: 'tool-call-id-reused',
     TOOL_RESULT_BEFORE_END: 'tool-result-before-end',
     TOOL_RESULT_UNKNOWN_CALL: 'tool-result-unknown-call',
     STEP_ALREADY_OPEN: 'step-already-open',
@@ -764,6 +765,9 @@
         if (tag === null && calls.has(id) && calls.get(id) !== owner) {
           throw new Violation(RULE.SUBAGENT_ATTRIBUTION_MISMATCH, `Cannot send 'TOOL_CALL_START': tool call '${id}' is owned by '${who(calls.get(id))}' but its parent message '${parent}' is owned by '${who(owner)}'. A tool call belongs to the message that carries it.`);
         }
+      }
+      if (kind === TOOL && this.knownCalls.has(id)) {
+        throw new Violation(RULE.TOOL_CALL_ID_REUSED, `Cannot send 'TOOL_CALL_START': tool call '${id}' already exists (it was started earlier in this stream or is in the run input's history), and a client would overwrite that call with this one. Give each tool call an id of its own in the thread.`);
       }
       this.open[kind].add(id);
       if (!this.owners[kind].has(id)) {

@@ -1,0 +1,253 @@
+"""The base every handle shares, and what it needs of its run (`Owner`).
+
+A handle talks to its run through two small seams: the run's pipeline (`agui._pipeline`), the
+one way its events leave and where it is held open, and an `Owner`, the run's state and its
+publishing (a `RunContext` is one). Text a handle is given is refused where it is written when
+it is not text, or not valid Unicode (a lone surrogate cannot be encoded as UTF-8, so it would
+only fail later, at the encoder, with the block still open).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable
+from types import FrameType, TracebackType
+from typing import Generic, NoReturn, Protocol, TypeVar
+
+from typing_extensions import Self
+
+from agui._pipeline import Pipeline
+from agui.errors import UsageError
+from agui.events import Event
+
+__all__ = ["Handle", "Owner", "unicode_problem"]
+
+S = TypeVar("S")
+S_co = TypeVar("S_co", covariant=True)
+_log = logging.getLogger("agui")
+
+
+class Owner(Protocol[S_co]):
+    """What a handle needs of its run besides the pipeline: the state, and publishing it.
+
+    A `RunContext` is one.
+
+    Examples:
+        >>> from agui import RunAgentInput, RunContext
+        >>> ctx, _ = RunContext.new(RunAgentInput(thread_id="t", run_id="r", state={"n": 1}))
+        >>> owner: Owner[object] = ctx
+        >>> owner.state
+        {'n': 1}
+    """
+
+    @property
+    def state(self) -> S_co:
+        """The run's live state."""
+        ...
+
+    def publish_state(self) -> None:
+        """Send the state if it changed."""
+        ...
+
+
+def unicode_problem(text: object) -> str | None:
+    r"""Why `text` is not valid Unicode (where its first lone surrogate is), or `None` if it is.
+
+    Examples:
+        >>> unicode_problem("héllo") is None
+        True
+        >>> unicode_problem("ab\ud800")
+        'a lone surrogate (U+D800) at index 2'
+    """
+    if not isinstance(text, str) or text.isascii():
+        return None  # not text at all: the event model's validation says what is wrong
+    try:
+        text.encode()
+    except UnicodeEncodeError as error:
+        return f"a lone surrogate (U+{ord(text[error.start]):04X}) at index {error.start}"
+    return None
+
+
+class Handle(Generic[S]):
+    """What every handle shares: the run's state, publishing it, raw emits, and `with`.
+
+    Examples:
+        >>> from agui import RunAgentInput, RunContext
+        >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r", state={"n": 0}))
+        >>> with ctx.message() as message:
+        ...     message.state["n"] += 1
+        ...     message.publish_state()
+        >>> [event.type for event in events.drain()]
+        ['TEXT_MESSAGE_START', 'STATE_SNAPSHOT', 'TEXT_MESSAGE_END']
+    """
+
+    kind: str = "block"
+    nests: bool = False
+    """Whether blocks of this kind nest (steps) rather than exclude each other."""
+
+    def __init__(self, owner: Owner[S], pipeline: Pipeline[Handle[S]]) -> None:
+        self._owner = owner
+        self._pipeline = pipeline
+        self._open = True
+        self._ending = False
+        self.opened_at = _caller()
+        """The file and line of the code that opened this block (for the unclosed warning)."""
+
+    @property
+    def closed(self) -> bool:
+        """Whether the closing event has gone out."""
+        return not self._open
+
+    @property
+    def state(self) -> S:
+        """The run's live state (the same object as `ctx.state`)."""
+        return self._owner.state
+
+    def publish_state(self) -> None:
+        """Publish the run's state now, while this block is open (as `RunContext.publish_state`)."""
+        self._check_open("publish_state")
+        self._owner.publish_state()
+
+    def emit(self, event: Event) -> None:
+        """Emit any event through the run's transformers and verifier."""
+        self._check_open("emit")
+        self._pipeline.send(event)
+
+    def describe(self) -> str:
+        """A short name for messages, such as `tool call 'r-call-1' (get_weather)`."""
+        return self.kind
+
+    def close(self) -> None:
+        """Emit the closing event, unless it has gone out already."""
+        if self._open:
+            self._end_now()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if not self._open:
+            return
+        if exc is None:
+            self._end_now()
+            return
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - the error already propagating must win
+            _log.exception("closing %s failed while an error propagated", self.describe())
+            self._pipeline.release(self)
+
+    @property
+    def abandoned(self) -> bool:
+        """Whether the block is open and nothing ever tried to end it (the run driver warns).
+
+        Examples:
+            >>> from agui import RunAgentInput, RunContext
+            >>> ctx, _ = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+            >>> message = ctx.message()
+            >>> message.abandoned
+            True
+            >>> message.end()
+            >>> message.abandoned
+            False
+        """
+        return self._open and not self._ending
+
+    def _end_now(self) -> None:
+        self._ending = True
+        self._finish()
+
+    def _finish(self) -> None:
+        raise NotImplementedError
+
+    def _start(self, *events: Event) -> None:
+        """Hold this block open and send its opening events; a refused opening leaves it shut."""
+        pipeline = self._pipeline
+        pipeline.open(self)
+        try:
+            self._send_opening(events)
+        except BaseException:
+            self._open = False
+            pipeline.release(self)
+            raise
+
+    def _send_opening(self, events: tuple[Event, ...]) -> None:
+        """Send the opening events: only the first may be refused for cancellation."""
+        for index, event in enumerate(events):
+            self._pipeline.send(event, forced=index > 0)
+
+    def _check_open(self, action: str) -> None:
+        if not self._open:
+            self._refuse(action)
+
+    def _refuse(self, action: str) -> NoReturn:
+        message = (
+            f"cannot call {action}() on {self.describe()}: it has ended; "
+            "open a new block for more output"
+        )
+        raise UsageError(message)
+
+    def _text(self, action: str, value: object) -> str:
+        """What a delta's quick check left: refused on an ended block, non-text or non-Unicode."""
+        if not self._open:
+            self._refuse(action)
+        if not isinstance(value, str):
+            message = (
+                f"{action}() on {self.describe()} takes text (a str), not {type(value).__name__}"
+            )
+            raise UsageError(message)
+        text = str.__str__(value)  # a str subclass's text as a plain str, as the model makes it
+        self._check_unicode(text, f"the text given to {action}() on {{handle}}")
+        return text
+
+    def _check_unicode(self, text: object, what: str) -> None:
+        """Refuse text that UTF-8 cannot encode; nothing has been sent.
+
+        `what` says what the text is, `{handle}` standing for this handle's description: the
+        message is only made when the text is refused.
+        """
+        problem = unicode_problem(text)
+        if problem is not None:
+            message = (
+                f"{what.format(handle=self.describe())} is not valid Unicode: {problem}; "
+                "AG-UI text travels as UTF-8, which cannot encode it; "
+                "decode the source with errors='replace', or drop the surrogate"
+            )
+            raise UsageError(message)
+
+    def _closed(self) -> None:
+        self._open = False
+        self._pipeline.release(self)
+
+
+_frame_at: Callable[[int], FrameType] = vars(sys)["_getframe"]
+"""`sys._getframe`: it reaches an outer frame directly, where `inspect.currentframe()` and
+`f_back` would make an object of every frame in between, several times the cost on every open."""
+
+
+def _opens_for_caller(module: object) -> bool:
+    """Whether a frame of `module` opens a handle for its caller: the handles' own, the context."""
+    return module == "agui.context" or (type(module) is str and module.startswith("agui.handles."))
+
+
+def _caller() -> tuple[str, int]:
+    """The file and line of the code that opened a handle: the first frame that is not an opener.
+
+    Called from `Handle.__init__`, whose caller is a handle's own `__init__`, whose caller is an
+    opener (`ctx.message()`) or the code itself: the search starts there.
+    """
+    try:
+        frame = _frame_at(3)
+    except (
+        ValueError
+    ):  # pragma: no cover - only from a program's outermost frame (a subprocess test)
+        frame = _frame_at(2)
+    while frame.f_back is not None and _opens_for_caller(frame.f_globals.get("__name__")):
+        frame = frame.f_back
+    return frame.f_code.co_filename, frame.f_lineno
