@@ -1738,3 +1738,17 @@ def test_a_function_agent_declares_no_tools_even_before_the_tool_loop_is_loaded(
     assert capabilities is not None
     assert capabilities.tools is None
     assert "agui.agents.loop" not in sys.modules
+
+
+def test_a_plain_function_is_refused_when_the_app_is_built_as_run_refuses_it() -> None:
+    def greet(ctx: agui.RunContext[object]) -> None:
+        ctx.say("Hello!")
+
+    with pytest.raises(
+        UsageError, match="greet is not an agent: it is a function that is not async"
+    ):
+        asgi_app(greet)  # type: ignore[arg-type]
+    with pytest.raises(
+        UsageError, match="greet is not an agent: it is a function that is not async"
+    ):
+        asyncio.run(agui.testing.collect(greet, RunAgentInput(thread_id="t", run_id="r")))  # type: ignore[arg-type]

@@ -41,7 +41,7 @@ from agui.asgi._streaming import DisconnectHook, Streamer, TransformerFactory, t
 from agui.capabilities import AgentCapabilities
 from agui.errors import Refused, UsageError
 from agui.proto import PROTO_MEDIA_TYPE
-from agui.runner import Agent, AgentLike
+from agui.runner import Agent, AgentLike, check_agent
 from agui.sse import SSE_MEDIA_TYPE
 from agui.types import RunAgentInput
 
@@ -332,6 +332,7 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
     _check_options(
         agent, transformers, (max_body_bytes, body_timeout), keepalive, disconnect, cancel_grace
     )
+    check_agent(agent)  # a plain function, refused as `agui.run` and `collect` refuse it
     origins = OriginPolicy.build(allowed_origins, allowed_hosts)
     return AguiApp(
         agent,
