@@ -696,11 +696,15 @@ def test_the_media_type_is_the_one_the_official_client_compares_with() -> None:
         "import agui, agui.asgi",
         "from agui.proto import PROTO_MEDIA_TYPE",
         "import agui.proto",
-        "from agui.asgi import asgi_app; asgi_app(lambda ctx: None, protobuf=False)",
+        (
+            "from agui.asgi import asgi_app\n"
+            "async def agent(ctx): ...\n"
+            "asgi_app(agent, protobuf=False)"
+        ),
     ],
 )
 def test_importing_agui_or_the_media_type_does_not_import_protobuf(imports: str) -> None:
-    code = f"import sys; {imports}; print('google.protobuf' in sys.modules)"
+    code = f"import sys\n{imports}\nprint('google.protobuf' in sys.modules)"
     completed = subprocess.run(  # noqa: S603 - a fixed command line
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
