@@ -1,6 +1,6 @@
-"""Server-core benchmark: the canonical run emitted through the handles, and state publishing.
+"""Server-core benchmark: the canonical run emitted through the handles, to SSE bytes.
 
-Part 1, handles to SSE bytes. The canonical workload (`workload.py`) is driven the way an agent
+Handles to SSE bytes. The canonical workload (`workload.py`) is driven the way an agent
 drives agui: `RUN_STARTED`; each text message as `ctx.message()` and 50 `message.delta(text)`; each
 tool call as `ctx.tool_call(name, parent_message_id=...)`, 20 `call.args(fragment)` and
 `call.result(content)`; each `STATE_DELTA` of the workload as a change to the run's state and
@@ -19,23 +19,14 @@ interleaved slice by slice in a rotating order; a round's figure is the ratio of
 totals over the whole run, and the report gives the median and min-max over rounds. Every
 side's frames are checked to be byte-identical over the whole run (the script exits 1 otherwise).
 
-Part 2, `publish_state()` on large typed states: (a) a pydantic model holding a 10,000-key dict
-of ints and strings, typed `dict[str, int | str]`; (b) one holding a 10,000-item list of small
-dicts (a `TypedDict` of id, title and done). These are `bench_patch.py`'s workloads (a) and (b).
-A publish after a small change (one member changed, one added, one removed; one item removed at
-the front, one edited in the middle, one appended) is timed whole, as a server runs it:
-`publish_state()` deciding what to send (serializing the typed state, diffing, choosing delta or
-snapshot), verify, queue, drain, `encode_sse`. So is a publish of an unchanged state (nothing is
-sent), and the first publish (a snapshot). The reference is a stdlib `json.dumps` of the full
-snapshot (compact, UTF-8 bytes), timed in the same round next to them. The differ alone against
-`jsonpatch.make_patch` is `bench_patch.py`'s subject.
+State publishing on large typed states is `bench_state.py`'s subject, and the differ alone
+against `jsonpatch.make_patch` is `bench_patch.py`'s.
 
 Times are the benchmark thread's CPU time (`time.thread_time`; `--clock wall` for
 `time.perf_counter`), so the time a loaded machine gives other processes is not counted;
 the garbage collector stays on.
 
-Run: `.venv/bin/python bench/bench_core.py [--rounds 11] [--slice 5] [--state-rounds 21]
-[--repeats 3] [--clock cpu|wall]`
+Run: `.venv/bin/python bench/bench_core.py [--rounds 11] [--slice 5] [--clock cpu|wall]`
 """
 
 from __future__ import annotations
@@ -55,7 +46,6 @@ import pydantic
 from ag_ui.encoder import EventEncoder
 from pydantic import BaseModel, JsonValue
 from pydantic.alias_generators import to_snake
-from typing_extensions import TypedDict
 from workload import EventSpec, official_class, workload
 
 from agui import RunAgentInput, RunContext
@@ -67,10 +57,6 @@ TARGET_HANDLES = 6.0
 """The handles-to-SSE path should be at least this many times faster than the official SDK."""
 TARGET_TEST_PATH = 4.0
 """The path of a user's unit test (`RunContext.new`, handles, `drain()`, `encode_sse`) too."""
-TARGET_PUBLISH = 1.5
-"""A publish after a change should cost at most this many stdlib `json.dumps` of the snapshot."""
-TARGET_UNCHANGED = 0.3
-"""A publish of an unchanged state should cost at most this many `json.dumps` of the snapshot."""
 
 THREAD, RUN = "thread-1", "run-1"
 clock = time.thread_time
@@ -309,128 +295,6 @@ def handles_part(rounds: int, size: int) -> HandleFigures:
     return figures
 
 
-# -- part 2: publish_state on large typed states -----------------------------------------------
-
-
-class Task(TypedDict):
-    id: int
-    title: str
-    done: bool
-
-
-class ObjectState(BaseModel):
-    members: dict[str, int | str] = {}
-
-
-class ListState(BaseModel):
-    tasks: list[Task] = []
-
-
-def object_state() -> ObjectState:
-    return ObjectState(members={f"key{i}": (i if i % 2 else f"value {i}") for i in range(10_000)})
-
-
-def list_state() -> ListState:
-    return ListState(tasks=[{"id": i, "title": f"task {i}", "done": False} for i in range(10_000)])
-
-
-def change_object(state: ObjectState, turn: int) -> None:
-    """One member changed, one added, one removed (and back on the next turn)."""
-    members = state.members
-    members["key5000"] = f"changed {turn}"
-    if turn % 2:
-        members["added"] = turn
-        del members["key0"]
-    else:
-        members.pop("added", None)
-        members["key0"] = "value 0"
-
-
-def change_list(state: ListState, turn: int) -> None:
-    """One item removed at the front, one edited in the middle, one appended."""
-    tasks = state.tasks
-    del tasks[0]
-    tasks[len(tasks) // 2]["title"] = f"edited {turn}"
-    tasks.append({"id": 10_000 + turn, "title": f"task {10_000 + turn}", "done": False})
-
-
-STATES: dict[str, tuple[Callable[[], BaseModel], Callable[[Any, int], None]]] = {
-    "(a) model holding a 10k-key dict": (object_state, change_object),
-    "(b) model holding 10k small dicts": (list_state, change_list),
-}
-
-
-def _dumps(value: JsonValue) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def _publish(ctx: RunContext[Any]) -> list[bytes]:
-    """One whole publish as a server runs it: publish, drain, frame."""
-    ctx.publish_state()
-    return [encode_sse(event) for event in ctx.receiver.drain()]
-
-
-@dataclass
-class StateFigures:
-    """Per-round ratios to one `json.dumps` of the full snapshot, and what the publishes sent."""
-
-    changed: list[float] = field(default_factory=list)
-    unchanged: list[float] = field(default_factory=list)
-    first: list[float] = field(default_factory=list)
-    kinds: set[str] = field(default_factory=set)
-
-
-def state_round(
-    make: Callable[[], BaseModel], change: Callable[[Any, int], None], turn: int, repeats: int
-) -> tuple[dict[str, float], set[str]]:
-    """Seconds of one round on a fresh context: a first publish, then `repeats` changes."""
-    ctx, _ = RunContext.new(RunAgentInput(thread_id=THREAD, run_id=RUN), state=type(make()))
-    ctx.state = make()
-    took = dict.fromkeys(("dumps", "first", "changed", "unchanged"), 0.0)
-    sent: set[str] = set()
-    began = clock()
-    _publish(ctx)
-    took["first"] = (clock() - began) * repeats
-    for repeat in range(repeats):
-        change(ctx.state, turn * repeats + repeat)
-        snapshot = ctx.state.model_dump(mode="json")
-        reference_first = (turn + repeat) % 2 == 0
-        if reference_first:
-            began = clock()
-            _dumps(snapshot)
-            took["dumps"] += clock() - began
-        began = clock()
-        frames = _publish(ctx)
-        middle = clock()
-        unchanged = _publish(ctx)
-        ended = clock()
-        took["changed"] += middle - began
-        took["unchanged"] += ended - middle
-        if not reference_first:
-            began = clock()
-            _dumps(snapshot)
-            took["dumps"] += clock() - began
-        sent.update(json.loads(frame[len(b"data: ") :])["type"] for frame in frames)
-        assert unchanged == [], "an unchanged state sends nothing"
-    return took, sent
-
-
-def state_part(rounds: int, repeats: int) -> dict[str, StateFigures]:
-    """Per workload, each round's publish times as ratios to its `json.dumps` time."""
-    figures: dict[str, StateFigures] = {}
-    for name, (make, change) in STATES.items():
-        found = figures[name] = StateFigures()
-        for turn in range(-1, rounds):  # the first round warms up and is dropped
-            gc.collect()
-            took, sent = state_round(make, change, turn, repeats)
-            found.kinds |= sent
-            if turn >= 0:
-                found.changed.append(took["changed"] / took["dumps"])
-                found.unchanged.append(took["unchanged"] / took["dumps"])
-                found.first.append(took["first"] / took["dumps"])
-    return figures
-
-
 # -- the report ---------------------------------------------------------------------------------
 
 
@@ -450,8 +314,6 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="agui server core vs official SDK, as ratios")
     parser.add_argument("--rounds", type=int, default=11, help="handle rounds (default 11)")
     parser.add_argument("--slice", type=int, default=5, help="constructs per timed slice")
-    parser.add_argument("--state-rounds", type=int, default=21, help="publish rounds")
-    parser.add_argument("--repeats", type=int, default=3, help="changes per publish round")
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu", help="what is timed")
     args = parser.parse_args()
     clock = time.thread_time if args.clock == "cpu" else time.perf_counter
@@ -487,22 +349,7 @@ def main() -> int:
         f"agui {statistics.median(handles.agui) / handles.count * 1e6:.2f}"
     )
 
-    print(
-        f"\npublish_state() / one json.dumps of the full snapshot; {args.state_rounds} rounds "
-        f"of {args.repeats} changes"
-    )
-    for name, found in state_part(args.state_rounds, args.repeats).items():
-        sent = "/".join(sorted(found.kinds))
-        print(name)
-        print(_ratio_line(f"  publish after a change (sent {sent})", found.changed))
-        print(_ratio_line("  publish of an unchanged state (sends nothing)", found.unchanged))
-        print(_ratio_line("  first publish (a snapshot)", found.first))
-        changed = statistics.median(found.changed) <= TARGET_PUBLISH
-        unchanged = statistics.median(found.unchanged) <= TARGET_UNCHANGED
-        print(
-            f"  targets: a publish <= {TARGET_PUBLISH}x: {_verdict(changed)}; "
-            f"unchanged <= {TARGET_UNCHANGED}x: {_verdict(unchanged)}"
-        )
+    print("\npublish_state() on large states, strategy by strategy: bench/bench_state.py")
     print("\nthe differ alone vs jsonpatch.make_patch: bench/bench_patch.py")
     return 1 if handles.mismatches else 0
 
