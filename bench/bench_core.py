@@ -15,9 +15,11 @@ models) and `encode_sse` per event (the harness is already in the run: no RUN_ST
 informational fourth side, the ceiling, makes the same events as real agui instances the cheapest
 way (trusted construction) and frames them with `encode_sse`: no handle, context, verifier or
 queue, what any path keeping pydantic instances costs at least. All run in one process,
-interleaved slice by slice in a rotating order; a round's figure is the ratio of two sides'
-totals over the whole run, and the report gives the median and min-max over rounds. Every
-side's frames are checked to be byte-identical over the whole run (the script exits 1 otherwise).
+interleaved slice by slice in a rotating order (`--order shuffle`: an order shuffled per slice,
+since rotating keeps each side's predecessor, see `_ordered`); a round's figure is the ratio of
+two sides' totals over the whole run, and the report gives the median and min-max over rounds.
+Every side's frames are checked to be byte-identical over the whole run (the script exits 1
+otherwise). `--split` also times the test path's three steps apart.
 
 State publishing on large typed states is `bench_state.py`'s subject, and the differ alone
 against `jsonpatch.make_patch` is `bench_patch.py`'s.
@@ -26,7 +28,8 @@ Times are the benchmark thread's CPU time (`time.thread_time`; `--clock wall` fo
 `time.perf_counter`), so the time a loaded machine gives other processes is not counted;
 the garbage collector stays on.
 
-Run: `.venv/bin/python bench/bench_core.py [--rounds 11] [--slice 5] [--clock cpu|wall]`
+Run: `.venv/bin/python bench/bench_core.py [--rounds 11] [--slice 5] [--clock cpu|wall]
+[--order rotate|shuffle] [--split]`
 """
 
 from __future__ import annotations
@@ -35,12 +38,13 @@ import argparse
 import gc
 import json
 import platform
+import random
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 import pydantic
 from ag_ui.encoder import EventEncoder
@@ -59,6 +63,7 @@ TARGET_TEST_PATH = 4.0
 """The path of a user's unit test (`RunContext.new`, handles, `drain()`, `encode_sse`) too."""
 
 THREAD, RUN = "thread-1", "run-1"
+T = TypeVar("T")
 clock = time.thread_time
 
 # -- part 1: the canonical run through the handles ---------------------------------------------
@@ -247,7 +252,23 @@ class HandleFigures:
     official: list[float] = field(default_factory=list)
 
 
-def handles_part(rounds: int, size: int) -> HandleFigures:
+def _ordered(sides: list[T], turn: int, index: int, order: str) -> list[T]:
+    """The sides' order for one slice: rotated, or shuffled (seeded by round and slice).
+
+    Rotating keeps the cyclic order, so each side always runs after the same one: the ceiling
+    right after the official SDK, whose run leaves the caches cold (an A/A run, one tree against
+    a copy of itself, showed the side in that place about 8% slower), and the handles right
+    after the test path, which has just run the same handle code. Shuffling spreads both.
+    """
+    if order == "rotate":
+        shift = (turn + index) % len(sides)
+        return sides[shift:] + sides[:shift]
+    shuffled = list(sides)
+    random.Random(turn * 100_003 + index).shuffle(shuffled)  # noqa: S311 - an order, no secret
+    return shuffled
+
+
+def handles_part(rounds: int, size: int, order: str = "rotate") -> HandleFigures:
     """The whole run per round, each slice of `size` constructs timed on every side in turn."""
     units = units_of(workload())
     slices = [units[start : start + size] for start in range(0, len(units), size)]
@@ -281,8 +302,7 @@ def handles_part(rounds: int, size: int) -> HandleFigures:
                 ("ceiling", partial(ceiling_encode, items)),
                 ("test", partial(tests.play, part)),
             ]
-            shift = (turn + index) % len(sides)
-            for name, side in sides[shift:] + sides[:shift]:
+            for name, side in _ordered(sides, turn, index, order):
                 began = clock()
                 side()
                 totals[name] += clock() - began
@@ -293,6 +313,42 @@ def handles_part(rounds: int, size: int) -> HandleFigures:
             figures.test_path.append(totals["official"] / totals["test"])
             figures.ceiling.append(totals["official"] / totals["ceiling"])
     return figures
+
+
+def test_path_split(rounds: int, size: int) -> dict[str, list[float]]:
+    """The test path's three steps timed apart, each slice after the official SDK's run of it.
+
+    Per round, official time over each step's time: emitting through the handles, `drain()`
+    building the models, `encode_sse` writing them (the drained list freed with it).
+    """
+    units = units_of(workload())
+    slices = [units[start : start + size] for start in range(0, len(units), size)]
+    probe = AguiRun()
+    inputs = [official_inputs(probe.events(part)) for part in slices]
+    ratios: dict[str, list[float]] = {"handles": [], "drain": [], "encode_sse": []}
+    for turn in range(-1, rounds):
+        gc.collect()
+        test = TestPathRun()
+        totals = dict.fromkeys(("official", *ratios), 0.0)
+        for part, built in zip(slices, inputs, strict=True):
+            began = clock()
+            official_encode(built)
+            acted = clock()
+            test.act(part)
+            drained = clock()
+            events = test.events.drain()
+            encoded = clock()
+            b"".join([encode_sse(event) for event in events])
+            del events
+            ended = clock()
+            totals["official"] += acted - began
+            totals["handles"] += drained - acted
+            totals["drain"] += encoded - drained
+            totals["encode_sse"] += ended - encoded
+        if turn >= 0:
+            for name, values in ratios.items():
+                values.append(totals["official"] / totals[name])
+    return ratios
 
 
 # -- the report ---------------------------------------------------------------------------------
@@ -315,6 +371,15 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=11, help="handle rounds (default 11)")
     parser.add_argument("--slice", type=int, default=5, help="constructs per timed slice")
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu", help="what is timed")
+    parser.add_argument(
+        "--order",
+        choices=("shuffle", "rotate"),
+        default="rotate",
+        help="the sides' order per slice: rotated (default) or a seeded shuffle",
+    )
+    parser.add_argument(
+        "--split", action="store_true", help="also time the test path's three steps apart"
+    )
     args = parser.parse_args()
     clock = time.thread_time if args.clock == "cpu" else time.perf_counter
 
@@ -322,10 +387,10 @@ def main() -> int:
         f"Python {platform.python_version()}, pydantic {pydantic.VERSION}, {platform.machine()}; "
         f"{args.clock} time"
     )
-    handles = handles_part(args.rounds, args.slice)
+    handles = handles_part(args.rounds, args.slice, args.order)
     print(
         f"\nhandles -> SSE: {handles.count} events, verifier on; {args.rounds} rounds, "
-        f"interleaved by slices of {args.slice} constructs"
+        f"interleaved by slices of {args.slice} constructs, order {args.order}d"
     )
     print(_ratio_line("speedup, official build+encode / agui handles", handles.speedups))
     met = statistics.median(handles.speedups) >= TARGET_HANDLES
@@ -349,6 +414,10 @@ def main() -> int:
         f"agui {statistics.median(handles.agui) / handles.count * 1e6:.2f}"
     )
 
+    if args.split:
+        print("\ntest path, its steps timed apart (official / step; the steps add as 1/x):")
+        for name, values in test_path_split(args.rounds, args.slice).items():
+            print(_ratio_line(f"  {name}", values))
     print("\npublish_state() on large states, strategy by strategy: bench/bench_state.py")
     print("\nthe differ alone vs jsonpatch.make_patch: bench/bench_patch.py")
     return 1 if handles.mismatches else 0

@@ -1287,10 +1287,11 @@ def test_a_streamed_delta_that_cannot_be_written_ends_the_stream_after_the_frame
 ) -> None:
     async def agent(ctx: Ctx) -> None:
         await asyncio.sleep(0)
-        # Through the escape hatch, which checks order but not text (handles refuse it).
+        # Through the escape hatch: text is checked at emit, a JSON value (but CUSTOM's) is not.
         ctx.emit(TextMessageStartEvent(message_id="m1"))
         ctx.emit(TextMessageContentEvent(message_id="m1", delta="fine"))
-        ctx.emit(TextMessageContentEvent(message_id="m1", delta="\ud800"))  # no UTF-8 for it
+        unwritable = TextMessageContentEvent(message_id="m1", delta="x", metadata={"n": "\ud800"})
+        ctx.emit(unwritable)  # no UTF-8 for it
         await asyncio.sleep(10)
 
     exchange = drive(call(asgi_app(agent)))

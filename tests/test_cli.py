@@ -419,6 +419,35 @@ def test_the_served_app_answers_only_at_its_path(
     assert json.loads(body) == {"code": "NOT_FOUND", "message": "no agent at '/agents'"}
 
 
+def test_the_served_app_answers_its_capabilities_route_below_its_path(
+    project: Path, fake_server: type[FakeServer]
+) -> None:
+    del project
+    main(["serve", "agents:agent", "--port", "0", "--path", "/agent"])
+    [(config, _)] = fake_server.served
+    app = cast("App", config.app)
+
+    async def get(path: str) -> tuple[int, bytes]:
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b""}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        scope: dict[str, Any] = {"type": "http", "method": "GET", "path": path, "headers": []}
+        await app(scope, receive, send)
+        return sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:])
+
+    import asyncio  # noqa: PLC0415 - only this test runs a loop
+
+    status, body = asyncio.run(get("/agent/capabilities"))
+    assert status == 200
+    assert json.loads(body)["transport"]["streaming"] is True
+    assert asyncio.run(get("/other/capabilities"))[0] == 404
+
+
 # -- loading targets ---------------------------------------------------------------------------
 
 
@@ -832,6 +861,43 @@ def test_verify_knows_the_tool_calls_of_the_input_it_is_given(
     assert without == 1
     assert "tool-result-unknown-call" in out[0]
     assert with_input == 0
+
+
+def test_verify_with_the_input_refuses_a_resumed_stream_that_starts_a_call_of_the_history_again(
+    tmp_path: Path,
+) -> None:
+    """A run resumed with the interrupted run's own id, numbering its calls from 1 again."""
+    call = {
+        "id": "r-call-1",
+        "type": "function",
+        "function": {"name": "delete_task", "arguments": '{"id":1}'},
+    }
+    history = [
+        {"id": "u1", "role": "user", "content": "delete 1"},
+        {"id": "r-msg-1", "role": "assistant", "toolCalls": [call]},
+    ]
+    given = tmp_path / "input.json"
+    given.write_text(json.dumps({"threadId": "t", "runId": "r", "messages": history}))
+    resumed = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "TOOL_CALL_RESULT", "messageId": "r-msg-2", "toolCallId": "r-call-1",
+         "content": "deleted"},
+        {"type": "TOOL_CALL_START", "toolCallId": "r-call-1", "toolCallName": "render_a2ui"},
+        {"type": "TOOL_CALL_END", "toolCallId": "r-call-1"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+    ]  # fmt: skip
+    stream = tmp_path / "resumed.json"
+    stream.write_text(json.dumps(resumed))
+
+    refused = run_agui("verify", str(stream), "--input", str(given))
+    fixed = [*resumed[:2], resumed[-1]]
+    stream.write_text(json.dumps(fixed))
+    accepted = run_agui("verify", str(stream), "--input", str(given))
+
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "tool-call-id-reused" in refused.stdout
+    assert "tool call 'r-call-1' already exists" in refused.stdout
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
 
 
 @pytest.mark.parametrize(

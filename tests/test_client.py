@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import socket
 import sys
@@ -22,7 +23,9 @@ import pytest
 import uvicorn
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import JsonValue
 
+import agui
 from agui import EventType, ProtocolViolation, RunAgentInput, encode_sse
 from agui.client import MAX_FRAME_BYTES, AGUIClient, SSEParser
 from agui.errors import (
@@ -33,6 +36,7 @@ from agui.errors import (
     UnknownMemberWarning,
 )
 from agui.events import (
+    CustomEvent,
     Event,
     RunFinishedEvent,
     RunStartedEvent,
@@ -41,7 +45,9 @@ from agui.events import (
     TextMessageStartEvent,
 )
 from agui.messages import AssistantMessage, FunctionCall, ToolCall, UserMessage
+from agui.runs import MemoryRunLog
 from agui.sse import event_json
+from agui.testing import serving as serving_in_thread
 from agui.verify import Rule
 
 # -- the SSE parser --------------------------------------------------------------------------
@@ -407,7 +413,36 @@ def test_the_client_posts_the_input_as_the_official_client_does() -> None:
         "runId": "r",
         "state": {"count": 0},
         "messages": [{"id": "u1", "role": "user", "content": "Hi"}],
+        "protocolVersion": "1.0",
     }
+
+
+@pytest.mark.parametrize(("given", "posted"), [(None, "1.0"), ("1.1", "1.1")])
+def test_the_client_declares_protocol_1_0_unless_the_input_gives_a_version(
+    given: str | None, posted: str
+) -> None:
+    sent = RunAgentInput(thread_id="t", run_id="r", protocol_version=given)
+
+    async def test(base: str, _app: Recorder) -> None:
+        await AGUIClient(base + "/crlf").run(sent)
+
+    [(_, _, _, body)] = against_server(test).requests
+    assert json.loads(body)["protocolVersion"] == posted
+    assert sent.protocol_version == given
+
+
+def test_agui_s_own_client_gets_the_1_0_stream_from_an_auto_endpoint() -> None:
+    async def agent(ctx: agui.RunContext[JsonValue]) -> None:
+        with ctx.subagent("researcher") as sub:
+            sub.say("Found it.")
+
+    with serving_in_thread(agui.asgi_app(agent)) as url:
+        events = asyncio.run(AGUIClient(url).run(RunAgentInput(thread_id="t", run_id="r")))
+
+    assert [e.type for e in events if e.type.startswith("SUBAGENT_")] == [
+        "SUBAGENT_STARTED",
+        "SUBAGENT_FINISHED",
+    ]
 
 
 def test_the_client_reads_crlf_framing_comments_and_multi_line_data() -> None:
@@ -668,3 +703,123 @@ def test_without_httpx_the_client_names_the_extra(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(ImportError, match=r'pip install "agui-server\[client\]"'):
         AGUIClient("http://127.0.0.1/")
     assert SSEParser().feed(b"data: a\n\n") == ["a"]  # the parser needs nothing
+
+
+# -- resuming a durable run ------------------------------------------------------------------
+
+
+async def ticking(ctx: agui.RunContext[Any]) -> None:
+    for number in range(30):
+        ctx.emit(CustomEvent(name="tick", value=number))
+        await asyncio.sleep(0.01)
+
+
+class Cutting:
+    """An ASGI wrapper that cuts a response after its first `limits[method]` body messages.
+
+    The cut is a send that fails: the endpoint takes its client as gone and stops, leaving the
+    response unfinished, so uvicorn closes the connection mid-body.
+    """
+
+    def __init__(self, app: Any, limits: dict[str, int]) -> None:
+        self.app = app
+        self.limits = limits
+        self.requests: list[tuple[str, str, str | None]] = []
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {bytes(k).decode(): bytes(v).decode() for k, v in scope["headers"]}
+        self.requests.append((scope["method"], scope["path"], headers.get("last-event-id")))
+        limit = self.limits.get(scope["method"])
+        bodies = 0
+
+        async def cutting(message: MutableMapping[str, Any]) -> None:
+            nonlocal bodies
+            if limit is not None and message["type"] == "http.response.body":
+                bodies += 1
+                if bodies > limit:
+                    raise OSError(errno.ECONNRESET, "cut by the test")
+            await send(message)
+
+        await self.app(scope, receive, cutting)
+
+
+RESUMED = RunAgentInput(thread_id="t-resume", run_id="r-resume")
+
+
+def test_a_stream_cut_mid_run_is_resumed_and_read_as_one_run() -> None:
+    app = Cutting(agui.asgi_app(ticking, runs=MemoryRunLog()), {"POST": 3})
+
+    with serving_in_thread(app) as url:
+        resumed = asyncio.run(AGUIClient(url, reconnect_delay=0.01).run(RESUMED))
+        stored = httpx.get(url + "runs/r-resume/events", timeout=30).content
+        whole = [agui.parse_event(data) for data in SSEParser().feed(stored)]
+
+    assert [e.type for e in resumed] == [e.type for e in whole]
+    assert [e.value for e in resumed if isinstance(e, CustomEvent)] == list(range(30))
+    post, get = app.requests[:2]
+    assert post == ("POST", "/", None)
+    assert get[:2] == ("GET", "/runs/r-resume/events")
+    assert get[2] is not None
+    assert int(get[2]) >= 2
+
+
+def test_resuming_gives_up_after_its_tries_in_a_row_bring_nothing() -> None:
+    app = Cutting(agui.asgi_app(ticking, runs=MemoryRunLog()), {"POST": 2, "GET": 0})
+
+    async def main(url: str) -> None:
+        await AGUIClient(url, reconnects=2, reconnect_delay=0.01).run(RESUMED)
+
+    with serving_in_thread(app) as url, pytest.raises(httpx.RemoteProtocolError):
+        asyncio.run(main(url))
+
+    assert [method for method, _, _ in app.requests] == ["POST", "GET", "GET"]
+
+
+def test_a_cut_stream_without_ids_is_not_resumed() -> None:
+    app = Cutting(agui.asgi_app(ticking), {"POST": 2})
+
+    with serving_in_thread(app) as url, pytest.raises(httpx.RemoteProtocolError):
+        asyncio.run(AGUIClient(url).run(RESUMED))
+
+    assert [method for method, _, _ in app.requests] == ["POST"]
+
+
+def test_a_stream_that_ends_early_with_ids_is_resumed_and_a_lost_run_is_an_error() -> None:
+    started = b'id: 1\ndata: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n'
+    finished = b'id: 2\ndata: {"type":"RUN_FINISHED","threadId":"t","runId":"r"}\n\n'
+    seen: list[str | None] = []
+
+    async def app(scope: MutableMapping[str, Any], _receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        headers = dict(scope["headers"])
+        seen.append(headers.get(b"last-event-id", b"-").decode())
+        known = scope["path"] == "/ok/runs/r/events"
+        if scope["method"] == "GET" and not known:
+            await send({"type": "http.response.start", "status": 404, "headers": []})
+            await send({"type": "http.response.body", "body": b'{"code":"RUN_NOT_FOUND"}'})
+            return
+        sse = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": sse})
+        await send({"type": "http.response.body", "body": finished if known else started})
+
+    run = RunAgentInput(thread_id="t", run_id="r")
+    with serving_in_thread(app) as url:
+        events = asyncio.run(AGUIClient(url + "ok", reconnect_delay=0).run(run))
+        with pytest.raises(HTTPStatusError, match=r"HTTP 404 from .*/gone/runs/r/events"):
+            asyncio.run(AGUIClient(url + "gone", reconnect_delay=0).run(run))
+
+    assert [e.type for e in events] == ["RUN_STARTED", "RUN_FINISHED"]
+    assert seen == ["-", "1", "-", "1"]
+
+
+def test_the_parser_keeps_the_id_of_the_last_frame_it_gave() -> None:
+    parser = SSEParser(last_event_id="4")
+    assert parser.last_event_id == "4"
+
+    parser.feed(b"id: 5\ndata: a\n\nid: 6\n\nid: bad\0\ndata: b\n\n")
+
+    assert parser.last_event_id == "6"

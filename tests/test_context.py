@@ -36,6 +36,7 @@ from agui.messages import (
     SystemMessage,
     TextPart,
     ToolCall,
+    ToolMessage,
     UrlSource,
     UserMessage,
 )
@@ -108,6 +109,47 @@ def test_ids_are_numbered_per_run_for_messages_reasoning_results_and_calls() -> 
 def test_ids_follow_the_run_id() -> None:
     ctx, _ = RunContext.new(RunAgentInput(thread_id="t", run_id="run-42"))
     assert ctx.say("hi") == "run-42-msg-1"
+
+
+def _resumed_history() -> list[Message]:
+    """What a client sends back when it resumes with the interrupted run's own run id."""
+    calls = [
+        ToolCall(id=f"r-call-{n}", function=FunctionCall(name="delete_task", arguments="{}"))
+        for n in (5, 2)
+    ]
+    return [
+        UserMessage(id="u1", content="delete 1"),
+        AssistantMessage(id="r-msg-3", content="Delete it?", tool_calls=calls),
+        ToolMessage(id="r-msg-7", tool_call_id="r-call-5", content=""),
+        UserMessage(id="r-msg-x", content="not a number"),
+        UserMessage(id="other-msg-9", content="another run's id"),
+        UserMessage(id="r-msg-\u00b2", content="a digit int() refuses"),
+    ]
+
+
+def test_a_run_whose_history_holds_its_own_ids_numbers_past_the_highest() -> None:
+    ctx, events = new(messages=_resumed_history())
+
+    assert ctx.say("hi") == "r-msg-8"
+    with ctx.tool_call("f") as call:
+        call.end()
+    assert (call.id, call.result_message_id) == ("r-call-6", "r-msg-9")
+    assert ctx.think("hmm") == "r-msg-10"
+    events.drain()
+
+
+def test_a_run_numbers_from_one_when_the_history_holds_only_other_runs_ids() -> None:
+    call = ToolCall(id="r0-call-1", function=FunctionCall(name="f", arguments="{}"))
+    history: list[Message] = [
+        UserMessage(id="u1", content="hi"),
+        AssistantMessage(id="r0-msg-1", tool_calls=[call]),
+    ]
+    ctx, _ = new(messages=history)
+
+    assert ctx.say("hi") == "r-msg-1"
+    with ctx.tool_call("f") as second:
+        second.end()
+    assert second.id == "r-call-1"
 
 
 # -- input accessors --------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 from collections.abc import AsyncIterator, Sequence
 
 import pytest
@@ -18,10 +19,9 @@ from agui.agents._xml import (
     TextPiece,
     ToolCallTag,
     XmlPiece,
-    prompt_instructions,
     render_call,
-    render_result,
 )
+from agui.agents._xml_prompt import prompt_instructions, render_block, render_result
 from agui.agents.dispatch import (
     AssistantTurn,
     CallResult,
@@ -269,6 +269,11 @@ LOCAL_FORM_CASES: list[tuple[str, str, list[XmlPiece]]] = [
         "Sure.\n```json\n" + BARE + "\n```",
         [TextPiece("Sure.\n"), WEATHER_CALL],
     ),
+    (
+        "two fenced calls on consecutive lines",
+        "```json\n" + BARE + "\n```\n```json\n" + '{"name": "get_time", "arguments": {}}\n```',
+        [WEATHER_CALL, TextPiece("\n"), TIME_CALL],
+    ),
     ("a fenced call without a language", "```\n" + BARE + "```", [WEATHER_CALL]),
     (
         "a fenced list of two calls",
@@ -465,7 +470,7 @@ def test_only_the_suffix_that_could_still_become_a_tag_is_held_back() -> None:
     assert parser.feed("s") == [TextPiece("<tools")]
 
 
-def test_the_prompt_teaches_the_format_and_lists_each_tool_with_its_schema() -> None:
+def test_the_prompt_lists_each_tool_as_a_json_signature_inside_tools_tags() -> None:
     tools = [
         Tool(name="get_weather", description="Weather", parameters={"type": "object"}),
         Tool(name="ping", description=""),
@@ -473,21 +478,56 @@ def test_the_prompt_teaches_the_format_and_lists_each_tool_with_its_schema() -> 
 
     prompt = prompt_instructions(tools)
 
-    assert '<tool_call>{"name": "tool_name"' in prompt
-    assert '- get_weather: Weather\n  arguments (JSON Schema): {"type":"object"}' in prompt
-    assert "- ping\n" in prompt
+    listed = prompt.split("<tools>\n")[1].split("\n</tools>")[0].splitlines()
+    assert [json.loads(line) for line in listed] == [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "description": "Weather",
+                "parameters": {"type": "object"},
+            },
+        },
+        {
+            "type": "function",
+            "function": {"name": "ping", "description": "", "parameters": {"type": "object"}},
+        },
+    ]
     assert prompt_instructions([]) == ""
 
 
-def test_rendered_calls_and_results_are_what_the_model_is_taught() -> None:
-    assert (
-        render_call("f", '{"a": 1}')
-        == '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>'
+def test_the_prompt_teaches_a_fenced_json_call_the_parser_reads() -> None:
+    schema: JsonValue = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "unit": {"type": "string"}},
+        "required": ["city"],
+    }
+    prompt = prompt_instructions([Tool(name="get_weather", description="", parameters=schema)])
+
+    example = '```json\n{"name": "get_weather", "arguments": {"city": "..."}}\n```'
+    assert f"for example:\n{example}\n" in prompt
+    assert _parse([example]) == [ToolCallTag("get_weather", '{"city":"..."}')]
+    assert "you never write a result yourself" in prompt
+
+
+def test_the_prompt_never_shows_a_result_the_model_could_copy() -> None:
+    prompt = XmlDispatcher().prompt_instructions([Tool(name="f", description="")])
+
+    assert prompt == prompt_instructions([Tool(name="f", description="")])
+    assert "<tool_result" not in prompt
+    assert "<tool_call>" not in prompt
+
+
+def test_rendered_calls_and_results_are_forms_the_parser_reads_back() -> None:
+    assert render_block("f", '{"a": 1}') == '```json\n{"name": "f", "arguments": {"a": 1}}\n```'
+    assert render_block("f", "not json") == ('```json\n{"name": "f", "arguments": "not json"}\n```')
+    assert render_block("f", "") == '```json\n{"name": "f", "arguments": {}}\n```'
+    assert _parse([render_block("f", '{"a": 1}')]) == [ToolCallTag("f", '{"a":1}')]
+    assert render_call("f", '{"a": 1}') == (
+        '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>'
     )
-    assert render_call("f", "not json") == (
-        '<tool_call>{"name": "f", "arguments": "not json"}</tool_call>'
-    )
-    assert render_call("f", "") == '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
+    assert _parse([render_call("f", "")]) == [ToolCallTag("f", "{}")]
+    assert render_call("f", "a=1") == '<tool_call>{"name": "f", "arguments": "a=1"}</tool_call>'
     assert render_result("f", "sunny", ok=True) == (
         '<tool_result name="f" status="ok">sunny</tool_result>'
     )
@@ -589,23 +629,77 @@ def test_text_after_a_call_follows_the_call_in_a_new_message() -> None:
     )
 
 
+def test_a_call_repeated_in_one_turn_goes_out_once_and_the_repeat_is_reported() -> None:
+    fenced = render_block("get_weather", '{"location": "Paris"}')
+    deltas: list[ChatDelta] = [TextDelta(WEATHER + "\n" + fenced + "\n" + TIME + BARE)]
+
+    turn, events = _read(XmlDispatcher(), deltas)
+
+    assert [(call.name, call.arguments) for call in turn.calls] == [
+        ("get_weather", '{"location":"Paris"}'),
+        ("get_time", "{}"),
+    ]
+    assert _types(events).count("TOOL_CALL_START") == 2
+    warnings = [event.value for event in events if isinstance(event, CustomEvent)]
+    assert (
+        warnings
+        == [
+            {
+                "message": "skipped a repeated tool call",
+                "name": "get_weather",
+                "arguments": '{"location":"Paris"}',
+            }
+        ]
+        * 2
+    )
+
+
+CALL_FORMS = [
+    WEATHER,
+    BARE,
+    render_block("get_weather", '{"location": "Paris"}'),
+    TIME,
+    "<function=get_time>{}</function>",
+    WEATHER.replace("Paris", "Rome"),
+]
+
+
+@settings(max_examples=150)
+@given(
+    parts=st.lists(st.sampled_from([*CALL_FORMS, " ok ", "\n"]), max_size=8),
+    cuts=st.lists(st.integers(min_value=0, max_value=600), max_size=10),
+)
+def test_any_split_of_repeated_calls_sends_each_distinct_call_once_in_order(
+    parts: list[str], cuts: list[int]
+) -> None:
+    text = "".join(parts)
+    deltas: list[ChatDelta] = [TextDelta(piece) for piece in _split(text, cuts) if piece]
+
+    turn, events = _read(XmlDispatcher(), deltas)
+
+    expected: list[tuple[str, str]] = []
+    for piece in _parse([text]):
+        if isinstance(piece, ToolCallTag) and (piece.name, piece.arguments) not in expected:
+            expected.append((piece.name, piece.arguments))
+    assert [(call.name, call.arguments) for call in turn.calls] == expected
+    assert _types(events).count("TOOL_CALL_START") == len(expected)
+
+
+def test_the_same_tool_with_other_arguments_is_not_a_repeat() -> None:
+    other = WEATHER.replace("Paris", "Rome")
+
+    turn, events = _read(XmlDispatcher(), [TextDelta(WEATHER + other)])
+
+    assert [call.arguments for call in turn.calls] == [
+        '{"location":"Paris"}',
+        '{"location":"Rome"}',
+    ]
+    assert not [event for event in events if isinstance(event, CustomEvent)]
+
+
 def test_only_the_xml_dispatcher_asks_the_model_to_stop_before_a_tool_result() -> None:
     assert XmlDispatcher().stop_sequences == ("<tool_result",)
     assert NativeDispatcher().stop_sequences == ()
-
-
-def test_the_prompt_shows_a_call_of_the_first_tool_with_its_required_arguments() -> None:
-    schema: JsonValue = {
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"],
-    }
-    prompt = prompt_instructions([Tool(name="get_weather", description="", parameters=schema)])
-
-    assert (
-        'For example:\n<tool_call>{"name": "get_weather", "arguments": {"city": "..."}}' in prompt
-    )
-    assert "you never write a result yourself" in prompt
 
 
 def test_a_malformed_tag_becomes_a_warning_event_and_the_stream_goes_on() -> None:
@@ -779,15 +873,15 @@ def test_native_results_echo_the_calls_then_one_tool_message_each() -> None:
     assert [call.id for call in messages[0].tool_calls] == ["c1", "c2"]
 
 
-def test_xml_results_echo_the_tags_then_one_user_message_of_results() -> None:
+def test_xml_results_echo_the_calls_as_json_blocks_then_one_user_message_of_results() -> None:
     messages = XmlDispatcher().format_results(TURN, RESULTS)
 
     assert messages == [
         ChatMessage.assistant(
             "Checking.\n"
-            + render_call("get_weather", '{"location":"Paris"}')
+            + render_block("get_weather", '{"location":"Paris"}')
             + "\n"
-            + render_call("get_time", "{}")
+            + render_block("get_time", "{}")
         ),
         ChatMessage.user(
             render_result("get_weather", "sunny", ok=True)
@@ -812,12 +906,12 @@ HISTORY: list[Message] = [
 ]
 
 
-def test_the_xml_history_renders_calls_as_tags_and_results_as_one_user_message() -> None:
+def test_the_xml_history_renders_calls_as_json_blocks_and_results_as_one_user_message() -> None:
     messages = XmlDispatcher().to_provider_messages(HISTORY)
 
     assert [(m.role, m.content) for m in messages] == [
         ("user", "Weather and time?"),
-        ("assistant", render_call("get_weather", "{}") + "\n" + render_call("get_time", "{}")),
+        ("assistant", render_block("get_weather", "{}") + "\n" + render_block("get_time", "{}")),
         (
             "user",
             render_result("get_weather", "sunny", ok=True)

@@ -17,17 +17,21 @@ from typing import Any, cast
 
 import pytest
 from examples import hello
+from examples.supervisor import app as supervisor
 from examples.task_board import app as board
 from examples.travel import app as travel
 from pydantic import JsonValue
 
+import agui
 from agui import ResumeEntry, RunAgentInput, Tool, testing
 from agui.agents.models import ChatMessage, OpenAIModel, ScriptedModel
+from agui.asgi import AguiApp
 from agui.client import AGUIClient
 from agui.events import (
     Event,
     RunErrorEvent,
     RunFinishedEvent,
+    SubagentStartedEvent,
     ToolCallArgsEvent,
     ToolCallResultEvent,
     ToolCallStartEvent,
@@ -550,3 +554,112 @@ def test_the_run_finished_event_of_an_ask_carries_the_approval_schema() -> None:
     schema = finished.outcome.interrupts[0].response_schema
     assert schema is not None
     assert schema["required"] == ["approved"]
+
+
+# -- supervisor and researcher -----------------------------------------------------------------
+
+
+def test_the_supervisor_hands_the_question_to_its_researcher_and_answers_from_it() -> None:
+    question = ask(supervisor.QUESTION)
+    events = asyncio.run(collect(supervisor.agent, question))
+
+    assert_valid(events)
+    [started] = [e for e in events if isinstance(e, SubagentStartedEvent)]
+    calls = [e for e in events if isinstance(e, ToolCallStartEvent)]
+    assert [(c.tool_call_name, c.subagent_run_id) for c in calls] == [
+        ("ask_researcher", None),
+        ("look_up_project", "r1-sub-1"),
+    ]
+    assert (started.name, started.parent_tool_call_id) == ("researcher", calls[0].tool_call_id)
+    ui = fold(events, messages=question.messages)
+    # As a 1.0 client places them: a result right after the call it answers.
+    assert [(m.role, m.subagent_run_id) for m in ui.messages] == [
+        ("user", None),
+        ("assistant", None),
+        ("tool", None),
+        ("assistant", "r1-sub-1"),
+        ("tool", "r1-sub-1"),
+        ("assistant", "r1-sub-1"),
+        ("assistant", None),
+    ]
+    assert ui.messages[-1].content == (
+        "Here is what my researcher found: " + supervisor.NOTES["aurora"]
+    )
+    assert [(s.name, s.status) for s in ui.subagents] == [("researcher", "finished")]
+
+
+def test_the_researcher_says_so_when_its_notes_have_nothing() -> None:
+    events = asyncio.run(collect(supervisor.agent, ask("What about Project Zephyr?")))
+
+    assert fold(events).messages[-1].content == (
+        "Here is what my researcher found: My notes say nothing about that, sorry."
+    )
+    assert not supervisor.researcher_turn([ChatMessage.tool("c", "not json")]).calls
+
+
+def test_without_a_model_endpoint_both_agents_are_scripted_and_a_bare_url_is_refused() -> None:
+    assert isinstance(supervisor.build_model(supervisor.supervisor_turn, {}), ScriptedModel)
+    with pytest.raises(RuntimeError, match="AGUI_MODEL_BASE_URL is set but AGUI_MODEL is not"):
+        supervisor.build_model(supervisor.supervisor_turn, {"AGUI_MODEL_BASE_URL": "http://x/v1"})
+
+
+def _calling(call_id: str, name: str, arguments: str) -> list[bytes]:
+    return [
+        call_fragment(0, call_id, name, arguments),
+        chunk({}, "tool_calls"),
+        b"data: [DONE]\n\n",
+    ]
+
+
+def _saying(text: str) -> list[bytes]:
+    return [chunk({"role": "assistant", "content": text}), chunk({}, "stop"), b"data: [DONE]\n\n"]
+
+
+def test_the_supervisor_runs_on_an_openai_compatible_endpoint_over_http() -> None:
+    fake = FakeOpenAI(
+        _calling("call_s", "ask_researcher", '{"task":"When does Project Aurora launch?"}'),
+        _calling("call_n", "look_up_project", '{"project":"Aurora"}'),
+        _saying("It launches on 14 March 2027."),
+        _saying("Project Aurora launches on 14 March 2027."),
+    )
+    with serving(fake) as model_url:
+        env = {"AGUI_MODEL_BASE_URL": f"{model_url}/v1", "AGUI_MODEL": "fake-4o"}
+        app: AguiApp[JsonValue] = agui.asgi_app(
+            supervisor.build_agent(
+                supervisor.build_model(supervisor.supervisor_turn, env),
+                supervisor.build_researcher(
+                    supervisor.build_model(supervisor.researcher_turn, env)
+                ),
+            )
+        )
+        with serving(app) as url:
+            events = asyncio.run(_over_http(url + "/", supervisor.QUESTION))
+
+    assert_valid(events)
+    assert [e.type for e in events if e.type.startswith("SUBAGENT_")] == [
+        "SUBAGENT_STARTED",
+        "SUBAGENT_FINISHED",
+    ]
+    ui = fold(events)
+    assert ui.messages[-1].content == "Project Aurora launches on 14 March 2027."
+    supervising, researching, answering, _ = fake.requests
+    assert supervising["messages"][0]["content"] == supervisor.SUPERVISOR_INSTRUCTIONS
+    assert [t["function"]["name"] for t in supervising["tools"]] == ["ask_researcher"]
+    assert researching["messages"][0]["content"] == supervisor.RESEARCHER_INSTRUCTIONS
+    assert researching["messages"][1] == {
+        "role": "user",
+        "content": "When does Project Aurora launch?",
+    }
+    assert [t["function"]["name"] for t in researching["tools"]] == ["look_up_project"]
+    assert json.loads(answering["messages"][-1]["content"]) == [supervisor.NOTES["aurora"]]
+
+
+async def _over_http(url: str, text: str) -> list[Event]:
+    async with AGUIClient(url, timeout=SECONDS) as client:
+        given = RunAgentInput(
+            thread_id="t",
+            run_id="r1",
+            messages=[UserMessage(id="u1", content=text)],
+            protocol_version="1.0",
+        )
+        return await client.run(given)

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import cast
 
 import pytest
-from pydantic import JsonValue
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 
 from agui import RunAgentInput
 from agui.events import (
@@ -25,6 +27,9 @@ from agui.events import (
     StateDeltaEvent,
     StateSnapshotEvent,
     StepStartedEvent,
+    SubagentErrorEvent,
+    SubagentFinishedEvent,
+    SubagentStartedEvent,
     TextMessageChunkEvent,
     TextMessageContentEvent,
     TextMessageEndEvent,
@@ -35,7 +40,7 @@ from agui.events import (
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
-from agui.fold import FoldedRun, fold
+from agui.fold import FoldedRun, FoldedSubagent, fold
 from agui.messages import (
     ActivityMessage,
     AssistantMessage,
@@ -54,8 +59,10 @@ from agui.types import (
     InterruptOutcome,
     RemoveOperation,
     ReplaceOperation,
+    SubagentSuspendedOutcome,
     SuccessOutcome,
 )
+from fold_reference import reference_fold
 
 Record = dict[str, JsonValue]
 META: Record = {"k": "v"}
@@ -231,6 +238,43 @@ def test_fold_keeps_the_subagent_run_id_of_a_tool_result() -> None:
     )
     assert folded.messages[-1] == ToolMessage(
         id="t1", tool_call_id="c1", content="ok", subagent_run_id="sub-1"
+    )
+
+
+def test_fold_gives_a_new_call_owner_the_subagent_of_its_call_but_keeps_a_known_one() -> None:
+    folded = fold(
+        [
+            TextMessageStartEvent(message_id="m1"),
+            ToolCallStartEvent(tool_call_id="c1", tool_call_name="f", subagent_run_id="sub-1"),
+            ToolCallStartEvent(
+                tool_call_id="c2", tool_call_name="g", parent_message_id="m1", subagent_run_id="s2"
+            ),
+        ]
+    )
+    assert [(m.id, m.subagent_run_id) for m in folded.messages] == [("m1", None), ("c1", "sub-1")]
+
+
+def test_fold_lists_the_subagents_and_how_each_ended() -> None:
+    folded = fold(
+        started(
+            SubagentStartedEvent(subagent_run_id="s1", name="researcher"),
+            SubagentStartedEvent(subagent_run_id="s2", name="critic", parent_subagent_run_id="s1"),
+            SubagentFinishedEvent(subagent_run_id="s2", result={"ok": True}),
+            SubagentStartedEvent(subagent_run_id="s3", name="booker"),
+            SubagentFinishedEvent(
+                subagent_run_id="s3", outcome=SubagentSuspendedOutcome(interrupt_ids=["i1"])
+            ),
+            SubagentErrorEvent(subagent_run_id="s1", message="it failed", code="AGENT_ERROR"),
+            SubagentStartedEvent(subagent_run_id="s4", name="slow"),
+            SubagentFinishedEvent(subagent_run_id="unknown"),
+            SubagentErrorEvent(subagent_run_id="unknown", message="no such"),
+        )
+    )
+    assert folded.subagents == (
+        FoldedSubagent("s1", "researcher", status="failed", error="it failed"),
+        FoldedSubagent("s2", "critic", parent="s1", status="finished", result={"ok": True}),
+        FoldedSubagent("s3", "booker", status="suspended"),
+        FoldedSubagent("s4", "slow"),
     )
 
 
@@ -487,3 +531,133 @@ def test_fold_a_text_start_reusing_an_activity_id_is_dropped() -> None:
         ]
     )
     assert folded.messages == [ActivityMessage(id="p1", activity_type="PLAN", content={})]
+
+
+def test_fold_a_repeated_id_means_the_first_message_in_order_even_one_inserted_before() -> None:
+    held: list[Message] = [
+        AssistantMessage(id="a1", tool_calls=[call("c1", "f")]),
+        UserMessage(id="u1", content="hi"),
+    ]
+    events: list[Event] = [
+        ToolCallResultEvent(message_id="u1", tool_call_id="c1", content="r"),
+        ToolCallResultEvent(message_id="a1", tool_call_id="c1", content="s"),
+        TextMessageContentEvent(message_id="u1", delta="!"),
+        TextMessageContentEvent(message_id="a1", delta="?"),
+    ]
+    expected: list[Message] = [
+        AssistantMessage(id="a1", content="?", tool_calls=[call("c1", "f")]),
+        ToolMessage(id="u1", tool_call_id="c1", content="r!"),
+        ToolMessage(id="a1", tool_call_id="c1", content="s"),
+        UserMessage(id="u1", content="hi"),
+    ]
+    assert fold(events, messages=held).messages == expected
+    assert reference_fold(events, messages=held)[0] == wire(expected)
+
+
+# -- fold: the indexed reducer folds as the scanning one did ----------------------------------
+
+# Small id pools, shared between messages and calls, so streams reuse, repeat and collide ids.
+message_ids = st.sampled_from(["m1", "m2", "c1", "r1"])
+call_ids = st.sampled_from(["c1", "c2", "c3"])
+maybe_ids = st.none() | message_ids
+texts = st.sampled_from(["a", "bc", "{}"])
+metas = st.none() | st.just(META)
+subagents = st.none() | st.just("sub-1")
+
+
+def model(cls: type[BaseModel], **fields: st.SearchStrategy[object]) -> st.SearchStrategy[object]:
+    # Keyword arguments go through the constructor (hypothesis would read the models' aliases).
+    return st.fixed_dictionaries(fields).map(lambda given: cls(**given))
+
+
+def tool_message(message_id: str, call_id: str, content: str) -> ToolMessage:
+    return ToolMessage(id=message_id, tool_call_id=call_id, content=content)
+
+
+held_messages = st.lists(
+    st.one_of(
+        model(UserMessage, id=message_ids, content=texts),
+        model(
+            AssistantMessage,
+            id=message_ids,
+            content=texts,
+            tool_calls=st.lists(st.builds(call, call_ids, texts), max_size=2),
+        ),
+        st.builds(tool_message, message_ids, call_ids, texts),
+    ),
+    max_size=4,
+)
+any_events = st.lists(
+    st.one_of(
+        model(TextMessageStartEvent, message_id=message_ids, metadata=metas),
+        model(TextMessageContentEvent, message_id=message_ids, delta=texts),
+        model(TextMessageEndEvent, message_id=message_ids, metadata=metas),
+        model(TextMessageChunkEvent, message_id=maybe_ids, delta=st.none() | texts),
+        model(ReasoningMessageStartEvent, message_id=message_ids),
+        model(ReasoningMessageContentEvent, message_id=message_ids, delta=texts),
+        model(ReasoningMessageChunkEvent, message_id=maybe_ids, delta=st.none() | texts),
+        model(
+            ToolCallStartEvent,
+            tool_call_id=call_ids,
+            tool_call_name=texts,
+            parent_message_id=maybe_ids,
+            subagent_run_id=subagents,
+            metadata=metas,
+        ),
+        model(ToolCallArgsEvent, tool_call_id=call_ids, delta=texts),
+        model(ToolCallEndEvent, tool_call_id=call_ids, metadata=metas),
+        model(
+            ToolCallChunkEvent,
+            tool_call_id=st.none() | call_ids,
+            tool_call_name=st.none() | texts,
+            parent_message_id=maybe_ids,
+            delta=st.none() | texts,
+        ),
+        model(ToolCallResultEvent, message_id=message_ids, tool_call_id=call_ids, content=texts),
+        model(
+            ActivitySnapshotEvent,
+            message_id=message_ids,
+            activity_type=st.just("PLAN"),
+            content=st.just({"n": 1}),
+            replace=st.none() | st.booleans(),
+        ),
+        model(
+            ActivityDeltaEvent,
+            message_id=message_ids,
+            activity_type=st.just("PLAN"),
+            patch=st.just([ReplaceOperation(path="/n", value=2)]),
+        ),
+        model(
+            ReasoningEncryptedValueEvent,
+            subtype=st.sampled_from(["tool-call", "message"]),
+            entity_id=message_ids | call_ids,
+            encrypted_value=texts,
+        ),
+        model(MessagesSnapshotEvent, messages=held_messages),
+        model(
+            RunStartedEvent,
+            thread_id=st.just("t"),
+            run_id=st.just("r"),
+            input=model(
+                RunAgentInput, thread_id=st.just("t"), run_id=st.just("r"), messages=held_messages
+            ),
+        ),
+    ),
+    max_size=24,
+)
+_MESSAGE_LIST: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
+
+
+@settings(max_examples=400, deadline=None)
+@given(held=held_messages, events=any_events)
+def test_fold_gives_the_messages_the_scanning_fold_gives_for_any_stream(
+    held: list[Message], events: list[Event]
+) -> None:
+    records, state, subagents = reference_fold(events, messages=held)
+    try:
+        expected = _MESSAGE_LIST.validate_python(records)
+    except ValidationError:
+        with pytest.raises(ValidationError):
+            fold(events, messages=held)
+        return
+    assert fold(events, messages=held) == FoldedRun(expected, state, None, None, subagents)

@@ -15,8 +15,16 @@ from agui.agents import ToolLoopAgent, tool
 from agui.agents.dispatch import NativeDispatcher
 from agui.agents.loop import approval_interrupt_id
 from agui.agents.models import Call, ChatMessage, ScriptedModel, Turn, TurnFunction
-from agui.events import Event, RunFinishedEvent
-from agui.messages import AssistantMessage, FunctionCall, Message, ToolCall, UserMessage
+from agui.events import Event, RunFinishedEvent, ToolCallResultEvent
+from agui.messages import (
+    AssistantMessage,
+    FunctionCall,
+    Message,
+    TextPart,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 from agui.testing import FoldedRun, assert_valid, collect, fold
 from agui.types import Interrupt, InterruptOutcome, SuccessOutcome
 from agui.verify import Verifier
@@ -197,7 +205,7 @@ def test_an_approval_runs_the_tool_against_the_original_call_and_the_loop_goes_o
         {"type": "RUN_STARTED", "threadId": "t", "runId": "r2", "protocolVersion": "1.0"},
         {
             "type": "TOOL_CALL_RESULT",
-            "messageId": "r2-msg-1",
+            "messageId": "approve-r1-call-1-result",
             "toolCallId": "r1-call-1",
             "content": "booked Ritz for 2 night(s)",
             "role": "tool",
@@ -207,8 +215,8 @@ def test_an_approval_runs_the_tool_against_the_original_call_and_the_loop_goes_o
     assert [(m.role, m.id, getattr(m, "content", None)) for m in after.messages] == [
         ("user", "u1", "Book the Ritz for two nights."),
         ("assistant", "r1-msg-1", "Booking."),
-        ("tool", "r2-msg-1", "booked Ritz for 2 night(s)"),
-        ("assistant", "r2-msg-2", "Done: booked Ritz for 2 night(s)."),
+        ("tool", "approve-r1-call-1-result", "booked Ritz for 2 night(s)"),
+        ("assistant", "r2-msg-1", "Done: booked Ritz for 2 night(s)."),
     ]
     assert isinstance(after.outcome, SuccessOutcome)
 
@@ -234,14 +242,12 @@ def test_an_approval_with_edited_arguments_runs_the_tool_with_them() -> None:
     ("entry", "content"),
     [
         (_resolved({"approved": False}), "declined"),
-        (_resolved("yes"), "declined"),
-        (_resolved({"approved": "true"}), "declined"),
         (
             ResumeEntry(interrupt_id="approve-r1-call-1", status="cancelled"),
             "cancelled",
         ),
     ],
-    ids=["declined", "payload not an object", "approved not a boolean", "cancelled"],
+    ids=["declined", "cancelled"],
 )
 def test_a_decline_or_cancel_gives_an_error_result_against_the_call_and_the_tool_never_runs(
     entry: ResumeEntry, content: str
@@ -256,6 +262,37 @@ def test_a_decline_or_cancel_gives_an_error_result_against_the_call_and_the_tool
     assert _wire(second)[1]["content"] == (
         f"Error: the user {content} this call; the tool did not run."
     )
+    assert after.messages[-1].content == "Not booked."
+
+
+UNREADABLE = (
+    "Error: the answer to this call's approval (a {source}) could not be read as one, so the "
+    "call was declined; the tool did not run."
+)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    ["yes", {"approved": "true"}, {"ok": True}, None],
+    ids=["not an object", "approved not a boolean", "no approved", "no payload"],
+)
+def test_a_resume_payload_the_agent_cannot_read_declines_and_the_run_says_so(
+    payload: JsonValue,
+) -> None:
+    agent = _agent()
+    first, before = _first(agent)
+
+    second, after = _second(agent, before, _resolved(payload))
+
+    _assert_valid_resumed(first, second)
+    assert BOOKED == []
+    warning, result = _wire(second)[1:3]
+    assert (warning["type"], warning["name"]) == ("CUSTOM", "agui.warning")
+    assert warning["value"] == {
+        "message": "declined a call: its approval answer (a resume) is unreadable",
+        "id": "approve-r1-call-1",
+    }
+    assert result["content"] == UNREADABLE.format(source="resume")
     assert after.messages[-1].content == "Not booked."
 
 
@@ -426,3 +463,149 @@ def test_a_streamed_call_that_needs_approval_interrupts_on_its_streamed_id() -> 
     assert isinstance(finished.outcome, InterruptOutcome)
     assert finished.outcome.interrupts[0].tool_call_id == "p1"
     assert isinstance(finished.outcome.interrupts[0], Interrupt)
+
+
+# -- settled once, however the client answers ---------------------------------------------------
+
+
+def _resume(
+    agent: ToolLoopAgent,
+    before: FoldedRun,
+    *answers: Message,
+    resume: Sequence[ResumeEntry] = (),
+    run_id: str = "r2",
+) -> tuple[list[Event], FoldedRun]:
+    given = _input(run_id, [*before.messages, *answers], resume)
+    events = asyncio.run(collect(agent, given))
+    return events, fold(events, messages=given.messages)
+
+
+def _placeholder(content: str = "", message_id: str = "ck-1") -> ToolMessage:
+    """What CopilotKit gives a call it has no result for, before it sends the resume entry."""
+    return ToolMessage(id=message_id, tool_call_id="r1-call-1", content=content)
+
+
+def _results(events: Sequence[Event]) -> list[tuple[str, str]]:
+    return [(e.message_id, e.tool_call_id) for e in events if isinstance(e, ToolCallResultEvent)]
+
+
+def _assert_unique_ids(messages: Sequence[Message]) -> None:
+    ids = [message.id for message in messages]
+    assert len(ids) == len(set(ids)), ids
+
+
+@pytest.mark.parametrize("run_id", ["r1", "r2"], ids=["same run id", "new run id"])
+@pytest.mark.parametrize("content", ["", "handler output"], ids=["empty", "handler output"])
+def test_a_resume_entry_decides_over_the_clients_own_tool_message_and_settles_the_call_once(
+    run_id: str, content: str
+) -> None:
+    model = ScriptedModel(_script())
+    agent = _agent(model)
+    first, before = _first(agent)
+
+    second, after = _resume(
+        agent, before, _placeholder(content), resume=[_resolved({"approved": True})], run_id=run_id
+    )
+
+    assert_valid([*first, *second])
+    assert BOOKED == ["Ritz"]
+    assert _results(second) == [("approve-r1-call-1-result", "r1-call-1")]
+    assert "TOOL_CALL_START" not in [event.type for event in second]
+    # The model reads the agent's answer, not the placeholder it replaced.
+    assert [m.content for m in model.requests[-1].messages if m.role == "tool"] == [
+        "booked Ritz for 2 night(s)"
+    ]
+    _assert_unique_ids(after.messages)
+    assert isinstance(after.outcome, SuccessOutcome)
+
+
+def test_a_resume_entry_that_declines_wins_over_a_tool_message_that_approves() -> None:
+    agent = _agent()
+    first, before = _first(agent)
+
+    second, after = _resume(
+        agent,
+        before,
+        _placeholder('{"approved": true}'),
+        resume=[_resolved({"approved": False})],
+    )
+
+    assert_valid([*first, *second])
+    assert BOOKED == []
+    assert after.messages[-1].content == "Not booked."
+
+
+def test_a_tool_message_alone_answers_the_approval_as_a_resume_payload_would() -> None:
+    agent = _agent()
+    first, before = _first(agent)
+    answer = ToolMessage(
+        id="app-1", tool_call_id="r1-call-1", content=[TextPart(text='{"approved": true}')]
+    )
+
+    second, after = _resume(agent, before, answer)
+
+    assert_valid([*first, *second])
+    assert BOOKED == ["Ritz"]
+    assert _results(second) == [("approve-r1-call-1-result", "r1-call-1")]
+    assert after.messages[-1].content == "Done: booked Ritz for 2 night(s)."
+
+
+def test_a_tool_message_the_agent_cannot_read_declines_says_so_and_never_asks_again() -> None:
+    model = ScriptedModel([*_script(), Turn.text("Anything else?")])
+    agent = _agent(model)
+    first, before = _first(agent)
+
+    # A client that ran the tool itself sends its output: not an answer the agent can read.
+    second, after = _resume(agent, before, _placeholder("deleted it locally"))
+    third, last = _resume(agent, after, run_id="r3")
+
+    assert_valid([*first, *second, *third])
+    assert BOOKED == []
+    warning = _wire(second)[1]
+    assert warning["value"] == {
+        "message": "declined a call: its approval answer (a tool message) is unreadable",
+        "id": "approve-r1-call-1",
+    }
+    assert _wire(second)[2]["content"] == UNREADABLE.format(source="tool message")
+    assert after.messages[-1].content == "Not booked."
+    # Settled: the next request neither asks again nor answers the call again.
+    assert isinstance(last.outcome, SuccessOutcome)
+    assert _results(third) == []
+    assert last.messages[-1].content == "Anything else?"
+
+
+def test_a_settled_call_is_not_run_again_by_a_resume_entry_sent_twice() -> None:
+    model = ScriptedModel([*_script(), Turn.text("Still booked.")])
+    agent = _agent(model)
+    first, before = _first(agent)
+    approve = _resolved({"approved": True})
+    second, after = _resume(agent, before, _placeholder(), resume=[approve])
+
+    third, _ = _resume(agent, after, resume=[approve], run_id="r3")
+
+    assert_valid([*first, *second, *third])
+    assert BOOKED == ["Ritz"]
+    assert _results(third) == []
+    warning = _wire(third)[1]
+    assert warning["value"] == {
+        "message": "ignored a resume entry for no open interrupt",
+        "id": "approve-r1-call-1",
+    }
+    # The placeholder stays out of what the model reads in every later request.
+    assert "" not in [m.content for m in model.requests[-1].messages if m.role == "tool"]
+
+
+def test_a_resumed_run_that_keeps_the_run_id_mints_no_id_the_history_holds() -> None:
+    agent = _agent(ScriptedModel([*_script()[:1], Turn.text("Booked, and the weather?")]))
+    _, before = _first(agent)
+
+    second, after = _resume(agent, before, resume=[_resolved({"approved": True})], run_id="r1")
+
+    verifier = Verifier(known_tool_call_ids=["r1-call-1"])
+    for event in second:
+        verifier.observe(event)
+    verifier.finish()
+    _assert_unique_ids(after.messages)
+    assert [m.id for m in after.messages] == [
+        "u1", "r1-msg-1", "approve-r1-call-1-result", "r1-msg-2"
+    ]  # fmt: skip

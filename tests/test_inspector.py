@@ -47,6 +47,7 @@ from agui.asgi import AguiApp, inspector
 from agui.errors import MalformedEvent, PatchError, ProtocolViolation, UnknownEventType
 from agui.events import Event
 from agui.patch import apply
+from agui.runs import MemoryRunLog
 from agui.verify import Rule, Verifier
 from agui.wire import parse_event
 
@@ -458,6 +459,35 @@ def test_a_travel_run_streams_its_answer_tool_calls_and_results(tab: Tab) -> Non
 
 
 @needs_chromium
+def test_a_supervisors_researcher_is_grouped_and_labelled_in_the_page(tab: Tab) -> None:
+    supervisor = example("supervisor/app.py")
+    app = agui.asgi_app(supervisor.agent, inspector=True)
+    page = tab.page
+    with serving(app) as url, screenshot_on_failure(tab):
+        page.goto(url + "/")
+        send(page, supervisor.QUESTION)
+        assert wait_outcome(page, "success") == "Finished: success."
+
+        [request] = tab.posts()
+        sub = f"{request['runId']}-sub-1"
+        head = page.locator("h3.subagent-head")
+        assert head.count() == 1
+        assert head.inner_text() == f"Subagent researcher ({sub}): finished"
+        assert head.get_attribute("data-status") == "finished"
+        grouped = page.locator(f'article.in-subagent[data-subagent-run-id="{sub}"]')
+        assert grouped.count() == 2  # the researcher's call to its notes, and its answer
+        assert grouped.first.locator(".call-name").inner_text() == "Tool call: look_up_project"
+        assert "14 March 2027" in grouped.last.locator(".content").inner_text()
+        assert grouped.last.locator(".who").inner_text() == f"Assistant · subagent {sub}"
+        answer = page.locator("article.role-assistant:not(.in-subagent) .content").last
+        assert answer.inner_text().startswith("Here is what my researcher found:")
+        assert page.locator('.events li[data-type="SUBAGENT_STARTED"]').count() == 1
+        assert page.locator("section.request").get_attribute("data-violations") == "0"
+        assert request["protocolVersion"] == "1.0"
+        tab.assert_clean(url)
+
+
+@needs_chromium
 def test_a_task_board_delete_is_approved_in_the_page(tab: Tab) -> None:
     board = example("task_board/app.py")
     app = agui.asgi_app(board.agent, state=board.Board, inspector=True)
@@ -541,6 +571,122 @@ def test_stop_aborts_the_request_and_the_server_cancels_the_run(tab: Tab) -> Non
         assert page.get_by_role("button", name="Send").is_enabled()
         assert page.get_by_role("button", name="Stop").is_disabled()
         tab.assert_clean(url)
+
+
+@needs_chromium
+def test_a_reload_mid_run_reattaches_to_the_durable_run_and_shows_it_once(tab: Tab) -> None:
+    release = threading.Event()
+
+    async def halting(ctx: agui.RunContext[Any]) -> None:
+        with ctx.message() as message:
+            message.delta("before the reload. ")
+            await asyncio.to_thread(release.wait, SERVER_SECONDS)  # the test's thread sets it
+            message.delta("after the reload.")
+
+    app = agui.asgi_app(halting, inspector=True, runs=MemoryRunLog())
+    page = tab.page
+    try:
+        with serving(app) as url, screenshot_on_failure(tab):
+            page.goto(url + "/")
+            send(page, "Survive a reload")
+            page.wait_for_function(
+                "() => (document.querySelector('article.role-assistant .content') || {})"
+                ".textContent?.includes('before the reload')"
+            )
+            page.reload()
+            notice = page.locator("#reattached")
+            notice.wait_for(state="visible")
+            [posted] = tab.posts()
+            run_id = posted["runId"]
+            assert notice.inner_text().startswith(f"Reattached after a reload: run {run_id}")
+            assert page.locator("#thread-id").inner_text() == posted["threadId"]
+            page.wait_for_function(
+                "() => (document.querySelector('article.role-assistant .content') || {})"
+                ".textContent?.includes('before the reload')"
+            )
+            assert page.locator("#outcome").get_attribute("data-outcome") == "running"
+            release.set()
+            assert wait_outcome(page, "success").startswith("Finished: success.")
+
+            assert page.locator("article.role-user .content").all_inner_texts() == [
+                "Survive a reload"
+            ]
+            assert page.locator("article.role-assistant .content").all_inner_texts() == [
+                "before the reload. after the reload."
+            ]
+            [section] = page.locator("section.request").all()  # the POST's went with the reload
+            heading = section.locator("h3").inner_text()
+            assert heading == f"Request 1: GET run {run_id} (reattached after a reload)"
+            types = section.locator("ol.events > li").evaluate_all(
+                "(items) => items.map((item) => item.dataset.type)"
+            )
+            assert (types[0], types[-1], types.count("TEXT_MESSAGE_CONTENT")) == (
+                "RUN_STARTED",
+                "RUN_FINISHED",
+                2,
+            )
+            assert section.get_attribute("data-violations") == "0"
+            reads = [r.url for r in tab.requests if r.method == "GET" and "/runs/" in r.url]
+            assert reads == [f"{url}/runs/{run_id}/events"]
+
+            send(page, "And after it")  # the thread goes on from what the reload restored
+            wait_outcome(page, "success")
+            assert notice.is_hidden()
+            _, second = tab.posts()
+            assert second["threadId"] == posted["threadId"]
+            assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]
+            assert second["messages"][1]["content"] == "before the reload. after the reload."
+            tab.assert_clean(url)
+    finally:
+        release.set()
+
+
+@needs_chromium
+def test_a_reload_on_an_endpoint_without_runs_starts_afresh(tab: Tab) -> None:
+    page = tab.page
+    app = agui.asgi_app(hello, inspector=True)
+    with serving(app) as url, screenshot_on_failure(tab):
+        page.goto(url + "/")
+        thread = page.locator("#thread-id").inner_text()
+        send(page, "Hi")
+        wait_outcome(page, "success")
+        assert page.evaluate("() => sessionStorage.length") == 0
+        page.reload()
+        page.locator("#thread-id").wait_for()
+        assert page.locator("#thread-id").inner_text() not in ("", thread)
+        assert page.locator("#conversation article").count() == 0
+        assert page.locator("#outcome").get_attribute("data-outcome") == "none"
+        assert page.locator("#reattached").is_hidden()
+        assert page.locator("section.request").count() == 0
+        assert [r.url for r in tab.requests if "/runs/" in r.url] == []
+        tab.assert_clean(url)
+
+
+@needs_chromium
+def test_a_reload_after_the_run_expired_says_so_and_keeps_the_conversation(tab: Tab) -> None:
+    page = tab.page
+    app = agui.asgi_app(hello, inspector=True, runs=MemoryRunLog())
+    record = {
+        "runId": "gone",
+        "threadId": "t-kept",
+        "messages": [{"id": "m1", "role": "user", "content": "Still here"}],
+        "lastEventId": "4",
+    }
+    with serving(app) as url, screenshot_on_failure(tab):
+        page.goto(url + "/")
+        page.evaluate(
+            "(record) => sessionStorage.setItem(`agui-inspector:${location.pathname}`,"
+            " JSON.stringify(record))",
+            record,
+        )
+        page.reload()
+        assert wait_outcome(page, "http-error").startswith("HTTP 404 RUN_NOT_FOUND: no run 'gone'")
+        assert "had read it through event 4" in page.locator("#reattached").inner_text()
+        assert page.locator("#thread-id").inner_text() == "t-kept"
+        assert page.locator("article.role-user .content").all_inner_texts() == ["Still here"]
+        assert page.evaluate("() => sessionStorage.length") == 0  # the next reload starts afresh
+        assert page.get_by_role("button", name="Send").is_enabled()
+        assert [p for p in tab.problems if "404" not in p] == []  # Chromium logs the 404
 
 
 @needs_chromium

@@ -16,10 +16,12 @@ back up. The layers, bottom first:
 5. encoding: SSE and the protobuf binding, which read what the run produced.
 6. agents: the tool loop and its models, built on the run context alone; they need no encoder,
    and no HTTP layer needs them, so they sit above the run and below the endpoint.
-7. HTTP: the ASGI endpoint (admission, streaming, the inspector page).
-8. consumers: the client and the testing kit, which drive or read the layers below.
-9. the command line, which uses all of the above.
-10. the facade, `agui/__init__.py`, which re-exports the core.
+7. run logs: where durable runs keep their frames, leases and threads (`agui.runs`), written
+   as encoded frames and folded; the endpoint uses them, they know nothing of HTTP.
+8. HTTP: the ASGI endpoint (admission, streaming, the inspector page).
+9. consumers: the client and the testing kit, which drive or read the layers below.
+10. the command line, which uses all of the above.
+11. the facade, `agui/__init__.py`, which re-exports the core.
 
 The graph is read from the source with `ast`, so it counts every import: module level,
 `if TYPE_CHECKING:` blocks and imports inside functions alike (a cycle that only a lazy import
@@ -79,6 +81,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ),
     ("encoding", ["agui.sse", "agui.proto", "agui.proto.*"]),
     ("agents", ["agui.agents", "agui.agents.*"]),
+    ("run logs", ["agui.runs", "agui.runs.*"]),
     ("HTTP", ["agui.asgi", "agui.asgi.*"]),
     ("consumers", ["agui.client", "agui.client.*", "agui.testing"]),
     ("command line", ["agui.cli", "agui.cli.*"]),
@@ -86,9 +89,21 @@ LAYERS: list[tuple[str, list[str]]] = [
 ]
 """Each layer's modules, as `fnmatch` patterns; a new module must be placed in one."""
 
-OPTIONAL_LAYERS = ("agui.testing", "agui.client", "agui.agents", "httpx", "uvicorn", "google")
-"""What `import agui` must not load: the testing kit, the client, the tool loop, and the
-optional dependencies (httpx for the client, uvicorn for serving, protobuf for the binding)."""
+OPTIONAL_LAYERS = (
+    "agui.testing",
+    "agui.client",
+    "agui.agents",
+    "agui.runs",
+    "httpx",
+    "uvicorn",
+    "google",
+    "redis",
+    "openai",
+    "anthropic",
+)
+"""What `import agui` must not load: the testing kit, the client, the tool loop, the run logs,
+and the optional dependencies (httpx for the client, uvicorn for serving, protobuf for the
+binding, redis for the Redis run log, the model SDKs for their models)."""
 
 
 def _modules(root: Path) -> dict[str, tuple[Path, bool]]:

@@ -499,7 +499,7 @@ def test_the_application_context_joins_the_system_prompt() -> None:
 # -- the XML dispatcher, end to end ------------------------------------------------------------
 
 
-def test_a_model_without_tool_calling_gets_tags_in_the_prompt_and_results_as_text() -> None:
+def test_a_model_without_tool_calling_gets_json_blocks_in_the_prompt_and_results_as_text() -> None:
     model = ScriptedModel(TRAVEL_SCRIPT, supports_native_tools=False)
     agent = ToolLoopAgent(model, tools=[get_weather, search_restaurants])
 
@@ -515,8 +515,8 @@ def test_a_model_without_tool_calling_gets_tags_in_the_prompt_and_results_as_tex
     first, second = model.requests
     assert first.tools == ()
     assert first.stop == ("<tool_result",)
-    assert "<tool_call>" in first.messages[0].content
-    assert "- get_weather: Get the current weather for a city." in first.messages[0].content
+    assert "```json" in first.messages[0].content
+    assert '"description": "Get the current weather for a city."' in first.messages[0].content
     assert second.messages[-1].role == "user"
     assert second.messages[-1].content.startswith(
         '<tool_result name="get_weather" status="ok">Sunny, 24 C in Paris</tool_result>'

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import copy
+import pickle
 
-from agui._record import Item, Kind
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agui._record import Item, Kind, Record
 from agui.events import (
     CustomEvent,
     Event,
@@ -16,6 +21,7 @@ from agui.events import (
     ToolCallEndEvent,
 )
 from agui.sink import EventReceiver
+from agui.sse import encode_sse
 
 
 def custom(n: int) -> CustomEvent:
@@ -203,3 +209,79 @@ def test_a_record_pushed_while_a_reader_waits_wakes_it() -> None:
         return batches
 
     assert asyncio.run(read()) == [[(Kind.TEXT_CONTENT, "m1", "a")]]
+
+
+# -- a drained record is the object validation makes ------------------------------------------
+
+# Text a handle accepts: no lone surrogates, which it refuses before queueing anything.
+_texts = st.text(st.characters(exclude_categories=["Cs"]), max_size=8)
+_ids = _texts.filter(bool)
+_records = st.one_of(
+    st.tuples(
+        st.sampled_from([Kind.TEXT_CONTENT, Kind.TOOL_ARGS, Kind.REASONING_CONTENT]), _ids, _texts
+    ),
+    st.tuples(st.sampled_from([Kind.TEXT_END, Kind.TOOL_END]), _ids, st.just("")),
+    st.tuples(st.just(Kind.TEXT_START), _ids, st.sampled_from(["assistant", "user", "system"])),
+)
+
+
+def _validated(record: Record) -> Event:
+    """The record's event as a handle would have validated it (a start's name given as None)."""
+    kind, entity_id, text = record
+    if kind == Kind.TEXT_CONTENT:
+        return TextMessageContentEvent(message_id=entity_id, delta=text)
+    if kind == Kind.TOOL_ARGS:
+        return ToolCallArgsEvent(tool_call_id=entity_id, delta=text)
+    if kind == Kind.REASONING_CONTENT:
+        return ReasoningMessageContentEvent(message_id=entity_id, delta=text)
+    if kind == Kind.TEXT_END:
+        return TextMessageEndEvent(message_id=entity_id)
+    if kind == Kind.TOOL_END:
+        return ToolCallEndEvent(tool_call_id=entity_id)
+    return TextMessageStartEvent(message_id=entity_id, role=text, name=None)  # type: ignore[arg-type]
+
+
+@given(_records)
+def test_a_drained_record_is_the_event_validation_makes_and_frames_the_same(
+    record: Record,
+) -> None:
+    receiver = EventReceiver()
+    receiver.push_record(record)
+    (built,) = receiver.drain()
+    validated = _validated(record)
+    assert type(built) is type(validated)
+    assert built == validated
+    assert list(built.__dict__.items()) == list(validated.__dict__.items())
+    assert built.model_fields_set == validated.model_fields_set
+    assert type(built.model_fields_set) is set
+    assert built.__pydantic_extra__ is built.__pydantic_private__ is None
+    assert repr(built) == repr(validated)
+    assert hash(built) == hash(validated)
+    assert pickle.loads(pickle.dumps(built)) == validated  # noqa: S301 - our own bytes
+    assert copy.deepcopy(built) == validated
+    assert encode_sse(built) == encode_sse(validated)
+
+
+@given(_records, st.integers(min_value=0, max_value=2**40))
+def test_a_drained_event_copied_with_a_change_is_framed_with_the_change(
+    record: Record, timestamp: int
+) -> None:
+    receiver = EventReceiver()
+    receiver.push_record(record)
+    (built,) = receiver.drain()
+    changed = built.model_copy(update={"timestamp": timestamp})
+    frame = encode_sse(_validated(record).model_copy(update={"timestamp": timestamp}))
+    assert encode_sse(changed) == frame
+    assert f'"timestamp":{timestamp}'.encode() in frame
+    assert built.timestamp is None
+
+
+def test_each_drained_record_gets_its_own_dict_and_fields_set() -> None:
+    receiver = EventReceiver()
+    receiver.push_record((Kind.TEXT_CONTENT, "m1", "a"))
+    receiver.push_record((Kind.TEXT_CONTENT, "m1", "b"))
+    first, second = receiver.drain()
+    assert first.__dict__ is not second.__dict__
+    assert first.model_fields_set is not second.model_fields_set
+    first.model_fields_set.add("timestamp")
+    assert second.model_fields_set == {"message_id", "delta"}

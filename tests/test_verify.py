@@ -63,7 +63,7 @@ from agui.messages import (
     ReasoningMessage,
     ToolCall,
 )
-from agui.types import Interrupt, InterruptOutcome, RunAgentInput
+from agui.types import Interrupt, InterruptOutcome, RunAgentInput, SuccessOutcome
 from agui.verify import Rule, Verifier
 from agui.verify._lifecycle import ANY, REFUSALS, ROWS, TRANSITIONS, Phase
 
@@ -77,6 +77,11 @@ def finished(run: str = "r1", thread: str = "t1", *, interrupts: Sequence[str] =
     asked = [Interrupt(id=i, reason="confirmation") for i in interrupts]
     outcome = InterruptOutcome(interrupts=asked) if asked else None
     return RunFinishedEvent(thread_id=thread, run_id=run, outcome=outcome)
+
+
+def pending(*calls: str, run: str = "r1") -> Event:
+    outcome = SuccessOutcome(pending_tool_call_ids=list(calls))
+    return RunFinishedEvent(thread_id="t1", run_id=run, outcome=outcome)
 
 
 def assistant_with_call(call: str, owner: str | None = None) -> Message:
@@ -768,6 +773,27 @@ VIOLATIONS = [
         "tool call 'c5' already exists",
         id="a-call-of-a-messages-snapshot-started-again",
     ),
+    # The pending calls a success names.
+    pytest.param(
+        [started(history=[assistant_with_call("c0")]), *call("c1"), pending("c1", "c0")],
+        Rule.PENDING_CALL_UNKNOWN,
+        "Cannot send 'RUN_FINISHED' with 'c0' in pendingToolCallIds: this run started no tool "
+        "call of that id.",
+        id="a-pending-call-from-the-history",
+    ),
+    pytest.param(
+        [BEGIN, *call("c1"), finished(), started("r2"), pending("c1", run="r2")],
+        Rule.PENDING_CALL_UNKNOWN,
+        "'c1' in pendingToolCallIds: this run started no tool call of that id",
+        id="a-pending-call-of-the-previous-run",
+    ),
+    pytest.param(
+        [BEGIN, *call("c1"), *call("c2"), result("c2"), pending("c1", "c2")],
+        Rule.PENDING_CALL_ANSWERED,
+        "Cannot send 'RUN_FINISHED' with 'c2' in pendingToolCallIds: this run already sent that "
+        "call's TOOL_CALL_RESULT.",
+        id="a-pending-call-already-answered",
+    ),
 ]
 
 
@@ -810,6 +836,10 @@ ACCEPTED = [
             finished(),
         ],
         id="interleaved-messages-and-parallel-tool-calls",
+    ),
+    pytest.param(
+        [BEGIN, *call("c1"), *call("c2"), result("c2"), *call("c3"), pending("c1", "c3")],
+        id="pending-calls-left-without-a-result",
     ),
     pytest.param(
         [

@@ -22,9 +22,12 @@ What it demonstrates:
   A2UI surfaces.
 - **An approval.** Deleting needs the user's yes. The first request streams the `delete_task`
   call, ends it without a result, and finishes the run with an interrupt (`approve-<call id>`,
-  as `agui.agents.ToolLoopAgent` names them). The next request carries the history and a `resume`
-  entry: approved (`{"approved": true}`), the task goes and the result answers the original
-  call; declined, it stays. Without an answer, nothing happens and the question is asked again.
+  as `agui.agents.ToolLoopAgent` names them). The next request carries the history and the
+  answer: a `resume` entry, a tool message answering the call, or both (the entry decides).
+  Approved (`{"approved": true}`), the task goes and the result answers the original call;
+  declined, or an answer the agent cannot read, it stays. The result's message id marks the call
+  settled, so it is never asked or acted on again. Without an answer, nothing happens and the
+  question is asked again.
 - **Steps and reasoning.** Each change runs in a step, after a short reasoning block.
 
 The commands, read from the last user message (case does not matter):
@@ -54,8 +57,13 @@ from typing import Literal
 from pydantic import BaseModel, Field, JsonValue
 
 import agui
-from agui.agents.loop import approval_interrupt_id
-from agui.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from agui.agents.loop import (
+    approval_answer,
+    approval_interrupt_id,
+    approval_result_id,
+    approval_settled,
+)
+from agui.messages import AssistantMessage, Message, ToolCall, UserMessage
 
 BOARD_TOOLS = ("add_task", "complete_task", "rename_task", "delete_task")
 """The tools the app must offer for the board to change."""
@@ -269,7 +277,7 @@ def _approval(call_id: str, task_id: int, title: str) -> agui.Interrupt:
 
 
 def pending_delete(history: Sequence[Message]) -> ToolCall | None:
-    """The `delete_task` call since the last user message that has no result yet, if any.
+    """The `delete_task` call since the last user message that is not settled yet, if any.
 
     Examples:
         >>> pending_delete([UserMessage(id="u1", content="delete 1")]) is None
@@ -278,11 +286,10 @@ def pending_delete(history: Sequence[Message]) -> ToolCall | None:
     last_user = max(
         (n for n, message in enumerate(history) if isinstance(message, UserMessage)), default=-1
     )
-    answered = {m.tool_call_id for m in history if isinstance(m, ToolMessage)}
     for message in history[last_user + 1 :]:
         if isinstance(message, AssistantMessage):
             for call in message.tool_calls or ():
-                if call.function.name == "delete_task" and call.id not in answered:
+                if call.function.name == "delete_task" and not approval_settled(history, call.id):
                     return call
     return None
 
@@ -290,24 +297,31 @@ def pending_delete(history: Sequence[Message]) -> ToolCall | None:
 def _settle_delete(ctx: agui.RunContext[Board], call: ToolCall) -> agui.RunOutcome | None:
     task_id = _task_id(call.function.arguments)
     task = next((task for task in ctx.state.tasks if task.id == task_id), None)
-    answer = ctx.resume_for(approval_interrupt_id(call.id))
+    answer = approval_answer(ctx, call.id)  # the resume entry, else the app's tool message
     if answer is None:  # an open question is never acted on without its answer: ask again
         return agui.RunOutcome.interrupt([_approval(call.id, task_id, task.title if task else "")])
     _require(ctx, "delete_task")
-    payload = answer.payload if isinstance(answer.payload, dict) else {}
-    approved = answer.status == "resolved" and payload.get("approved") is True
-    if not approved or task is None:
-        why = "the user declined" if not approved else "there is no such task"
-        ctx.tool_result(call.id, json.dumps({"deleted": None, "reason": why}))
-        _reply(ctx, f"Kept task #{task_id}." if not approved else f"Task #{task_id} is gone.")
+    settled = approval_result_id(call.id)  # marks the call settled for every later request
+    if not answer.approved or task is None:
+        why = _WHY[answer.verdict] if not answer.approved else "there is no such task"
+        ctx.tool_result(call.id, json.dumps({"deleted": None, "reason": why}), message_id=settled)
+        kept = f"Kept task #{task_id}" + (f": {why}." if answer.verdict == "unreadable" else ".")
+        _reply(ctx, kept if not answer.approved else f"Task #{task_id} is gone.")
         return None
     with ctx.step("update the board"):
         ctx.state.tasks.remove(task)
         ctx.publish_state()  # before the result, so the app sees the board without the task
-        ctx.tool_result(call.id, json.dumps({"deleted": task.model_dump()}))
+        ctx.tool_result(call.id, json.dumps({"deleted": task.model_dump()}), message_id=settled)
         _reply(ctx, f"Deleted #{task.id} {task.title}.")
         _render(ctx)
     return None
+
+
+_WHY = {
+    "declined": "the user declined",
+    "cancelled": "the user declined",  # a cancel keeps the task as a decline does
+    "unreadable": "the answer could not be read as an approval",
+}
 
 
 def _task_id(arguments: str) -> int:

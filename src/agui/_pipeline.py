@@ -25,31 +25,48 @@ hands the record (`agui._record`) to the verifier as it is, which checks it on i
 (or as its event, when it must look closer), and queues the record: a tuple, which the SSE
 writer turns into the very bytes the model would give, and which `drain()` turns into the very
 model. Otherwise the record's event takes the full path. The branch skips nothing the full path
-would do for these events: there is no transformer, and a delta, a start or an end is never
-tracked.
+would do for these events: no transformer would change them, and a delta, a start or an end is
+never tracked.
+
+A transformer that returns a record's event unchanged, and need not see it, says so with a
+true class attribute `_records_pass` (the legacy-peer profile does: it rewrites subagent
+events, attributed events, a cancelled outcome and results of parts, never a record's event).
+A chain made only of such transformers keeps the run plain: the records skip the chain and
+every other event goes through it. The marker is read once, when the pipeline is built.
 
 The pipeline also keeps the blocks its handles hold open (`open`, `release`): one exclusive
 block at a time, steps nested inside, closed innermost first when the run ends.
+
+A subagent's invocation speaks through a view of its run's pipeline (`attributed`): the same
+queue, verifier, books and open blocks, but every attributable event it sends carries the
+invocation's `subagentRunId`, and it holds an exclusive block of its own, since the 1.0 rules
+let the parent and each subagent have their own message or call open at once. The view's
+events always take the full path: the root's record branch, which a run without subagents
+uses for nearly every event, is untouched by it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Generic, Protocol, TypeVar, get_args
+from typing import Generic, Protocol, TypeVar, cast, get_args
 
 from pydantic_core import to_json
 
 from agui._record import Kind, Record, materialize
+from agui._text import check_text
 from agui.cancellation import CancellationToken
 from agui.errors import Cancelled, UsageError
 from agui.events import (
+    AttributableEvent,
     CustomEvent,
     Event,
     RawEvent,
     RunErrorEvent,
     RunFinishedEvent,
+    RunStartedEvent,
     StateDeltaEvent,
     StateSnapshotEvent,
+    TextMessageStartEvent,
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
@@ -98,6 +115,11 @@ class Pipeline(Generic[B]):
     `on_state` is called with every state event that leaves, after the verifier accepted it.
     """
 
+    subagent_run_id: str | None = None
+    """The invocation whose events this pipeline attributes (`None`: the run's own)."""
+    last_text = ""
+    """A subagent view's last text message, as it streamed: a delegated agent's answer."""
+
     def __init__(
         self,
         receiver: EventReceiver,
@@ -116,14 +138,16 @@ class Pipeline(Generic[B]):
         self._token = token
         self._transformers = tuple(transformers)
         self._on_state = on_state
-        # Whether a record may go out as it is: no transformer needs its model, no
-        # cancellation needs raising (the token says when that starts), and the run has not
-        # ended (no emit is allowed then).
-        self._plain = not self._transformers
+        # Whether a record may go out as it is: no transformer needs its model (none, or
+        # only ones that pass records unchanged), no cancellation needs raising (the token
+        # says when that starts), and the run has not ended (no emit is allowed then).
+        self._plain = all(_passes_records(t) for t in self._transformers)
         token.on_cancel(self._not_plain)
-        self._observe = verifier.observe
+        self._observe: Callable[[Event | Record], None] = verifier.observe
         self._exclusive: B | None = None
         self._open: list[B] = []
+        self.parents: dict[str, str] = {}
+        """The parent message of each tool call started with one (a subagent's spawner)."""
 
     # -- sending ---------------------------------------------------------------------------
 
@@ -138,12 +162,14 @@ class Pipeline(Generic[B]):
             for output in apply_transformers(self._transformers, event):
                 if isinstance(output, (CustomEvent, RawEvent)):
                     _check_payload(output)
+                check_text(output)
                 self.verifier.observe(output)
                 self._track(output)
                 self.receiver.push(output)
             return
         if isinstance(event, (CustomEvent, RawEvent)):
             _check_payload(event)
+        check_text(event)
         self.verifier.observe(event)
         if type(event) not in _UNTRACKED:
             self._track(event)
@@ -169,6 +195,8 @@ class Pipeline(Generic[B]):
     def _track(self, event: Event) -> None:
         if isinstance(event, ToolCallStartEvent):
             self.calls.append(event.tool_call_id)
+            if event.parent_message_id is not None:
+                self.parents[event.tool_call_id] = event.parent_message_id
         elif isinstance(event, ToolCallResultEvent):
             self.answered.add(event.tool_call_id)
         elif isinstance(event, (StateSnapshotEvent, StateDeltaEvent)):
@@ -206,6 +234,33 @@ class Pipeline(Generic[B]):
         return inner[-1] if inner else None
 
     @property
+    def exclusive(self) -> B | None:
+        """The exclusive block (message, reasoning, tool call) this pipeline's owner holds."""
+        return self._exclusive
+
+    def attributed(
+        self,
+        subagent_run_id: str,
+        *,
+        on_state: Callable[[StateSnapshotEvent | StateDeltaEvent], None],
+    ) -> Pipeline[B]:
+        """A view of this run's pipeline for a subagent invocation: its events carry its id.
+
+        `on_state` is told of the state events the view sends, as the view's owner published
+        them (before the id was stamped on).
+
+        Examples:
+            >>> from agui import RunAgentInput, RunContext
+            >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+            >>> view = ctx._pipeline.attributed("r-sub-1", on_state=print)
+            >>> view.send_record(Kind.TEXT_START, "m1", "assistant")
+            >>> events.drain()[0].subagent_run_id
+            'r-sub-1'
+        """
+        shared = (self._token, self._transformers, self._observe, self._open)
+        return _Attributed(self, subagent_run_id, on_state, shared)
+
+    @property
     def blocks(self) -> tuple[B, ...]:
         """The blocks held open, outermost first."""
         return tuple(self._open)
@@ -224,6 +279,117 @@ class Pipeline(Generic[B]):
                 failures.append(error)
                 self.release(block)
         return failures
+
+
+class _Attributed(Pipeline[B]):
+    """A subagent's view of its run's pipeline: shared books, its own id and exclusive block.
+
+    It shares everything with the run's pipeline (`root`) but the exclusive slot and what it
+    stamps: each attributable event without a `subagentRunId` gets the view's. Run boundaries
+    are the run's own, never a subagent's, and are refused here.
+    """
+
+    def __init__(
+        self,
+        root: Pipeline[B],
+        subagent_run_id: str,
+        on_state: Callable[[StateSnapshotEvent | StateDeltaEvent], None],
+        shared: tuple[
+            CancellationToken, tuple[Transformer, ...], Callable[[Event | Record], None], list[B]
+        ],
+    ) -> None:
+        # No `super().__init__`: every book is the root's, shared rather than made anew.
+        self._root = root
+        self.subagent_run_id = subagent_run_id
+        self.receiver, self.verifier = root.receiver, root.verifier
+        self.calls, self.answered, self.parents = root.calls, root.answered, root.parents
+        self.terminated = False
+        self._token, self._transformers, self._observe, self._open = shared
+        self._on_state = on_state
+        self._plain = False  # a view's events take the full path, and are stamped on it
+        self._exclusive = None
+        self._own: list[B] = []  # what it holds open of the run's blocks (`_open`, shared)
+        self._sending: tuple[Event, Event] | None = None
+
+    def send(self, event: Event, *, forced: bool = False) -> None:
+        """Stamp the view's id on `event` (when attributable and untagged), then send it."""
+        if isinstance(event, (RunStartedEvent, RunFinishedEvent, RunErrorEvent)):
+            message = (
+                f"cannot emit {event.type} from subagent '{self.subagent_run_id}': a run's "
+                "boundaries are its own; leave the subagent's block to end the invocation"
+            )
+            raise UsageError(message)
+        self.terminated = self._root.terminated
+        if isinstance(event, TextMessageStartEvent):
+            self.last_text = ""
+        stamped = event
+        if isinstance(event, AttributableEvent) and event.subagent_run_id is None:
+            stamped = event.model_copy(update={"subagent_run_id": self.subagent_run_id})
+        self._sending = (stamped, event)
+        try:
+            super().send(stamped, forced=forced)
+        finally:
+            self._sending = None
+
+    def send_record(self, kind: Kind, entity_id: str, text: str = "") -> None:
+        """Send a handle's record as its event, the full way, stamped."""
+        if kind == Kind.TEXT_CONTENT:
+            self.last_text += text
+        self.send(materialize((kind, entity_id, text)), forced=kind in _ENDS)
+
+    def open(self, block: B) -> None:
+        """Hold `block` open among the run's blocks, and as one of this invocation's."""
+        super().open(block)
+        self._own.append(block)
+
+    def release(self, block: B) -> None:
+        """Forget `block`, in the run's blocks and this invocation's."""
+        super().release(block)
+        self._own = [held for held in self._own if held is not block]
+
+    @property
+    def blocks(self) -> tuple[B, ...]:
+        """The blocks this invocation holds open (not the parent's), outermost first."""
+        return tuple(self._own)
+
+    def _track(self, event: Event) -> None:
+        sending = self._sending
+        if sending is not None and _carries(event, sending[1]):
+            # The owner compares what left with what it published, which had no id stamped
+            # (nor went through a transformer that copied it, as the legacy profile does).
+            self._on_state(cast("StateSnapshotEvent | StateDeltaEvent", sending[1]))
+            return
+        super()._track(event)
+
+
+def _carries(event: Event, published: Event) -> bool:
+    """Whether `event` is `published`, or a copy of it that carries the same state payload.
+
+    A copy (`model_copy`) is shallow: the snapshot or the patch is the very same object.
+    """
+    if isinstance(event, StateSnapshotEvent):
+        return isinstance(published, StateSnapshotEvent) and event.snapshot is published.snapshot
+    if isinstance(event, StateDeltaEvent):
+        return isinstance(published, StateDeltaEvent) and event.delta is published.delta
+    return False
+
+
+def _passes_records(transformer: Transformer) -> bool:
+    """Whether `transformer` returns every record's event unchanged and need not see it.
+
+    Only a true `_records_pass` counts: a transformer without the marker (any user's) gets
+    every event, deltas included, as its model.
+
+    Examples:
+        >>> class Downgrade:
+        ...     _records_pass = True
+        ...     def transform(self, event):
+        ...         return [event]
+        >>> from agui.transform import FilterToolCalls
+        >>> _passes_records(Downgrade()), _passes_records(FilterToolCalls(()))
+        (True, False)
+    """
+    return getattr(transformer, "_records_pass", False) is True
 
 
 def _check_payload(event: CustomEvent | RawEvent) -> None:

@@ -35,6 +35,8 @@ class Rule(str, Enum):
     THREAD_ID_MISMATCH = "thread-id-mismatch"
     OPEN_BLOCKS_AT_RUN_FINISHED = "open-blocks-at-run-finished"
     DUPLICATE_INTERRUPT_ID = "duplicate-interrupt-id"
+    PENDING_CALL_UNKNOWN = "pending-call-unknown"
+    PENDING_CALL_ANSWERED = "pending-call-answered"
     TRUNCATED = "truncated"
     MESSAGE_ALREADY_OPEN = "message-already-open"
     MESSAGE_NOT_OPEN = "message-not-open"
@@ -81,6 +83,8 @@ _DESCRIPTIONS: dict[Rule, str] = {
     Rule.THREAD_ID_MISMATCH: "Every run boundary of a stream names one threadId.",
     Rule.OPEN_BLOCKS_AT_RUN_FINISHED: "No RUN_FINISHED over open steps, messages or calls.",
     Rule.DUPLICATE_INTERRUPT_ID: "The interrupts of a RUN_FINISHED have distinct ids.",
+    Rule.PENDING_CALL_UNKNOWN: "pendingToolCallIds lists only calls this run started.",
+    Rule.PENDING_CALL_ANSWERED: "pendingToolCallIds lists no call this run answered.",
     Rule.TRUNCATED: "A stream ends after its last run's terminal event.",
     Rule.MESSAGE_ALREADY_OPEN: "No TEXT_MESSAGE_START for a message still open.",
     Rule.MESSAGE_NOT_OPEN: "Text content and ends need an open text message.",

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Iterable, Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Generic, TypeVar, overload
 
 from pydantic import JsonValue
+from typing_extensions import Unpack
 
+from agui._numbering import numbered_past, tool_call_ids
 from agui._pipeline import Pipeline
 from agui.cancellation import CancellationToken
 from agui.errors import Cancelled, UsageError
@@ -29,10 +31,13 @@ from agui.handles import (
     MessageHandle,
     ReasoningHandle,
     StepHandle,
+    SubagentHandle,
+    SubagentOptions,
     TextRole,
     ToolCallHandle,
+    invocation_input,
 )
-from agui.messages import AssistantMessage, Message, UserMessage
+from agui.messages import Message, UserMessage
 from agui.sink import EventReceiver
 from agui.state import StateManager
 from agui.transform import Transformer
@@ -76,7 +81,7 @@ class RunContext(Generic[S]):
         self.usage: list[TokenUsage] = []
         self._state_type = state
         self._state: StateManager[S] | None = None
-        known_calls = _tool_call_ids(input.messages)
+        known_calls = tool_call_ids(input.messages)
         self._pipeline: Pipeline[Handle[S]] = Pipeline(
             EventReceiver(),
             Verifier(
@@ -88,9 +93,11 @@ class RunContext(Generic[S]):
             answered=set(known_calls),
             on_state=self._state_sent,
         )
-        self._next_message = 0
-        self._next_call = 0
+        # Numbered past the ids this run id already has in the history (a resumed run may keep
+        # the interrupted run's id), so no handle mints an id the thread already holds.
+        self._next_message, self._next_call = numbered_past(input, known_calls)
         self._published: Event | None = None
+        self._subagents = 0
 
     @overload
     @classmethod
@@ -260,6 +267,13 @@ class RunContext(Generic[S]):
         await asyncio.gather(work, return_exceptions=True)
         raise Cancelled(self.token.reason)
 
+    async def writable(self) -> None:
+        """Return once the client has read all but `max_buffered_bytes` (see `agui.sink`).
+
+        >>> asyncio.run(RunContext.new(RunAgentInput(thread_id="t", run_id="r"))[0].writable())
+        """
+        await self._pipeline.receiver.writable()
+
     # -- openers ---------------------------------------------------------------------------
 
     def message(self, role: TextRole = "assistant", *, name: str | None = None) -> MessageHandle[S]:
@@ -298,6 +312,20 @@ class RunContext(Generic[S]):
     def step(self, name: str) -> StepHandle[S]:
         """Open a named step; steps nest."""
         return StepHandle(self, self._pipeline, name)
+
+    def subagent(
+        self, name: str, **options: Unpack[SubagentOptions]
+    ) -> SubagentHandle[S, RunContext[S]]:
+        """Open a subagent's invocation, every event of it attributed; see `SubagentHandle`."""
+        return SubagentHandle(self, self._pipeline, name, spawn=self._spawn, **options)
+
+    def _spawn(self, task: str | None) -> tuple[RunContext[S], Pipeline[Handle[S]]]:
+        self._subagents += 1
+        sub = invocation_input(self.input, f"{self.input.run_id}-sub-{self._subagents}", task)
+        child = RunContext(sub, state=self._state_type, token=self.token, started=True)
+        child._state, child.usage = self._state, self.usage
+        child._pipeline = self._pipeline.attributed(sub.run_id, on_state=child._state_sent)
+        return child, child._pipeline
 
     def tool_result(
         self, tool_call_id: str, content: ToolResultContent, *, message_id: str | None = None
@@ -378,12 +406,3 @@ class RunContext(Generic[S]):
             ([], True)
         """
         return self._pipeline.close_open()
-
-
-def _tool_call_ids(messages: Iterable[Message]) -> set[str]:
-    return {
-        call.id
-        for message in messages
-        if isinstance(message, AssistantMessage)
-        for call in message.tool_calls or ()
-    }

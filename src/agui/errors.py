@@ -27,6 +27,8 @@ AguiError
 │                         (TARGET_ERROR)
 ├── CaptureError          a stream `agui watch` or `agui verify` cannot read at all: no file,
 │                         no format, no connection, an HTTP error (CAPTURE_ERROR)
+├── RunLogError           the store of durable runs (`agui.runs`) cannot be reached
+│                         (RUN_LOG_UNAVAILABLE)
 └── DecodeError           bytes or JSON that do not make a valid AG-UI value (DECODE_ERROR)
     ├── UnknownEventType  an event type AG-UI 1.0 does not define (UNKNOWN_EVENT_TYPE)
     ├── MalformedEvent    a known event with a field of the wrong shape (MALFORMED_EVENT)
@@ -77,6 +79,7 @@ __all__ = [
     "PatchError",
     "ProtocolViolation",
     "Refused",
+    "RunLogError",
     "StateError",
     "TargetError",
     "UnclosedHandleWarning",
@@ -247,6 +250,19 @@ class Cancelled(AguiError):
     """
 
     code: ClassVar[str] = "CANCELLED"
+
+
+class RunLogError(AguiError):
+    """The store of durable runs (`agui.runs`, such as Redis) cannot be reached.
+
+    A run whose log fails is stopped, and its readers get a `RUN_ERROR` with this code.
+
+    Examples:
+        >>> RunLogError("the run log (Redis) cannot be reached").code
+        'RUN_LOG_UNAVAILABLE'
+    """
+
+    code: ClassVar[str] = "RUN_LOG_UNAVAILABLE"
 
 
 class DecodeError(AguiError):

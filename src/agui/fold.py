@@ -28,15 +28,38 @@ from agui.events import Event, RunErrorEvent, RunFinishedEvent
 from agui.messages import Message
 from agui.types import RunFinishedOutcome
 
-__all__ = ["FoldedRun", "fold"]
+__all__ = ["FoldedRun", "FoldedSubagent", "fold"]
 
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 _Record = dict[str, JsonValue]
 
 
 @dataclasses.dataclass(frozen=True)
+class FoldedSubagent:
+    """One subagent invocation as a 1.0 UI tracks it: who, under whom, and how it ended.
+
+    `status` is `running`, `finished`, `suspended` or `failed`; `error` is the message of its
+    `SUBAGENT_ERROR`. Its messages are the fold's messages whose `subagent_run_id` is `id`.
+
+    Examples:
+        >>> FoldedSubagent(id="r-sub-1", name="researcher").status
+        'running'
+    """
+
+    id: str
+    name: str
+    parent: str | None = None
+    status: str = "running"
+    result: JsonValue = None
+    error: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
 class FoldedRun:
     """What a UI holds after a stream: messages, state, and how the last run ended.
+
+    A subagent's messages carry its `subagent_run_id`, as a 1.0 client keeps them;
+    `subagents` lists the invocations the stream announced, in the order they started.
 
     Examples:
         >>> FoldedRun(messages=[], state={}, outcome=None, error=None).state
@@ -47,6 +70,7 @@ class FoldedRun:
     state: JsonValue
     outcome: RunFinishedOutcome | None
     error: RunErrorEvent | None
+    subagents: tuple[FoldedSubagent, ...] = ()
 
 
 def fold(
@@ -79,15 +103,103 @@ def fold(
         state=reducer.state,
         outcome=reducer.outcome,
         error=reducer.error,
+        subagents=tuple(reducer.subagents.values()),
     )
+
+
+class _Node:
+    """One message of the thread, linked to the next: a tool result goes in mid-list in O(1)."""
+
+    __slots__ = ("next", "record")
+
+    def __init__(self, record: _Record) -> None:
+        self.record = record
+        self.next: _Node | None = None
+
+
+class _Thread:
+    """The messages in order, indexed by message id and by tool call id (first one wins).
+
+    The client looks each event's target up by scanning; the indexes give the same answer (the
+    first message with the id, the first call with the id and the message holding it) without
+    the scan, so a run folds in time linear in its events rather than in messages x calls.
+    """
+
+    def __init__(self, records: Iterable[_Record]) -> None:
+        self._head = _Node({})  # a sentinel: every message has a node before it
+        self._tail = self._head
+        self._by_id: dict[str, _Node] = {}
+        self._calls: dict[str, tuple[_Record, _Node]] = {}
+        for record in records:
+            self.append(record)
+
+    def records(self) -> list[_Record]:
+        held: list[_Record] = []
+        node = self._head.next
+        while node is not None:
+            held.append(node.record)
+            node = node.next
+        return held
+
+    def node(self, message_id: JsonValue) -> _Node | None:
+        return self._by_id.get(cast("str", message_id))
+
+    def find(self, message_id: JsonValue) -> _Record | None:
+        node = self._by_id.get(cast("str", message_id))
+        return None if node is None else node.record
+
+    def call(self, call_id: JsonValue) -> tuple[_Record, _Node] | None:
+        return self._calls.get(cast("str", call_id))
+
+    def add_call(self, owner: _Node, call: _Record) -> None:
+        cast("list[JsonValue]", owner.record.setdefault("toolCalls", [])).append(call)
+        self._calls.setdefault(cast("str", call["id"]), (call, owner))
+
+    def append(self, record: _Record) -> _Node:
+        node = self._link(self._tail, record)
+        self._by_id.setdefault(cast("str", record["id"]), node)
+        for call in cast("list[_Record]", record.get("toolCalls") or []):
+            self._calls.setdefault(cast("str", call["id"]), (call, node))
+        return node
+
+    def insert_result(self, owner: _Node | None, record: _Record) -> None:
+        """Put a tool message after the call's message and the tool messages right after it."""
+        if owner is None:
+            self.append(record)
+            return
+        while owner.next is not None and owner.next.record.get("role") == "tool":
+            owner = owner.next
+        node = self._link(owner, record)
+        first = self._by_id.setdefault(cast("str", record["id"]), node)
+        if first is not node and self._precedes(node, first):
+            self._by_id[cast("str", record["id"])] = node  # a repeated id, now the first one
+
+    def _link(self, after: _Node, record: _Record) -> _Node:
+        node = _Node(record)
+        node.next, after.next = after.next, node
+        if after is self._tail:
+            self._tail = node
+        return node
+
+    @staticmethod
+    def _precedes(node: _Node, other: _Node) -> bool:
+        walk = node.next
+        while walk is not None and walk is not other:
+            walk = walk.next
+        return walk is other
 
 
 class _Reducer:
     def __init__(self, messages: list[_Record], state: JsonValue) -> None:
-        self.messages = messages
+        self.thread = _Thread(messages)
         self.state: JsonValue = {} if state is None else state
         self.outcome: RunFinishedOutcome | None = None
         self.error: RunErrorEvent | None = None
+        self.subagents: dict[str, FoldedSubagent] = {}
+
+    @property
+    def messages(self) -> list[_Record]:
+        return self.thread.records()
 
     def apply(self, event: Event) -> None:
         wire = cast("_Record", event.model_dump(mode="json"))
@@ -100,7 +212,7 @@ class _Reducer:
             self.error = event
 
     def _find(self, message_id: JsonValue) -> _Record | None:
-        return next((m for m in self.messages if m["id"] == message_id), None)
+        return self.thread.find(message_id)
 
     def _merge(self, target: _Record | None, wire: _Record) -> None:
         meta = wire.get("metadata")
@@ -114,7 +226,7 @@ class _Reducer:
         if isinstance(given, dict):
             for message in cast("list[_Record]", given.get("messages") or []):
                 if self._find(message["id"]) is None:
-                    self.messages.append(message)
+                    self.thread.append(message)
 
     def _open_text(self, wire: _Record, role: JsonValue) -> None:
         target = self._find(wire["messageId"])
@@ -123,7 +235,7 @@ class _Reducer:
         if target is None:
             target = {"id": wire["messageId"], "role": role, "content": ""}
             _copy_optional(wire, target, "name", "subagentRunId")
-            self.messages.append(target)
+            self.thread.append(target)
         self._merge(target, wire)
 
     def _on_text_message_start(self, wire: _Record) -> None:
@@ -163,11 +275,8 @@ class _Reducer:
         self._chunk_text(wire, "reasoning")
 
     def _call(self, call_id: JsonValue) -> _Record | None:
-        for message in self.messages:
-            for call in cast("list[_Record]", message.get("toolCalls") or []):
-                if call["id"] == call_id:
-                    return call
-        return None
+        held = self.thread.call(call_id)
+        return None if held is None else held[0]
 
     def _on_tool_call_start(self, wire: _Record) -> None:
         existing = self._call(wire["toolCallId"])
@@ -175,23 +284,23 @@ class _Reducer:
             cast("_Record", existing["function"])["name"] = wire["toolCallName"]
             self._merge(existing, wire)
             return
-        owner = self._owner(wire.get("parentMessageId"), wire["toolCallId"])
+        owner = self._owner(wire)
         function: _Record = {"name": wire["toolCallName"], "arguments": ""}
         call: _Record = {"id": wire["toolCallId"], "type": "function", "function": function}
         self._merge(call, wire)
-        calls = cast("list[JsonValue]", owner.setdefault("toolCalls", []))
-        calls.append(call)
+        self.thread.add_call(owner, call)
 
-    def _owner(self, parent: JsonValue, call_id: JsonValue) -> _Record:
-        found = self._find(parent) if parent is not None else None
-        if found is not None and found.get("role") == "assistant":
+    def _owner(self, wire: _Record) -> _Node:
+        parent = wire.get("parentMessageId")
+        found = self.thread.node(parent) if parent is not None else None
+        if found is not None and found.record.get("role") == "assistant":
             return found
         owner: _Record = {
-            "id": parent if parent is not None and found is None else call_id,
+            "id": parent if parent is not None and found is None else wire["toolCallId"],
             "role": "assistant",
         }
-        self.messages.append(owner)
-        return owner
+        _copy_optional(wire, owner, "subagentRunId")  # a new message: the call's subagent owns it
+        return self.thread.append(owner)
 
     def _on_tool_call_args(self, wire: _Record) -> None:
         call = self._call(wire["toolCallId"])
@@ -220,19 +329,27 @@ class _Reducer:
         }
         _copy_optional(wire, message, "subagentRunId")
         self._merge(message, wire)
-        position = len(self.messages)
-        for index, held in enumerate(self.messages):
-            if any(
-                c["id"] == wire["toolCallId"]
-                for c in cast("list[_Record]", held.get("toolCalls") or [])
-            ):
-                position = index + 1
-                while (
-                    position < len(self.messages) and self.messages[position].get("role") == "tool"
-                ):
-                    position += 1
-                break
-        self.messages.insert(position, message)
+        held = self.thread.call(wire["toolCallId"])
+        self.thread.insert_result(None if held is None else held[1], message)
+
+    def _on_subagent_started(self, wire: _Record) -> None:
+        run, parent = cast("str", wire["subagentRunId"]), wire.get("parentSubagentRunId")
+        name = cast("str", wire["name"])
+        self.subagents[run] = FoldedSubagent(run, name, cast("str | None", parent))
+
+    def _on_subagent_finished(self, wire: _Record) -> None:
+        held = self.subagents.get(cast("str", wire["subagentRunId"]))
+        if held is not None:
+            outcome = cast("dict[str, JsonValue]", wire.get("outcome") or {})
+            status = "suspended" if outcome.get("type") == "suspended" else "finished"
+            ended = dataclasses.replace(held, status=status, result=wire.get("result"))
+            self.subagents[held.id] = ended
+
+    def _on_subagent_error(self, wire: _Record) -> None:
+        held = self.subagents.get(cast("str", wire["subagentRunId"]))
+        if held is not None:
+            ended = dataclasses.replace(held, status="failed", error=cast("str", wire["message"]))
+            self.subagents[held.id] = ended
 
     def _on_state_snapshot(self, wire: _Record) -> None:
         self.state = wire["snapshot"]
@@ -247,19 +364,19 @@ class _Reducer:
         by_id = {cast("str", m["id"]): m for m in incoming}
         roles = {cast("str", m.get("role")) for m in incoming}
         kept: list[_Record] = []
-        for held in self.messages:
+        for held in self.thread.records():
             held_id = cast("str", held["id"])
             if held_id in by_id:
                 kept.append(by_id.pop(held_id))
             elif held.get("role") in ("activity", "reasoning") and held.get("role") not in roles:
                 kept.append(held)
-        self.messages = kept + [m for m in incoming if cast("str", m["id"]) in by_id]
+        self.thread = _Thread(kept + [m for m in incoming if cast("str", m["id"]) in by_id])
 
     def _on_activity_snapshot(self, wire: _Record) -> None:
         target = self._find(wire["messageId"])
         if target is None:
             target = {"id": wire["messageId"], "role": "activity"}
-            self.messages.append(target)
+            self.thread.append(target)
         elif wire.get("replace") is False:
             return
         target.update(

@@ -9,6 +9,16 @@ A streamed delta, or a handle's opening or closing event, may wait here as a com
 than an event model (see `agui._record`): readers of events never see one, as `drain()` and
 `batches()` build the model; a transport that only needs bytes reads the queue as it is with
 `drain_items()` and `item_batches()`, and writes each item with `agui.sse.item_json`.
+
+Backpressure. Emitting never blocks, so a client that stops reading would let the queue grow
+without end. A transport that is bound (`bind`) reports what it holds and when a send of its
+waits on the client (`sending`, `sent`); `queued_bytes` is then what the client has not taken
+yet, and `writable()` waits until that is below the high-water mark, so an agent that awaits it
+at its natural await points holds about that much at most. Past the hard limit the transport is
+told (`on_overflow`), to cancel the run. Counting is what keeps the hot path fast: an item is
+weighed only when it is queued while a send waits on the client, which is never while the client
+keeps up, and weighing is cheap (a record's text length; an event's text and values walked, never
+JSON-encoded), so the figure is the approximate size of the frames, not their exact bytes.
 """
 
 from __future__ import annotations
@@ -16,11 +26,24 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import AsyncIterator, Callable
+from typing import cast
+
+from pydantic import BaseModel
 
 from agui._record import BUILDERS, Item, Record
 from agui.events import Event
 
-__all__ = ["EventReceiver"]
+__all__ = ["HARD_LIMIT", "HIGH_WATER", "EventReceiver"]
+
+HIGH_WATER = 1 << 20
+"""The default high-water mark of a stream's queued bytes: 1 MiB."""
+HARD_LIMIT = 64 << 20
+"""The default hard limit of a stream's queued bytes, past which its run is cancelled: 64 MiB."""
+
+_RECORD_WEIGHT = 64
+"""About what a record's frame adds to its id and text: the type, the member names, framing."""
+_VALUE_WEIGHT = 8
+"""About what a number, a boolean, a null or a member name adds to a frame."""
 
 
 class EventReceiver:
@@ -45,7 +68,15 @@ class EventReceiver:
         """Queue a delta or a start or end as a record (used by the run context, see
         `agui._record`). While no reader waits this is the queue's own `append`, so the
         commonest push of a stream runs no Python code; a waiting reader swaps in a push that
-        wakes it."""
+        wakes it, and a send waiting on the client one that weighs it."""
+        self._high_water = HIGH_WATER
+        self._hard_limit = HARD_LIMIT
+        self._on_overflow: Callable[[int], None] | None = None
+        self._bound = False
+        self._blocked = False
+        self._held = 0
+        self._counted = 0
+        self._writable: asyncio.Future[None] | None = None
 
     @property
     def closed(self) -> bool:
@@ -55,6 +86,8 @@ class EventReceiver:
     def push(self, event: Event) -> None:
         """Queue one event and wake the reader (used by the run context)."""
         self._queue.append(event)
+        if self._blocked:
+            self._count(_weight(event))
         if self._waiter is not None:
             self._wake()
 
@@ -62,6 +95,10 @@ class EventReceiver:
         self._queue.append(record)
         self._wake()
         self.push_record = self._queue.append  # woken once is enough
+
+    def _push_counting(self, record: Record) -> None:
+        self._queue.append(record)
+        self._count(len(record[1]) + len(record[2]) + _RECORD_WEIGHT)
 
     def close(self) -> None:
         """Mark the end of the stream; a reader finishes once the queue is empty."""
@@ -91,6 +128,7 @@ class EventReceiver:
         """
         items = list(self._queue)
         self._queue.clear()
+        self._counted = 0
         return items
 
     async def batches(self) -> AsyncIterator[list[Event]]:
@@ -129,3 +167,108 @@ class EventReceiver:
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
+
+    # -- backpressure ----------------------------------------------------------------------
+
+    @property
+    def queued_bytes(self) -> int:
+        """About how many bytes of frames the client has not taken yet (see the module's notes).
+
+        Zero while nothing waits on the client, and always for a receiver no transport reads.
+
+        Examples:
+            >>> from agui import RunAgentInput, RunContext
+            >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+            >>> ctx.say("Hello")
+            'r-msg-1'
+            >>> events.queued_bytes
+            0
+        """
+        return self._held + self._counted
+
+    def bind(self, high_water: int, hard_limit: int, on_overflow: Callable[[int], None]) -> None:
+        """A transport will read this queue: `writable()` now waits past `high_water` bytes.
+
+        `on_overflow(queued_bytes)` is called once, from the push that takes the queued bytes
+        past `hard_limit`; the transport cancels the run there.
+        """
+        self._high_water = high_water
+        self._hard_limit = hard_limit
+        self._on_overflow = on_overflow
+        self._bound = True
+
+    def sending(self, held: int) -> None:
+        """The transport is about to send, holding `held` bytes the client has not taken.
+
+        Until `sent`, whatever is queued is weighed: the send may wait on the client.
+        """
+        self._held = held
+        self._blocked = True
+        self.push_record = self._push_counting
+
+    def sent(self, held: int) -> None:
+        """The send returned; the transport still holds `held` bytes. Wakes `writable()`."""
+        self._held = held
+        if self._blocked:
+            self._blocked = False
+            self.push_record = self._queue.append
+        if self._writable is not None and self.queued_bytes < self._high_water:
+            self._writable.set_result(None)
+            self._writable = None
+
+    def unbind(self) -> None:
+        """The transport stopped reading (the stream ended or its client left): nothing waits."""
+        self._bound = False
+        self._counted = 0
+        self.sent(0)
+
+    async def writable(self) -> None:
+        """Return once the client has caught up: fewer than the high-water mark's bytes queued.
+
+        At once when no transport reads this queue (`RunContext.new`, `agui.run`) or when the
+        client keeps up; emitting itself never waits (see the module's notes).
+
+        Examples:
+            >>> import asyncio
+            >>> from agui import RunAgentInput, RunContext
+            >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+            >>> asyncio.run(events.writable())
+        """
+        if self._bound and self._queue:
+            # Let the transport take what is queued: an agent that awaits nothing else would
+            # otherwise run on without it ever sending, and so without any count.
+            await asyncio.sleep(0)
+        while self._bound and self.queued_bytes >= self._high_water:
+            if self._writable is None:
+                self._writable = asyncio.get_running_loop().create_future()
+            await asyncio.shield(self._writable)
+
+    def _count(self, weight: int) -> None:
+        self._counted += weight
+        overflow = self._on_overflow
+        if overflow is not None and self.queued_bytes > self._hard_limit:
+            self._on_overflow = None  # told once
+            overflow(self.queued_bytes)
+
+
+def _weight(event: Event) -> int:
+    """About how many bytes an event's frame takes: its text and values walked, not encoded."""
+    total = _RECORD_WEIGHT
+    stack: list[object] = list(event.__dict__.values())
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            total += len(value) + 2
+        elif isinstance(value, dict):
+            members = cast("dict[object, object]", value)
+            total += _VALUE_WEIGHT
+            stack += members.keys()
+            stack += members.values()
+        elif isinstance(value, (list, tuple)):
+            total += _VALUE_WEIGHT
+            stack += cast("list[object]", value)
+        elif isinstance(value, BaseModel):
+            stack += value.__dict__.values()  # a model inside (a message, a content part)
+        else:
+            total += _VALUE_WEIGHT
+    return total

@@ -20,7 +20,8 @@ Examples:
 
 from __future__ import annotations
 
+from agui.agents._delegation import subagent_tool
 from agui.agents.loop import ToolLoopAgent
 from agui.agents.tools import BackendTool, Toolbox, tool
 
-__all__ = ["BackendTool", "ToolLoopAgent", "Toolbox", "tool"]
+__all__ = ["BackendTool", "ToolLoopAgent", "Toolbox", "subagent_tool", "tool"]

@@ -1,23 +1,43 @@
-"""Tool approvals: the interrupt that asks a human, and the answer that settles it.
+"""Tool approvals: the interrupt that asks a human, and the answer that settles the call once.
 
 A tool marked `requires_approval` is not run when the model calls it: the call is ended and the
 run finishes with an `Interrupt` whose id is `APPROVAL_PREFIX` plus the call id, so a server
-that keeps no memory between requests recognises it when the answer comes. The next request
-carries the history (which holds the call) and a `ResumeEntry`: an approval runs the tool (with
-`editedArgs` when given), a decline or a cancel gives an error result; either is sent as
-`TOOL_CALL_RESULT` against the original call id. An approval call after the last user message
-with neither a result nor a resume entry is still open, and the run ends with the same
-interrupt again without acting; one the user moved past is abandoned.
+that keeps no memory between requests recognises it when the answer comes.
 
-The tool loop (`agui.agents.loop`) asks this module two things: which calls of the history are
-waiting for an answer and how to settle them (`settle_approvals`), and how to ask (`interrupt`).
+Clients answer in different ways. The official client sends a `resume` entry; CopilotKit first
+gives every call left without a result a tool message of its own (an empty string, or its
+handler's output) and then sends the `resume` entry, keeping the interrupted run's id; a client
+that runs tools itself sends only a tool message. So the next request is read, call by call, in
+this order (the agent's memory is the history, so each rule reads the history alone):
+
+1. **Settled.** A tool message whose id is `approval_result_id(call id)` is the agent's own
+   answer from an earlier request: the call is settled for good. It is never asked again or run
+   again, a resume entry for it is ignored with a warning, and every other tool message for the
+   call is dropped from what the model reads.
+2. **A resume entry** for the interrupt decides when present, whatever tool message the client
+   added: an approval runs the tool (with `editedArgs` when given), a decline or a cancel does
+   not.
+3. **A tool message** from the client answering the call is read as a resume payload would be
+   (`{"approved": true}`).
+4. **Neither**: the call is still open, and the run ends with the same interrupt again without
+   acting. A call the user moved past (it precedes the last user message) is abandoned.
+
+An answer that cannot be read (a payload that is no object, an `approved` that is no boolean, a
+tool's output) declines: the tool does not run, the run says so with an `agui.warning`, and the
+result says why. The answer is sent as `TOOL_CALL_RESULT` against the original call with the id
+of rule 1, so the next request finds the call settled and nothing loops.
+
+The tool loop (`agui.agents.loop`) asks this module which calls of the history wait for an
+answer and how to settle them (`settle_approvals`), and how to ask (`interrupt`); an agent
+written by hand uses `approval_answer`, `approval_settled` and `approval_result_id`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from pydantic import JsonValue
 
@@ -29,16 +49,21 @@ from agui.messages import (
     AssistantMessage,
     FunctionCall,
     Message,
+    TextPart,
     ToolCall,
     ToolMessage,
     UserMessage,
 )
-from agui.types import Interrupt, InterruptOutcome, JsonObject, ResumeEntry, RunOutcome
+from agui.types import Interrupt, InterruptOutcome, JsonObject, RunOutcome
 
 __all__ = [
     "APPROVAL_PREFIX",
     "Approval",
+    "ApprovalAnswer",
+    "approval_answer",
     "approval_interrupt_id",
+    "approval_result_id",
+    "approval_settled",
     "fits",
     "interrupt",
     "open_approvals",
@@ -48,8 +73,10 @@ __all__ = [
 S = TypeVar("S")
 APPROVAL_PREFIX = "approve-"
 """Interrupt ids for tool approvals are this prefix plus the call id."""
+_RESULT_SUFFIX = "-result"
 
 Approval = tuple[ToolCall, BackendTool[..., object]]
+Verdict = Literal["approved", "declined", "cancelled", "unreadable"]
 
 
 def approval_interrupt_id(tool_call_id: str) -> str:
@@ -62,30 +89,150 @@ def approval_interrupt_id(tool_call_id: str) -> str:
     return APPROVAL_PREFIX + tool_call_id
 
 
+def approval_result_id(tool_call_id: str) -> str:
+    """The message id of the agent's answer to the approval of `tool_call_id`, which settles it.
+
+    Derived from the call id (unique in the thread), so the next request recognises the call
+    as settled from its history alone.
+
+    Examples:
+        >>> approval_result_id("r1-call-1")
+        'approve-r1-call-1-result'
+    """
+    return APPROVAL_PREFIX + tool_call_id + _RESULT_SUFFIX
+
+
+def approval_settled(history: Sequence[Message], tool_call_id: str) -> bool:
+    """Whether the history holds the agent's own answer to the approval of `tool_call_id`.
+
+    Examples:
+        >>> from agui.messages import ToolMessage
+        >>> answer = ToolMessage(id="approve-c1-result", tool_call_id="c1", content="done")
+        >>> approval_settled([answer], "c1"), approval_settled([answer], "c2")
+        (True, False)
+    """
+    settled = approval_result_id(tool_call_id)
+    return any(isinstance(m, ToolMessage) and m.id == settled for m in history)
+
+
+@dataclasses.dataclass(frozen=True)
+class ApprovalAnswer:
+    """The client's answer to one approval, read from a resume entry or a tool message.
+
+    Examples:
+        >>> ApprovalAnswer("approved", "resume", '{"hotel":"Savoy"}').approved
+        True
+        >>> print(ApprovalAnswer("cancelled", "resume").refusal)
+        Error: the user cancelled this call; the tool did not run.
+    """
+
+    verdict: Verdict
+    """`approved`, `declined`, `cancelled`, or `unreadable` (which declines)."""
+    source: Literal["resume", "tool message"]
+    """Where the answer came from."""
+    arguments: str = ""
+    """The edited arguments as JSON text, or "" to run the call with its own."""
+
+    @property
+    def approved(self) -> bool:
+        """Whether the tool may run."""
+        return self.verdict == "approved"
+
+    @property
+    def refusal(self) -> str:
+        """The error result of a call that may not run, saying why."""
+        if self.verdict == "unreadable":
+            return (
+                f"Error: the answer to this call's approval (a {self.source}) could not be read "
+                "as one, so the call was declined; the tool did not run."
+            )
+        return f"Error: the user {self.verdict} this call; the tool did not run."
+
+
+def approval_answer(ctx: RunContext[S], tool_call_id: str) -> ApprovalAnswer | None:
+    """The client's answer to the approval of a call, or `None` while the call is still open.
+
+    The resume entry for the call's interrupt decides when present; otherwise the last tool
+    message the client sent for the call is read as the entry's payload would be. Check
+    `approval_settled` first: an answer to a settled call is not to be acted on again.
+
+    Examples:
+        >>> from agui import RunAgentInput, RunContext, ResumeEntry
+        >>> yes = {"approved": True}
+        >>> entry = ResumeEntry(interrupt_id="approve-c1", status="resolved", payload=yes)
+        >>> ctx, _ = RunContext.new(RunAgentInput(thread_id="t", run_id="r", resume=[entry]))
+        >>> approval_answer(ctx, "c1")
+        ApprovalAnswer(verdict='approved', source='resume', arguments='')
+        >>> approval_answer(ctx, "c2") is None
+        True
+    """
+    entry = ctx.resume_for(approval_interrupt_id(tool_call_id))
+    if entry is not None:
+        if entry.status == "cancelled":
+            return ApprovalAnswer("cancelled", "resume")
+        return _read(entry.payload, "resume")
+    settled = approval_result_id(tool_call_id)
+    answers = [
+        m
+        for m in ctx.messages
+        if isinstance(m, ToolMessage) and m.tool_call_id == tool_call_id and m.id != settled
+    ]
+    return _read(_payload(answers[-1]), "tool message") if answers else None
+
+
+def _payload(message: ToolMessage) -> JsonValue:
+    content = message.content
+    text = (
+        content
+        if isinstance(content, str)
+        else "".join(part.text for part in content if isinstance(part, TextPart))
+    )
+    try:
+        payload: JsonValue = json.loads(text)
+    except ValueError:
+        return text
+    return payload
+
+
+def _read(payload: JsonValue, source: Literal["resume", "tool message"]) -> ApprovalAnswer:
+    if not isinstance(payload, dict) or not isinstance(payload.get("approved"), bool):
+        return ApprovalAnswer("unreadable", source)
+    if payload["approved"] is False:
+        return ApprovalAnswer("declined", source)
+    edited = payload.get("editedArgs")
+    arguments = json.dumps(edited, separators=(",", ":")) if isinstance(edited, dict) else ""
+    return ApprovalAnswer("approved", source, arguments)
+
+
 async def settle_approvals(
     ctx: RunContext[S], toolbox: Toolbox
 ) -> list[Message] | InterruptOutcome:
     """The history with answered approvals settled, or the interrupt that is still open."""
-    history: list[Message] = list(ctx.messages)
+    history = _without_superseded(ctx.messages)
     approvals = open_approvals(history, toolbox)
     known = {approval_interrupt_id(call.id) for call, _ in approvals}
     for entry in ctx.resume:
         if entry.interrupt_id not in known:
             message = "ignored a resume entry for no open interrupt"
             emit_warning(ctx, message, id=entry.interrupt_id)
-    if any(ctx.resume_for(approval_interrupt_id(call.id)) is None for call, _ in approvals):
+    answered = [
+        (call, backend, answer)
+        for call, backend in approvals
+        if (answer := approval_answer(ctx, call.id)) is not None
+    ]
+    if len(answered) < len(approvals):
         # The protocol forbids acting on an open interrupt the client did not answer.
         return RunOutcome.interrupt(
             [interrupt(call.id, call.function.arguments, tool) for call, tool in approvals]
         )
-    for call, backend in approvals:
-        history = await _settle(ctx, call, backend, history)
+    for call, backend, answer in answered:
+        history = await _settle(ctx, call, backend, answer, history)
     return history
 
 
 def open_approvals(history: Sequence[Message], toolbox: Toolbox) -> list[Approval]:
-    """The approval calls after the last user message that no tool message answers yet."""
-    answered = {message.tool_call_id for message in history if isinstance(message, ToolMessage)}
+    """The approval calls after the last user message that the agent has not settled yet."""
+    settled = _settled_calls(history)
     last_user = max(
         (index for index, message in enumerate(history) if isinstance(message, UserMessage)),
         default=-1,
@@ -96,36 +243,56 @@ def open_approvals(history: Sequence[Message], toolbox: Toolbox) -> list[Approva
             continue
         for call in message.tool_calls or ():
             backend = toolbox.get(call.function.name)
-            if backend is not None and backend.requires_approval and call.id not in answered:
+            if backend is not None and backend.requires_approval and call.id not in settled:
                 approvals.append((call, backend))
     return approvals
+
+
+def _settled_calls(history: Sequence[Message]) -> set[str]:
+    return {
+        m.tool_call_id
+        for m in history
+        if isinstance(m, ToolMessage) and m.id == approval_result_id(m.tool_call_id)
+    }
+
+
+def _without_superseded(history: Sequence[Message]) -> list[Message]:
+    """The history without the client's tool messages for calls the agent's answer settled."""
+    settled = _settled_calls(history)
+    return [
+        m
+        for m in history
+        if not isinstance(m, ToolMessage)
+        or m.tool_call_id not in settled
+        or m.id == approval_result_id(m.tool_call_id)
+    ]
 
 
 async def _settle(
     ctx: RunContext[S],
     call: ToolCall,
     backend: BackendTool[..., object],
+    answer: ApprovalAnswer,
     history: list[Message],
 ) -> list[Message]:
-    entry = ctx.resume_for(approval_interrupt_id(call.id))
-    arguments = _approved_arguments(entry)
-    if arguments is None:
-        verb = "cancelled" if entry is not None and entry.status == "cancelled" else "declined"
-        result = ToolResult(f"Error: the user {verb} this call; the tool did not run.", ok=False)
-    else:
-        if arguments:
-            call = call.model_copy(
-                update={"function": FunctionCall(name=call.function.name, arguments=arguments)}
-            )
+    if answer.approved:
+        if answer.arguments:
+            edited = FunctionCall(name=call.function.name, arguments=answer.arguments)
+            call = call.model_copy(update={"function": edited})
         result = await backend.run(call.function.arguments, ctx=ctx, call_id=call.id)
-    message_id = ctx.tool_result(call.id, result.content)
-    answer = ToolMessage(
+    else:
+        if answer.verdict == "unreadable":
+            message = f"declined a call: its approval answer (a {answer.source}) is unreadable"
+            emit_warning(ctx, message, id=approval_interrupt_id(call.id))
+        result = ToolResult(answer.refusal, ok=False)
+    message_id = ctx.tool_result(call.id, result.content, message_id=approval_result_id(call.id))
+    settled = ToolMessage(
         id=message_id,
         tool_call_id=call.id,
         content=result.content,
         error=None if result.ok else result.content,
     )
-    return _with_result(history, call, answer)
+    return _with_result(history, call, settled)
 
 
 def fits(backend: BackendTool[..., object], arguments: str) -> bool:
@@ -170,20 +337,11 @@ def _approval_schema(backend: BackendTool[..., object]) -> JsonObject:
     return schema
 
 
-def _approved_arguments(entry: ResumeEntry | None) -> str | None:
-    """`None` unless approved; then the edited arguments as JSON text, or "" to keep them."""
-    if entry is None or entry.status != "resolved" or not isinstance(entry.payload, dict):
-        return None
-    if entry.payload.get("approved") is not True:
-        return None
-    edited = entry.payload.get("editedArgs")
-    return json.dumps(edited, separators=(",", ":")) if isinstance(edited, dict) else ""
-
-
 def _with_result(history: list[Message], call: ToolCall, answer: ToolMessage) -> list[Message]:
-    out = list(history)
+    # The client's own tool messages for the call give way to the answer that settles it.
+    out = [m for m in history if not (isinstance(m, ToolMessage) and m.tool_call_id == call.id)]
     position = len(out)
-    for index, message in enumerate(history):
+    for index, message in enumerate(list(out)):
         calls = message.tool_calls or [] if isinstance(message, AssistantMessage) else []
         if any(held.id == call.id for held in calls):
             # The model should see the call as it ran, with the arguments a human may have edited.

@@ -80,6 +80,8 @@ async def read_response(
             on_text(delta.text)
         elif isinstance(delta, ReasoningDelta):
             writer.reasoning(delta.text)
+            if delta.encrypted_value is not None:
+                writer.reasoning_value(delta.encrypted_value)
         elif isinstance(delta, ToolCallDelta):
             call = read.calls.add(delta)
             if streamer is not None:

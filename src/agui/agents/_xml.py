@@ -1,13 +1,12 @@
-"""Tool calls written as text: the streaming call parser and the prompt that teaches its format.
+"""Tool calls written as text: the streaming parser that finds them in a model's answer.
 
-Local models without native tool calling are told (in the system prompt) to write
-`<tool_call>{"name": ..., "arguments": {...}}</tool_call>` in their answer, and many wrap their
-reasoning in `<think>...</think>`. Small local models do not all obey: Qwen's `<tool_call>` is
-one special token that some of its fine-tunes never write, so the same call arrives as a bare
-JSON object, as a fenced `json` block, or in the `<function=name>{...}</function>` form other
-templates teach. The parser reads every one of these forms as the text streams, and sorts the
-text into answer text, reasoning, and complete tool calls, without waiting for the response to
-end.
+Local models without native tool calling are told (in the system prompt, by
+`agui.agents._xml_prompt`) how to write a call in their answer, and many wrap their reasoning
+in `<think>...</think>`. What they write varies with the model and its training: the same
+call arrives in `<tool_call>...</tool_call>` tags, as a bare JSON object, as a fenced `json`
+block, or in the `<function=name>{...}</function>` form other templates teach. The parser
+reads every one of these forms as the text streams, and sorts the text into answer text,
+reasoning, and complete tool calls, without waiting for the response to end.
 
 It is sans-IO: `feed(delta)` returns the pieces that are certain so far and `finish()` the rest.
 Text is released as soon as it cannot be the start of a call: a suffix that could still become
@@ -32,29 +31,20 @@ from typing import Literal
 
 from pydantic import JsonValue
 
-from agui.types import Tool
-
 __all__ = [
-    "STOP_SEQUENCES",
     "MalformedTag",
     "ReasoningPiece",
     "TextPiece",
     "ToolCallTag",
     "XmlPiece",
     "XmlStreamParser",
-    "prompt_instructions",
     "render_call",
-    "render_result",
 ]
 
 TOOL_OPEN, TOOL_CLOSE = "<tool_call>", "</tool_call>"
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 FUNCTION_PREFIX, FUNCTION_CLOSE = "<function=", "</function>"
 FENCE = "```"
-RESULT_OPEN = "<tool_result"
-
-STOP_SEQUENCES = (RESULT_OPEN,)
-"""Where the model must stop: a `<tool_result>` it writes itself holds invented data."""
 
 NOT_JSON_STRING = '"arguments" is a string that does not hold JSON'
 NOT_JSON_TAG = "the tag does not hold JSON"
@@ -376,57 +366,15 @@ def _compact(value: JsonValue) -> str:
 
 
 def render_call(name: str, arguments: str) -> str:
-    """A tool call as the model is told to write it (for echoing history back to it)."""
+    """A tool call in the tag form, as a model that writes `<tool_call>` tags writes it.
+
+    Examples:
+        >>> render_call("get_time", "")
+        '<tool_call>{"name": "get_time", "arguments": {}}</tool_call>'
+    """
     try:
         parsed: JsonValue = json.loads(arguments or "{}")
     except ValueError:
         parsed = arguments
     body = json.dumps({"name": name, "arguments": parsed}, ensure_ascii=False)
     return TOOL_OPEN + body + TOOL_CLOSE
-
-
-def render_result(name: str, content: str, *, ok: bool) -> str:
-    """A tool's result as a `<tool_result>` block for the model to read."""
-    status = "ok" if ok else "error"
-    return f'<tool_result name={json.dumps(name)} status="{status}">{content}</tool_result>'
-
-
-def prompt_instructions(tools: Sequence[Tool]) -> str:
-    """The system-prompt text that teaches a model the call format, by example, and the tools."""
-    if not tools:
-        return ""
-    first = tools[0]
-    example = json.dumps({"name": first.name, "arguments": _example_arguments(first)})
-    lines = [
-        (
-            "You can call tools. To call one, write a tag holding a JSON object with the "
-            "tool's name and its arguments, like this:"
-        ),
-        TOOL_OPEN + '{"name": "tool_name", "arguments": {"argument": "value"}}' + TOOL_CLOSE,
-        "For example:",
-        TOOL_OPEN + example + TOOL_CLOSE,
-        (
-            "You may write several tool calls in one reply. Then stop and wait: you never write "
-            'a result yourself. The results come back in a user message as <tool_result name="'
-            '..." status="ok|error">...</tool_result> blocks; answer from them. Call a tool only '
-            "when you need its result; otherwise answer directly."
-        ),
-        "",
-        "Available tools:",
-    ]
-    for tool in tools:
-        parameters: JsonValue = {"type": "object"} if tool.parameters is None else tool.parameters
-        description = f": {tool.description}" if tool.description else ""
-        lines.append(f"- {tool.name}{description}")
-        lines.append(f"  arguments (JSON Schema): {_compact(parameters)}")
-    return "\n".join(lines)
-
-
-def _example_arguments(tool: Tool) -> dict[str, JsonValue]:
-    # One placeholder per required argument, so the example is a call the tool would accept.
-    parameters = tool.parameters if isinstance(tool.parameters, dict) else {}
-    required = parameters.get("required")
-    names = (
-        [name for name in required if isinstance(name, str)] if isinstance(required, list) else []
-    )
-    return dict.fromkeys(names, "...")

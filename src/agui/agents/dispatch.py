@@ -6,10 +6,12 @@ There are two ways a model asks for a tool, and one `ToolDispatcher` protocol ov
   back as fragments interleaved by `index` (id and name in the first fragment only), which are
   assembled per call and returned whole when the response ends. With `stream_tool_calls=True`
   they are also streamed to the client as they arrive, interleaved, through `ctx.emit`.
-- `XmlDispatcher`: for local models without tool calling. The system prompt teaches a
-  `<tool_call>{...}</tool_call>` format; a streaming parser separates answer text, `<think>`
-  reasoning and calls while the text arrives; results go back as a user message of
-  `<tool_result>` blocks; a malformed tag becomes an `agui.warning` CUSTOM event and is skipped.
+- `XmlDispatcher`: for local models without tool calling. The system prompt lists the tools
+  and teaches a call written as a fenced `json` block; a streaming parser separates answer
+  text, `<think>` reasoning and calls (in that form, in `<tool_call>` tags, as bare JSON, or as
+  `<function=name>`) while the text arrives; results go back as a user message of
+  `<tool_result>` blocks; a malformed tag becomes an `agui.warning` CUSTOM event and is skipped,
+  and so does a call that repeats one made earlier in the same turn.
 
 A dispatcher streams the turn's text and reasoning to the client through a `TurnWriter`
 (`agui.agents.turn`: one assistant message per turn, reasoning blocks around it) and returns an
@@ -25,6 +27,7 @@ from collections.abc import AsyncIterable, Sequence
 from typing import Literal, Protocol, TypeVar, runtime_checkable
 
 from agui.agents import _xml as xml
+from agui.agents import _xml_prompt as prompt
 from agui.agents._response import CallStreamer, Response, read_response
 from agui.agents._xml import XmlStreamParser
 from agui.agents.models.base import (
@@ -209,7 +212,7 @@ class NativeDispatcher:
 
 
 class XmlDispatcher:
-    """Tool calls written as `<tool_call>` tags in the text, for models without tool calling.
+    """Tool calls written in the answer text, for models without native tool calling.
 
     Examples:
         >>> import asyncio
@@ -231,18 +234,18 @@ class XmlDispatcher:
         return False
 
     def prompt_instructions(self, tools: Sequence[Tool]) -> str:
-        """The tag format and the tools, with their JSON Schemas."""
-        return xml.prompt_instructions(tools)
+        """The tools, with their JSON Schemas, and the call format, with an example."""
+        return prompt.prompt_instructions(tools)
 
     @property
     def stop_sequences(self) -> tuple[str, ...]:
         """`<tool_result`: a result the model writes itself would be invented."""
-        return xml.STOP_SEQUENCES
+        return prompt.STOP_SEQUENCES
 
     async def parse_response(
         self, deltas: AsyncIterable[ChatDelta], writer: TurnWriter[S]
     ) -> AssistantTurn:
-        """Parse the text as it streams; calls are the complete tags, in order."""
+        """Parse the text as it streams; calls go out where they close, in order, once each."""
         parser = XmlStreamParser()
         tags: list[ParsedCall] = []
 
@@ -261,7 +264,7 @@ class XmlDispatcher:
         return _as_xml(NativeDispatcher().format_results(turn, results))
 
     def to_provider_messages(self, messages: Sequence[Message]) -> list[ChatMessage]:
-        """Calls rendered as tags in the assistant text; results as `<tool_result>` blocks."""
+        """Calls as `json` blocks in the assistant's text; results as `<tool_result>` blocks."""
         return _as_xml(chat_messages(messages))
 
 
@@ -319,7 +322,13 @@ def _apply(pieces: Sequence[xml.XmlPiece], writer: TurnWriter[S], tags: list[Par
         elif isinstance(piece, xml.ReasoningPiece):
             writer.reasoning(piece.text)
         elif isinstance(piece, xml.ToolCallTag):
-            tags.append(_send_call(writer, piece))
+            if any((tag.name, tag.arguments) == (piece.name, piece.arguments) for tag in tags):
+                # Small models repeat a call (a tag, then the same JSON bare); it runs once.
+                writer.warn(
+                    "skipped a repeated tool call", name=piece.name, arguments=piece.arguments
+                )
+            else:
+                tags.append(_send_call(writer, piece))
         else:
             writer.warn(f"skipped a malformed tool call: {piece.reason}", raw=piece.raw)
 
@@ -342,13 +351,13 @@ def _as_xml(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
     for message in [*messages, None]:
         if message is not None and message.role == "tool":
             name = message.name or "unknown"
-            results.append(xml.render_result(name, message.content, ok=not message.is_error))
+            results.append(prompt.render_result(name, message.content, ok=not message.is_error))
             continue
         if results:
             out.append(ChatMessage.user("\n".join(results)))
             results = []
         if message is not None and message.role == "assistant" and message.tool_calls:
-            tags = [xml.render_call(call.name, call.arguments) for call in message.tool_calls]
+            tags = [prompt.render_block(call.name, call.arguments) for call in message.tool_calls]
             out.append(ChatMessage.assistant("\n".join([message.content, *tags]).strip()))
         elif message is not None:
             out.append(message)

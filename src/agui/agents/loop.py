@@ -13,23 +13,33 @@ and handles the turn's tool calls one at a time:
 - any other name gets an error result the model can read.
 
 It loops until the model stops calling tools, or fails the run after `max_turns` model calls.
+After each model chunk it writes, and before each tool call, it awaits `ctx.writable()`: a
+client that stops reading stops the loop, and the model's stream with it, at the high-water
+mark of `asgi_app(max_buffered_bytes=...)`.
 
 Human in the loop, the second request: the client sends the history (which holds the assistant's
-call) and a `ResumeEntry` for the interrupt. An approval runs the tool (with `editedArgs` when
-given) and a decline or cancel gives an error result; either is sent as `TOOL_CALL_RESULT`
-against the original call id, without a new START, and the model loop continues. An approval
-call after the last user message with no result and no resume entry is still open, and the run
-ends with the same interrupt again without acting; one the user moved past is abandoned.
+call) and a `ResumeEntry` for the interrupt, or a tool message answering the call, or both (the
+entry decides). An approval runs the tool (with `editedArgs` when given); a decline, a cancel or
+an answer the agent cannot read gives an error result; either is sent as `TOOL_CALL_RESULT`
+against the original call id, without a new START, with the message id `approval_result_id`
+gives, which marks the call settled for every later request; then the model loop continues. An
+approval call after the last user message with no answer is still open, and the run ends with
+the same interrupt again without acting; one the user moved past is abandoned. The
+human-in-the-loop guide states the whole contract.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, Callable, Iterable, Sequence
 from typing import TypeVar
 
 from agui.agents._approval import (
     APPROVAL_PREFIX,
+    ApprovalAnswer,
+    approval_answer,
     approval_interrupt_id,
+    approval_result_id,
+    approval_settled,
     fits,
     interrupt,
     settle_approvals,
@@ -57,9 +67,18 @@ from agui.types import (
     Tool,
 )
 
-__all__ = ["APPROVAL_PREFIX", "ToolLoopAgent", "approval_interrupt_id"]
+__all__ = [
+    "APPROVAL_PREFIX",
+    "ApprovalAnswer",
+    "ToolLoopAgent",
+    "approval_answer",
+    "approval_interrupt_id",
+    "approval_result_id",
+    "approval_settled",
+]
 
 S = TypeVar("S")
+T = TypeVar("T")
 
 
 class ToolLoopAgent:
@@ -154,9 +173,11 @@ class ToolLoopAgent:
         tools = specs if self.dispatcher.should_send_tool_specs else ()
         stop = self.dispatcher.stop_sequences
         stream = self.model.stream(tuple(messages), tools=tools, stop=stop)
+        paced = _paced(ctx, stream)
         try:
-            return await self.dispatcher.parse_response(stream, TurnWriter(ctx, turn=turn))
+            return await self.dispatcher.parse_response(paced, TurnWriter(ctx, turn=turn))
         finally:
+            await paced.aclose()
             if isinstance(stream, AsyncGenerator):
                 await stream.aclose()
 
@@ -169,6 +190,7 @@ class ToolLoopAgent:
         interrupts: list[Interrupt] = []
         left_to_client = False
         for call in turn.calls:
+            await ctx.writable()
             backend = self.toolbox.get(call.name)
             if backend is None and ctx.tool(call.name) is not None:
                 self._open_and_end(ctx, call, turn.message_id)
@@ -223,6 +245,13 @@ class ToolLoopAgent:
         names = ", ".join(spec.name for spec in self._specs(ctx)) or "none"
         content = f"Error: there is no tool named {call.name!r}. Available tools: {names}."
         return ToolResult(content, ok=False)
+
+
+async def _paced(ctx: RunContext[S], stream: AsyncIterable[T]) -> AsyncGenerator[T, None]:
+    """The model's chunks, each asked for once the client has caught up with the last one's."""
+    async for chunk in stream:
+        yield chunk
+        await ctx.writable()
 
 
 def _context_text(context: Sequence[Context]) -> str:

@@ -110,6 +110,17 @@ class TurnWriter(Generic[S]):
             self._reasoning = self.ctx.reasoning()
         self._reasoning.delta(delta)
 
+    def reasoning_value(self, value: str) -> None:
+        """End the reasoning block with the provider's opaque value for it (a signature).
+
+        A block that showed no text (redacted reasoning) is opened for the value to land on.
+        """
+        self._end_message()
+        if self._reasoning is None:
+            self._reasoning = self.ctx.reasoning()
+        self._reasoning.encrypted_value(value)
+        self._end_reasoning()
+
     def warn(self, message: str, **detail: JsonValue) -> None:
         """Report model output that was skipped (see `emit_warning`)."""
         emit_warning(self.ctx, message, **detail)

@@ -34,15 +34,23 @@ from agui.asgi._capabilities import (
     not_found,
     resolve,
 )
-from agui.asgi._encoding import SSE, Encoding, proto_encoding
+from agui.asgi._durable import Durable, RunLog
+from agui.asgi._encoding import Encoding
+from agui.asgi._options import check_options, encodings_for
 from agui.asgi._origins import OriginPolicy, is_preflight
 from agui.asgi._page import answer_inspector
-from agui.asgi._streaming import DisconnectHook, Streamer, TransformerFactory, try_send
+from agui.asgi._profile import ProtocolSetting, peer_profile, profiled
+from agui.asgi._streaming import (
+    DisconnectHook,
+    Streamer,
+    TransformerFactory,
+    try_send,
+)
 from agui.capabilities import AgentCapabilities
-from agui.errors import Refused, UsageError
+from agui.errors import Refused
 from agui.proto import PROTO_MEDIA_TYPE
-from agui.runner import Agent, AgentLike, check_agent
-from agui.sse import SSE_MEDIA_TYPE
+from agui.runner import AgentLike, check_agent
+from agui.sink import HARD_LIMIT, HIGH_WATER
 from agui.types import RunAgentInput
 
 __all__ = ["BODY_TIMEOUT", "MAX_BODY_BYTES", "AguiApp", "Authorize", "asgi_app"]
@@ -104,16 +112,21 @@ class AguiApp(Generic[S]):
         encodings: Mapping[str, Encoding],
         origins: OriginPolicy,
         capabilities: CapabilitiesSetting = None,
+        buffering: tuple[int, int] = (HIGH_WATER, HARD_LIMIT),
+        protocol_version: ProtocolSetting = "auto",
+        runs: RunLog | None = None,
     ) -> None:
+        self._protocol_version: ProtocolSetting = protocol_version
         self._streamer: Streamer[S] = Streamer(
             agent,
             state=state,
-            transformers=transformers,
+            transformers=profiled(transformers),
             debug=debug,
             keepalive=keepalive,
             detach=disconnect == "detach",
             on_disconnect=on_disconnect,
             cancel_grace=cancel_grace,
+            buffering=buffering,
         )
         self._max_body_bytes, self._body_timeout = limits
         self._authorize = authorize
@@ -124,6 +137,9 @@ class AguiApp(Generic[S]):
         derived = derive(agent, state, protobuf=PROTO_MEDIA_TYPE in self._encodings)
         self._capabilities = capabilities
         self._derived = derived
+        run = (agent, state, profiled(transformers), debug, keepalive, cancel_grace)
+        admission = (encodings, origins, self._check_authorized)
+        self._runs = Durable(runs, run, self._streamer, admission)
 
     @property
     def capabilities(self) -> AgentCapabilities | None:
@@ -150,8 +166,11 @@ class AguiApp(Generic[S]):
         return self._streamer.detached_runs
 
     async def aclose(self) -> None:
-        """Cancel the detached runs still going and wait for them (each for the grace period)."""
-        await self._streamer.aclose()
+        """Cancel the runs in flight and the detached ones; wait for them (the grace period).
+
+        A stream in flight ends with `RUN_FINISHED`, outcome `cancelled`.
+        """
+        await self._runs.aclose()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Handle one ASGI connection: `http`, `lifespan`, or a refused `websocket`."""
@@ -183,7 +202,8 @@ class AguiApp(Generic[S]):
             return
         # Only what the stream needs outlives admission: a held stream costs memory.
         if admitted is not None:
-            await self._streamer.stream(*admitted, receive, send)
+            with peer_profile(admitted[0], self._protocol_version):
+                await self._runs.stream(*admitted, receive, send)
 
     # -- admission -------------------------------------------------------------------------
 
@@ -195,6 +215,8 @@ class AguiApp(Generic[S]):
         self._origins.check_host(headers)
         if is_preflight(method, headers):
             await _answer_preflight(send, self._origins.preflight(headers))
+            return None
+        if await self._runs.answer(scope, method, headers, receive, send):
             return None
         if is_capabilities_path(scope):
             await self._answer_capabilities(method, headers, send)
@@ -282,9 +304,13 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
     allowed_origins: Sequence[str] = (),
     allowed_hosts: Sequence[str] | None = None,
     cancel_grace: float = 5.0,
+    max_buffered_bytes: int = HIGH_WATER,
+    buffer_hard_limit: int = HARD_LIMIT,
     inspector: bool = False,
     protobuf: bool | None = None,
     capabilities: CapabilitiesSetting = None,
+    protocol_version: ProtocolSetting = "auto",
+    runs: RunLog | None = None,
 ) -> AguiApp[S]:
     """An ASGI app that runs `agent` for each POSTed `RunAgentInput` and streams its events.
 
@@ -310,6 +336,12 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
             `agui.asgi.LOOPBACK_HOSTS` for a server on loopback (against DNS rebinding);
             `None` (the default) admits any.
         cancel_grace: how long a cancelled run may take to unwind, in seconds.
+        max_buffered_bytes: the high-water mark of a stream's unsent frames, about 1 MiB by
+            default: past it, `await ctx.writable()` (awaited by the tool loop after each model
+            chunk and before each tool call) waits until the client has read below it.
+        buffer_hard_limit: past this many unsent bytes (64 MiB by default) the run is
+            cancelled and the cause logged: an agent that never awaits `ctx.writable()` for a
+            client that stopped reading.
         inspector: also answer GET at the endpoint's path with the inspector page, a browser
             view of the runs it starts (see `agui.asgi.inspector`); off by default (GET gets 405).
         protobuf: offer the protobuf binding to clients that ask for it by name: `None` when
@@ -318,6 +350,9 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
             from the agent (streaming, interrupts, protobuf, the state's schema, a tool loop's
             tools), an `AgentCapabilities` to serve instead, a function from the derived ones
             to the ones to serve (called for each request), or `False` for none (404).
+        runs: a run log (`agui.runs`): runs outlive their connections (see "Durable runs").
+        protocol_version: `"auto"` downgrades the stream of a request without `protocolVersion`
+            (a pre-1.0 client) to what it accepts (`agui.asgi._profile`); `"1.0"`/`"0.x"` force.
 
     Examples:
         >>> async def hello(ctx):
@@ -329,8 +364,14 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         ...
         agui.errors.UsageError: transformers must be a factory ...
     """
-    _check_options(
-        agent, transformers, (max_body_bytes, body_timeout), keepalive, disconnect, cancel_grace
+    check_options(
+        agent,
+        transformers,
+        (max_body_bytes, body_timeout),
+        keepalive,
+        disconnect,
+        cancel_grace,
+        buffering=(max_buffered_bytes, buffer_hard_limit),
     )
     check_agent(agent)  # a plain function, refused as `agui.run` and `collect` refuse it
     origins = OriginPolicy.build(allowed_origins, allowed_hosts)
@@ -346,56 +387,10 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         authorize=authorize,
         cancel_grace=cancel_grace,
         inspector=inspector,
-        encodings=_encodings(protobuf),
+        encodings=encodings_for(protobuf),
         origins=origins,
         capabilities=capabilities,
+        buffering=(max_buffered_bytes, buffer_hard_limit),
+        protocol_version=protocol_version,
+        runs=runs,
     )
-
-
-def _encodings(protobuf: bool | None) -> dict[str, Encoding]:  # noqa: FBT001 - the option
-    """The bindings to offer, by media type: SSE, then protobuf unless it is off or missing."""
-    encodings = {SSE_MEDIA_TYPE: SSE}
-    proto = None if protobuf is False else proto_encoding()
-    if proto is not None:
-        encodings[PROTO_MEDIA_TYPE] = proto
-    elif protobuf:
-        message = (
-            "protobuf=True needs the protobuf package, which is not installed: "
-            'pip install "agui-server[proto]"'
-        )
-        raise UsageError(message)
-    return encodings
-
-
-def _check_options(
-    agent: object,
-    transformers: object,
-    limits: tuple[int, float],
-    keepalive: float | None,
-    disconnect: str,
-    cancel_grace: float,
-) -> None:
-    problems: list[str] = []
-    if not (isinstance(agent, Agent) or callable(agent)):
-        problems.append(
-            f"agent must be an async function taking the run context or an object with an "
-            f"async run(ctx) method, not {type(agent).__name__}"
-        )
-    if transformers is not None and not callable(transformers):
-        problems.append(
-            "transformers must be a factory that builds a fresh chain for each request "
-            "(transformers keep per-run state), e.g. transformers=lambda: [FilterToolCalls(...)]"
-        )
-    max_body_bytes, body_timeout = limits
-    if max_body_bytes <= 0:
-        problems.append(f"max_body_bytes must be positive, not {max_body_bytes}")
-    if not body_timeout > 0:
-        problems.append(f"body_timeout must be a positive number of seconds, not {body_timeout}")
-    if keepalive is not None and not keepalive > 0:
-        problems.append(f"keepalive must be a positive number of seconds or None, not {keepalive}")
-    if disconnect not in ("cancel", "detach"):
-        problems.append(f"disconnect must be 'cancel' or 'detach', not {disconnect!r}")
-    if not cancel_grace >= 0:
-        problems.append(f"cancel_grace must be zero or more seconds, not {cancel_grace}")
-    if problems:
-        raise UsageError("; ".join(problems))

@@ -15,6 +15,12 @@ the same: a request's line and headers together at most `MAX_HEADER_BYTES` (uvic
 larger head with 400, and h11 is the HTTP implementation it picks when httptools is not
 installed), an idle keep-alive connection closed after `KEEPALIVE_TIMEOUT` seconds, and a
 backlog of `BACKLOG` connections waiting to be accepted.
+
+Left to itself, uvicorn shuts down by waiting for open connections to close, up to its graceful
+timeout, and then cancels them: an endless stream is cut without its terminal event, and the
+ASGI lifespan's shutdown, where an app could end its runs, comes only after that. A
+`graceful_server` first stops accepting and awaits its hook (`AguiApp.aclose`: the runs in
+flight are cancelled and their streams end), and only then shuts down as uvicorn does.
 """
 
 from __future__ import annotations
@@ -24,7 +30,10 @@ import socket
 import threading
 import time
 from collections.abc import Awaitable, Callable, Generator
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
+
+if TYPE_CHECKING:
+    import uvicorn
 
 __all__ = [
     "BACKLOG",
@@ -32,6 +41,7 @@ __all__ = [
     "LIMITS",
     "MAX_HEADER_BYTES",
     "Limits",
+    "graceful_server",
     "listen",
     "serving",
     "tcp_socket",
@@ -100,6 +110,34 @@ def listen(host: str, port: int) -> socket.socket:
         sock.close()
         raise
     return sock
+
+
+def graceful_server(
+    config: uvicorn.Config, before_shutdown: Callable[[], Awaitable[None]]
+) -> uvicorn.Server:
+    """A uvicorn server that, told to exit, stops accepting and awaits `before_shutdown()` first.
+
+    Then it shuts down as uvicorn does: it waits for the connections still open, up to
+    `config.timeout_graceful_shutdown` seconds, and sends the lifespan's shutdown.
+
+    Examples:
+        >>> import uvicorn, agui
+        >>> async def hello(ctx):
+        ...     ctx.say("Hello!")
+        >>> app = agui.asgi_app(hello)
+        >>> graceful_server(uvicorn.Config(app), app.aclose).should_exit
+        False
+    """
+    import uvicorn  # noqa: PLC0415 - an optional dependency
+
+    class GracefulServer(uvicorn.Server):
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            for server in self.servers:
+                server.close()  # no new connection while the runs end
+            await before_shutdown()
+            await super().shutdown(sockets=sockets)
+
+    return GracefulServer(config)
 
 
 @contextlib.contextmanager

@@ -4,11 +4,23 @@
 the client leaves, the runs detached from theirs), and its `Writer` moves the run's events onto
 the wire (see "Streaming" and "Disconnects" there), in the stream's `Encoding`
 (`agui.asgi._encoding`).
+
+Backpressure: the writer tells the run's receiver what it holds and when a send waits on the
+client (`agui.sink`), and sends at most `MAX_SEND_BYTES` at a time, since a server's transport
+buffers all of one send however slow its client. Past the hard limit the run is cancelled and
+the cause logged; its stream still ends with its terminal event if the client reads again.
+
+Shutdown: `Streamer.aclose` cancels every run in flight (its stream ends with `RUN_FINISHED`,
+outcome `cancelled`, as when its client leaves, and the agent's `finally` blocks run) and waits
+for the streams to end, each for the grace period. A server that cancels a connection's task
+(uvicorn does once its graceful-shutdown timeout is over) gets the same: the run is cancelled
+and its stream given the grace period to end before the cancellation goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
@@ -21,17 +33,19 @@ from agui.cancellation import CancellationToken
 from agui.context import RunContext
 from agui.errors import AguiError
 from agui.runner import AgentLike, drive
-from agui.sink import EventReceiver
+from agui.sink import HARD_LIMIT, HIGH_WATER, EventReceiver
 from agui.sse import comment_frame
 from agui.transform import Transformer
 from agui.types import RunAgentInput
 
 __all__ = [
+    "MAX_SEND_BYTES",
     "DisconnectHook",
     "Outcome",
     "Streamer",
     "TransformerFactory",
     "Writer",
+    "buffering_problems",
     "ending",
     "finish_detached",
     "log_failure",
@@ -53,6 +67,10 @@ _PING = comment_frame("ping")
 _MAX_EVENTS_PER_SEND = 1024
 _GATHER_TURNS = 16
 _GATHER_ENOUGH = 32
+_SHUTDOWN = "the server is shutting down"
+
+MAX_SEND_BYTES = 256 * 1024
+"""The most one send carries: a larger batch's frames go out in slices of this size."""
 
 
 class Streamer(Generic[S]):
@@ -62,7 +80,7 @@ class Streamer(Generic[S]):
     the ones still going.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the options of asgi_app, validated there
         self,
         agent: AgentLike[S],
         *,
@@ -73,6 +91,7 @@ class Streamer(Generic[S]):
         detach: bool,
         on_disconnect: DisconnectHook | None,
         cancel_grace: float,
+        buffering: tuple[int, int] = (HIGH_WATER, HARD_LIMIT),
     ) -> None:
         self._agent = agent
         self._state = state
@@ -82,7 +101,9 @@ class Streamer(Generic[S]):
         self._detach = detach
         self._on_disconnect = on_disconnect
         self._grace = cancel_grace
+        self._high_water, self._hard_limit = buffering
         self._detached: set[asyncio.Task[None]] = set()
+        self._live: dict[asyncio.Task[None], tuple[CancellationToken, asyncio.Future[None]]] = {}
 
     @property
     def detached_runs(self) -> int:
@@ -90,12 +111,20 @@ class Streamer(Generic[S]):
         return len(self._detached)
 
     async def aclose(self) -> None:
-        """Cancel the detached runs still going and wait for them (each for the grace period)."""
+        """Cancel the runs in flight and the detached ones; wait for their streams to end.
+
+        Each stream ends with its terminal event (`RUN_FINISHED`, outcome `cancelled`); the
+        wait lasts at most the grace period.
+        """
+        live = list(self._live.items())
+        for run, (token, _) in live:
+            _shut_down(run, token)
         tasks = list(self._detached)
         for task in tasks:
             task.cancel()
-        if tasks:
-            await asyncio.wait(tasks, timeout=self._grace)
+        waits: list[asyncio.Future[None]] = [*tasks, *(ended for _, (_, ended) in live)]
+        if waits:
+            await asyncio.wait(waits, timeout=self._grace)
 
     async def stream(
         self,
@@ -117,6 +146,27 @@ class Streamer(Generic[S]):
         run = asyncio.create_task(
             drive(self._agent, ctx, debug=self._debug), name=f"agui run {run_input.run_id}"
         )
+        overflow = functools.partial(_overflow, run, token, (run_input.run_id, self._hard_limit))
+        ctx.receiver.bind(self._high_water, self._hard_limit, overflow)
+        ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._live[run] = (token, ended)
+        try:
+            await self._relay(run, token, ctx, encoding, (receive, send))
+        finally:
+            del self._live[run]
+            ended.set_result(None)
+
+    async def _relay(
+        self,
+        run: asyncio.Task[None],
+        token: CancellationToken,
+        ctx: RunContext[S],
+        encoding: Encoding,
+        channel: tuple[Receive, Send],
+    ) -> None:
+        """Stream the run's events until the end or the client left; then settle the run."""
+        receive, send = channel
+        run_input = ctx.input
         writer = Writer(send, ctx.receiver, self._keepalive, encoding)
         pumping = asyncio.create_task(writer.pump())
         # Each watcher returns once the client is gone: its disconnect, or a ping that failed.
@@ -125,6 +175,13 @@ class Streamer(Generic[S]):
             watchers.add(asyncio.create_task(writer.ping(self._keepalive)))
         try:
             await asyncio.wait({pumping, *watchers}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            # The server cancelled this connection (a shutdown past its graceful timeout): end
+            # the run, and give its stream the grace period to carry the terminal event out;
+            # the cancellation then goes on, as the server (or a timeout around it) expects.
+            _shut_down(run, token)
+            await asyncio.wait({pumping}, timeout=self._grace)
+            raise
         finally:
             for task in (pumping, *watchers):
                 task.cancel()
@@ -219,6 +276,7 @@ class Writer:
                 first = False
             return "done"
         finally:
+            self._receiver.unbind()
             await batches.aclose()
 
     async def _gather(self, batch: list[Item]) -> list[Item]:
@@ -250,16 +308,32 @@ class Writer:
                 return
 
     async def _write(self, batch: list[Item]) -> Outcome:
+        """Encode the batch, then send it in slices, telling the receiver what is still held."""
+        blobs, outcome = self._encode(batch)
+        batch.clear()  # the frames stand for it now: what the client has not taken is counted once
+        receiver = self._receiver
+        held = sum(map(len, blobs))
+        for blob in blobs:
+            for start in range(0, len(blob), MAX_SEND_BYTES):
+                data = blob if len(blob) <= MAX_SEND_BYTES else blob[start : start + MAX_SEND_BYTES]
+                receiver.sending(held)
+                went = await self._send_body(data)
+                held -= len(data)
+                receiver.sent(held)
+                if not went:
+                    return "gone"
+        return outcome
+
+    def _encode(self, batch: list[Item]) -> tuple[list[bytes], Outcome]:
+        blobs: list[bytes] = []
         for start in range(0, len(batch), _MAX_EVENTS_PER_SEND):
             part = batch[start : start + _MAX_EVENTS_PER_SEND]
             try:
-                frames = self._frames(part)
+                blobs.append(self._frames(part))
             except (ValueError, AguiError):
-                await self._send_body(broken_frames(part, self._encoding))
-                return "broken"
-            if not await self._send_body(frames):
-                return "gone"
-        return "done"
+                blobs.append(broken_frames(part, self._encoding))
+                return blobs, "broken"
+        return blobs, "done"
 
     async def _send_body(self, data: bytes) -> bool:
         async with self._lock:
@@ -276,6 +350,42 @@ def ending(pumping: asyncio.Task[Outcome]) -> Outcome:
         _log.error("streaming failed; treating the client as gone", exc_info=error)
         return "gone"
     return pumping.result()
+
+
+def buffering_problems(high_water: int, hard_limit: int) -> list[str]:
+    """What is wrong with `asgi_app`'s `max_buffered_bytes` and `buffer_hard_limit`, if anything.
+
+    Examples:
+        >>> buffering_problems(1 << 20, 1 << 10)
+        ['buffer_hard_limit must be at least max_buffered_bytes (1048576), not 1024: ...']
+    """
+    if not high_water > 0:
+        return [f"max_buffered_bytes must be a positive number of bytes, not {high_water}"]
+    if not hard_limit >= high_water:
+        limit = f"buffer_hard_limit must be at least max_buffered_bytes ({high_water})"
+        return [f"{limit}, not {hard_limit}: past it, a run whose client stopped reading ends"]
+    return []
+
+
+def _shut_down(run: asyncio.Task[None], token: CancellationToken) -> None:
+    token.cancel(_SHUTDOWN)
+    run.cancel()
+
+
+def _overflow(
+    run: asyncio.Task[None], token: CancellationToken, limit: tuple[str, int], queued: int
+) -> None:
+    """The client left about `queued` bytes unread, past the hard limit: cancel the run."""
+    run_id, hard_limit = limit
+    _log.error(
+        "run %s: its client has not read about %d bytes of its stream, past the limit of %d "
+        "(buffer_hard_limit); cancelling the run",
+        run_id,
+        queued,
+        hard_limit,
+    )
+    token.cancel("its client stopped reading the stream")
+    run.cancel()
 
 
 def log_failure(run: asyncio.Task[None]) -> None:
@@ -312,7 +422,7 @@ async def finish_detached(
         await asyncio.wait({run})
     finally:
         if not run.done():
-            token.cancel("the server is shutting down")
+            token.cancel(_SHUTDOWN)
             run.cancel()
             await asyncio.wait({run})
         log_failure(run)

@@ -1,10 +1,13 @@
 """The `agui serve` command: an agent over HTTP with uvicorn, one POST per run.
 
 The socket is bound and listening before the command prints `agui: serving on URL`, so a script
-may connect as soon as it reads that line. Ctrl-C shuts uvicorn down gracefully and ends with
-status 0, the one way `serve` is meant to stop. Every error before the server starts is one
-line: a port outside 0-65535 is a usage error of the parser; a target that does not load, uvicorn
-missing, or an address that cannot be bound is reported with what to do instead (status 2).
+may connect as soon as it reads that line. Ctrl-C or SIGTERM shuts down gracefully and ends with
+status 0, the one way `serve` is meant to stop: the runs in flight are cancelled first, so each
+stream ends with `RUN_FINISHED` (outcome `cancelled`) and the agents' `finally` blocks run, within
+`--grace` seconds; then uvicorn closes what is still open. Every error before the server starts
+is one line: a port outside 0-65535 is a usage error of the parser; a target that does not load,
+uvicorn missing, or an address that cannot be bound is reported with what to do instead (status
+2).
 """
 
 from __future__ import annotations
@@ -13,16 +16,20 @@ import argparse
 import inspect
 import ipaddress
 import json
+import math
+import signal
 import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agui.asgi import BODY_TIMEOUT, LOOPBACK_HOSTS, MAX_BODY_BYTES, Receive, Scope, Send, asgi_app
-from agui.asgi._server import KEEPALIVE_TIMEOUT, LIMITS, MAX_HEADER_BYTES, listen
+from agui.asgi._routes import parse_route
+from agui.asgi._server import KEEPALIVE_TIMEOUT, LIMITS, MAX_HEADER_BYTES, graceful_server, listen
 from agui.cli._main import EXIT_OK, fail, statuses
 from agui.cli._targets import load_agent, load_state_type
 from agui.context import RunContext
-from agui.errors import TargetError
+from agui.errors import TargetError, UsageError
+from agui.runs import MemoryRunLog, RedisRunLog, RunLog
 
 if TYPE_CHECKING:
     from agui.cli._main import Commands
@@ -57,7 +64,13 @@ def add_serve(commands: Commands) -> None:
             "here is refused)."
         ),
         epilog=statuses(
-            (0, "stopped with Ctrl-C"),
+            (
+                0,
+                (
+                    "stopped with Ctrl-C or SIGTERM: the runs in flight are cancelled, and "
+                    "their streams end with RUN_FINISHED (outcome cancelled), within --grace"
+                ),
+            ),
             (
                 2,
                 (
@@ -90,7 +103,39 @@ def add_serve(commands: Commands) -> None:
         action="store_true",
         help="also answer GET on PATH with the inspector page: open the URL in a browser",
     )
+    serve.add_argument(
+        "--runs",
+        metavar="memory|redis://...",
+        help=(
+            "keep runs in a run log, so they outlive their connections and are resumed at "
+            "PATH/runs/ID/events: memory (this process) or a Redis URL (many workers)"
+        ),
+    )
+    serve.add_argument(
+        "--grace",
+        type=_seconds,
+        default=_GRACEFUL_SHUTDOWN_SECONDS,
+        metavar="SECONDS",
+        help=(
+            "on Ctrl-C or SIGTERM, how long the cancelled runs have to end their streams, and "
+            f"then the connections still open to close, before they are cut "
+            f"({_GRACEFUL_SHUTDOWN_SECONDS})"
+        ),
+    )
     serve.set_defaults(handler=_serve)
+
+
+def _seconds(text: str) -> float:
+    """A duration from the command line: zero or more seconds."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        message = f"invalid number of seconds: {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
+    if not 0 <= seconds < math.inf:
+        message = f"{text} is not a duration: give zero or more seconds"
+        raise argparse.ArgumentTypeError(message)
+    return seconds
 
 
 def _port(text: str) -> int:
@@ -111,7 +156,8 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         agent = load_agent(args.target)
         state = load_state_type(args.state) if args.state else _annotated_state(agent)
-    except TargetError as error:
+        runs = _run_log(args.runs)
+    except (TargetError, UsageError) as error:
         return fail("serve", str(error))
     try:
         import uvicorn  # noqa: PLC0415 - an optional dependency, needed by this command only
@@ -133,23 +179,41 @@ def _serve(args: argparse.Namespace) -> int:
     loopback = ipaddress.ip_address(host).is_loopback
     endpoint = asgi_app(
         agent,
+        cancel_grace=args.grace,
         state=state,
         debug=bool(args.debug),
         inspector=bool(args.inspector),
         allowed_hosts=LOOPBACK_HOSTS if loopback else None,
+        runs=runs,
     )
-    app = _PathApp(endpoint, path)
-    config = uvicorn.Config(
-        app, host=host, port=port, timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_SECONDS, **LIMITS
-    )
+    app = _PathApp(endpoint, path, routes=runs is not None)
+    grace = math.ceil(args.grace)
+    config = uvicorn.Config(app, host=host, port=port, timeout_graceful_shutdown=grace, **LIMITS)
     shown = f"[{host}]" if ":" in str(host) else host
+    # uvicorn re-raises the signal it shut down on once it is done: SIGTERM, like Ctrl-C, then
+    # raises KeyboardInterrupt here rather than killing the process (status 0, not -15).
+    terminate = signal.signal(signal.SIGTERM, signal.default_int_handler)
     with sock:
         try:
             print(f"agui: serving on http://{shown}:{port}{path}", flush=True)  # noqa: T201
-            uvicorn.Server(config).run(sockets=[sock])
-        except KeyboardInterrupt:  # Ctrl-C: uvicorn has shut down gracefully and re-raised it
+            graceful_server(config, endpoint.aclose).run(sockets=[sock])
+        except KeyboardInterrupt:  # uvicorn has shut down gracefully and re-raised the signal
             pass
+        finally:
+            signal.signal(signal.SIGTERM, terminate)
     return EXIT_OK
+
+
+def _run_log(given: str | None) -> RunLog | None:
+    """The run log `--runs` names: none, the memory log, or a Redis log at a URL."""
+    if given is None:
+        return None
+    if given == "memory":
+        return MemoryRunLog()
+    if given.startswith(("redis://", "rediss://", "unix://")):
+        return RedisRunLog(given)
+    message = f"--runs {given!r} names no run log: give memory or a redis:// URL"
+    raise UsageError(message)
 
 
 def _annotated_state(agent: AgentLike[Any]) -> type[Any] | None:
@@ -170,14 +234,29 @@ def _annotated_state(agent: AgentLike[Any]) -> type[Any] | None:
 
 
 class _PathApp:
-    """Answers at one path (with or without a trailing slash) and 404s everything else."""
+    """Answers at one path (with or without a trailing slash) and its routes; 404s the rest.
 
-    def __init__(self, app: Callable[[Scope, Receive, Send], Any], path: str) -> None:
+    The routes are the capabilities route and, with a run log, those of durable runs.
+    """
+
+    def __init__(
+        self, app: Callable[[Scope, Receive, Send], Any], path: str, *, routes: bool = False
+    ) -> None:
         self._app = app
         self._paths = {path, path.rstrip("/") + "/", path.rstrip("/") or "/"}
+        self._paths |= {path.rstrip("/") + "/capabilities", path.rstrip("/") + "/capabilities/"}
+        self._below = (path.rstrip("/") + "/") if routes else None
+
+    def _answers(self, scope: Scope) -> bool:
+        path = str(scope.get("path"))
+        if path in self._paths:
+            return True
+        # With a run log, the routes of durable runs below PATH too.
+        below = self._below
+        return below is not None and path.startswith(below) and parse_route(scope) is not None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope.get("path") not in self._paths:
+        if scope["type"] == "http" and not self._answers(scope):
             body = json.dumps(
                 {"code": "NOT_FOUND", "message": f"no agent at {scope.get('path')!r}"}
             ).encode()

@@ -3,8 +3,9 @@ r"""A small AG-UI client: POST a `RunAgentInput`, read the event stream back as 
 `AGUIClient` is for talking to an AG-UI server from Python: a smoke test against a deployed
 endpoint, a test of your own server over real HTTP, a command-line tool. It sends what the
 official TypeScript client sends (`POST`, `Content-Type: application/json`,
-`Accept: text/event-stream`, the input as camelCase JSON) and reads the answer the way that
-client does, with three differences:
+`Accept: text/event-stream`, the input as camelCase JSON, with `protocolVersion` "1.0" when the
+input has none, as a 1.0 client declares) and reads the answer the way that client does, with
+three differences:
 
 - A stream that ends without a terminal event is an error (`ProtocolViolation` with rule
   `truncated`). The official client resolves such a run as completed; AG-UI says it has no
@@ -20,6 +21,14 @@ Events are read with `agui.parse_event`: unknown members are stripped with an
 a retired `THINKING_*` one) is skipped with the same warning, as the official client drops it. A
 known event with a malformed field is fatal (`agui.errors.MalformedEvent`), as it is there.
 
+**Resuming.** A server with durable runs (`agui.asgi_app(agent, runs=...)`) numbers its frames
+with `id:` lines and serves each run again at `<url>/runs/<run id>/events`. When such a stream
+breaks before its terminal event (the connection drops, or the body ends early), the client asks
+for the rest with `Last-Event-ID`, so the caller sees one unbroken run: every event once, in
+order, verified as one stream. It tries `reconnects` times in a row (3 by default), waiting
+`reconnect_delay` seconds more before each; a try that brings an event starts the count again.
+A stream without ids cannot be resumed and fails as before.
+
 The HTTP part needs `httpx`, installed with the `client` extra
 (`pip install "agui-server[client]"`); `SSEParser` needs nothing and works on any byte source.
 
@@ -31,7 +40,7 @@ SSE framing, as `SSEParser` reads it (the WHATWG event-stream rules):
   `data:` lines (only comments, `event:`, `id:` or `retry:`) produces nothing.
 - `data:` is read with or without one space after the colon; a line starting with `:` is a
   comment (servers send `: ping` to keep idle connections open).
-- `event:`, `id:` and `retry:` are ignored: AG-UI does not use them.
+- `event:` and `retry:` are ignored: AG-UI does not use them. `id:` is kept, for resuming.
 - Bytes after the last empty line are an unfinished frame and are never produced.
 
 Examples:
@@ -44,6 +53,7 @@ Examples:
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING
@@ -53,6 +63,7 @@ from agui.client._reader import StreamReader, error_body
 from agui.errors import DecodeError, HTTPStatusError
 from agui.events import Event
 from agui.fold import FoldedRun, fold
+from agui.runner import PROTOCOL_VERSION
 from agui.sse import SSE_MEDIA_TYPE
 from agui.types import RunAgentInput
 
@@ -63,12 +74,15 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_TIMEOUT",
     "MAX_FRAME_BYTES",
+    "RECONNECTS",
     "AGUIClient",
     "SSEParser",
 ]
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds to wait for a connection, and between two reads of a stream."""
+RECONNECTS = 3
+"""How many times in a row a broken stream with ids is resumed before the client gives up."""
 
 _PROTOBUF_MEDIA_TYPE = "application/vnd.ag-ui.event+proto"
 
@@ -90,6 +104,8 @@ class AGUIClient:
             `None` waits forever. A server that sends keep-alive comments resets the wait.
         verify: Check every event with agui's verifier as it arrives (see `agui.verify`).
         max_frame_bytes: The limit on one SSE frame; a larger one raises `FrameTooLarge`.
+        reconnects: How many times in a row to resume a broken stream that has ids; 0: never.
+        reconnect_delay: Seconds to wait before the first try to resume; each next waits more.
         http_client: An `httpx.AsyncClient` to send the requests with.
 
     Raises:
@@ -109,6 +125,8 @@ class AGUIClient:
         timeout: float | None = DEFAULT_TIMEOUT,
         verify: bool = True,
         max_frame_bytes: int = MAX_FRAME_BYTES,
+        reconnects: int = RECONNECTS,
+        reconnect_delay: float = 0.25,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
         _require_httpx()
@@ -117,6 +135,8 @@ class AGUIClient:
         self.timeout = timeout
         self.verify = verify
         self.max_frame_bytes = max_frame_bytes
+        self.reconnects = reconnects
+        self.reconnect_delay = reconnect_delay
         self._given = http_client
         self._owned: httpx.AsyncClient | None = None
 
@@ -182,30 +202,75 @@ class AGUIClient:
     ) -> AsyncIterator[Event]:
         headers = {name.lower(): value for name, value in self.headers.items()}
         headers.update({"content-type": "application/json", "accept": SSE_MEDIA_TYPE})
-        body = input.model_dump_json().encode()
+        body = _declared(input).model_dump_json().encode()
         request = http.build_request("POST", self.url, content=body, headers=headers)
+        reader = StreamReader(
+            self.url, input, max_frame_bytes=self.max_frame_bytes, verify=self.verify
+        )
+        events_url = self.url.rstrip("/") + f"/runs/{input.run_id}/events"
+        failures = 0
+        while True:
+            response = await self._open(http, request)
+            before = reader.frames
+            try:
+                async for chunk in response.aiter_bytes():
+                    for event in reader.feed(chunk):
+                        yield event
+                broken: Exception | None = None
+            except _httpx_errors() as error:
+                broken = error
+            finally:
+                await response.aclose()
+            failures = 0 if reader.frames > before else failures + 1
+            if reader.ended or reader.last_event_id is None or failures >= self.reconnects:
+                if broken is not None and not reader.ended:
+                    raise broken
+                reader.finish()
+                return
+            await asyncio.sleep(self.reconnect_delay * failures)
+            headers["last-event-id"] = reader.last_event_id
+            headers.pop("content-type", None)
+            request = http.build_request("GET", events_url, headers=headers)
+            reader.resume(events_url)
+
+    async def _open(self, http: httpx.AsyncClient, request: httpx.Request) -> httpx.Response:
+        """Send `request`; the streaming response, checked to be a 2xx SSE stream."""
         response = await http.send(request, stream=True, follow_redirects=True)
         try:
-            if not response.is_success:
-                raise HTTPStatusError(
-                    response.status_code, await error_body(response), url=self.url
-                )
-            media = response.headers.get("content-type", "").strip().lower()
-            if media == _PROTOBUF_MEDIA_TYPE:
-                message = (
-                    f"the server at {self.url} answered with the protobuf binding ({media}), "
-                    "which this client cannot read; it asked for text/event-stream"
-                )
-                raise DecodeError(message)
-            reader = StreamReader(
-                self.url, input, max_frame_bytes=self.max_frame_bytes, verify=self.verify
-            )
-            async for chunk in response.aiter_bytes():
-                for event in reader.feed(chunk):
-                    yield event
-            reader.finish()
-        finally:
+            await self._check(response, self.url if request.method == "POST" else str(request.url))
+        except BaseException:
             await response.aclose()
+            raise
+        return response
+
+    async def _check(self, response: httpx.Response, url: str) -> None:
+        if not response.is_success:
+            raise HTTPStatusError(response.status_code, await error_body(response), url=url)
+        media = response.headers.get("content-type", "").strip().lower()
+        if media == _PROTOBUF_MEDIA_TYPE:
+            message = (
+                f"the server at {self.url} answered with the protobuf binding ({media}), "
+                "which this client cannot read; it asked for text/event-stream"
+            )
+            raise DecodeError(message)
+
+
+def _declared(run_input: RunAgentInput) -> RunAgentInput:
+    """`run_input` as posted: with the 1.0 `protocolVersion` the client reads, unless it has one.
+
+    A server reads a request without it as a pre-1.0 client's and may downgrade the stream
+    (agui's endpoint does, by default), which this client, a 1.0 one, has no need for.
+    """
+    if run_input.protocol_version is not None:
+        return run_input
+    return run_input.model_copy(update={"protocol_version": PROTOCOL_VERSION})
+
+
+def _httpx_errors() -> type[Exception]:
+    """The errors of a connection that broke while a stream was read."""
+    import httpx  # noqa: PLC0415 - optional dependency, checked in AGUIClient
+
+    return httpx.TransportError
 
 
 def _require_httpx() -> None:

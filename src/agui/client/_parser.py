@@ -37,11 +37,13 @@ class SSEParser:
         []
         >>> parser.feed(b"\n\r\n")
         ['3']
-        >>> parser.incomplete
-        False
+        >>> parser.incomplete, parser.last_event_id
+        (False, '7')
     """
 
-    def __init__(self, *, max_frame_bytes: int = MAX_FRAME_BYTES) -> None:
+    def __init__(
+        self, *, max_frame_bytes: int = MAX_FRAME_BYTES, last_event_id: str | None = None
+    ) -> None:
         if max_frame_bytes <= 0:
             message = f"max_frame_bytes must be positive, not {max_frame_bytes}"
             raise ValueError(message)
@@ -51,6 +53,10 @@ class SSEParser:
         self._data_size = 0
         self._after_cr = False
         self._first_line = True
+        self._id_buffer = last_event_id
+        self.last_event_id = last_event_id
+        """The `id:` in force at the last frame produced (`None` before any): where a reader
+        that lost the stream resumes from, with `Last-Event-ID`."""
 
     @property
     def incomplete(self) -> bool:
@@ -91,15 +97,19 @@ class SSEParser:
         if not raw:
             if self._data:
                 frames.append("\n".join(self._data))
+                self.last_event_id = self._id_buffer
             self._data.clear()
             self._data_size = 0
             return
         if raw.startswith(b":"):
             return
         name, colon, value = raw.partition(b":")
-        if name != b"data":
-            return  # event:, id:, retry: and unknown fields mean nothing to AG-UI
         if colon and value.startswith(b" "):
             value = value[1:]
+        if name == b"id" and b"\0" not in value:
+            # As the WHATWG rules say: it sets the id of this frame and of the ones after it.
+            self._id_buffer = value.decode("utf-8", errors="replace")
+        if name != b"data":
+            return  # event:, retry: and unknown fields mean nothing to AG-UI
         self._data.append(value.decode("utf-8", errors="replace"))
         self._data_size += len(value) + 1

@@ -38,6 +38,7 @@ class StreamReader:
         verify: bool,
     ) -> None:
         self._url = url
+        self._limit = max_frame_bytes
         self._parser = SSEParser(max_frame_bytes=max_frame_bytes)
         known = {
             call.id
@@ -49,6 +50,27 @@ class StreamReader:
         self._frames = 0
         self._active: str | None = None
         self._ended = False
+
+    @property
+    def ended(self) -> bool:
+        """Whether the run's terminal event has been read."""
+        return self._ended and self._active is None
+
+    @property
+    def frames(self) -> int:
+        """How many frames have been read, over every response of the run."""
+        return self._frames
+
+    @property
+    def last_event_id(self) -> str | None:
+        """The SSE id of the last frame read, where a broken stream resumes; `None`: no ids."""
+        return self._parser.last_event_id
+
+    def resume(self, url: str) -> None:
+        """Read the rest of the run from another response: a new SSE stream, the same run."""
+        self._url = url
+        last = self._parser.last_event_id
+        self._parser = SSEParser(max_frame_bytes=self._limit, last_event_id=last)
 
     def feed(self, chunk: bytes) -> list[Event]:
         events: list[Event] = []

@@ -15,6 +15,8 @@ with a `UsageError` naming the handle, and nothing is sent.
 A handle talks to its run through two small seams: the run's pipeline (`agui._pipeline`), the
 one way its events leave and where it is held open, and an `Owner`, the run's state and its
 publishing (a `RunContext` is one). The context hands each handle its ids when it opens it.
+A subagent's invocation is a handle too (`SubagentHandle`): a block of its parent's that
+speaks through a run context of its own, whose events carry the invocation's id.
 Each handle lives in a module of its own; this package is where they are imported from.
 """
 
@@ -25,6 +27,25 @@ from agui.handles._message import MessageHandle
 from agui.handles._message import TextRole as TextRole  # for type hints: the roles a message takes
 from agui.handles._reasoning import ReasoningHandle
 from agui.handles._step import StepHandle
+from agui.handles._subagent import (
+    Delegation,
+    RunsIn,
+    SubagentHandle,
+    SubagentOptions,
+    invocation_input,
+)
 from agui.handles._tool_call import ToolCallHandle
 
-__all__ = ["Handle", "MessageHandle", "Owner", "ReasoningHandle", "StepHandle", "ToolCallHandle"]
+__all__ = [
+    "Delegation",
+    "Handle",
+    "MessageHandle",
+    "Owner",
+    "ReasoningHandle",
+    "RunsIn",
+    "StepHandle",
+    "SubagentHandle",
+    "SubagentOptions",
+    "ToolCallHandle",
+    "invocation_input",
+]

@@ -9,14 +9,15 @@ it is emitted, so a broken rule is named where it was broken, in the call that b
 check runs before anything changes), so the run driver can still end the run with `RUN_ERROR`.
 `finish()` checks the end of the stream. The rules mirror the official 1.0 TypeScript client
 (`verifyEvents` after its chunk expansion, which `agui.verify._chunks` models), and where that
-client has an error text, our message contains it verbatim. We are stricter on purpose in four
+client has an error text, our message contains it verbatim. We are stricter on purpose in five
 places: a stream must end with a terminal event; a `RUN_FINISHED` must name the run and thread of
 its `RUN_STARTED` (and all runs of a stream one thread); a `TOOL_CALL_RESULT` must follow its call's
 `TOOL_CALL_END` and answer a call that this stream, the run input or the caller
 (`known_tool_call_ids`) knows, so a resumed run may still answer an earlier run's call; and a
 `TOOL_CALL_START` may not reuse the id of one of those calls, where the client only warns
 ("tool call '...' already exists") and overwrites the earlier call with the new one. A message id
-may be reused: the client appends to that message.
+may be reused: the client appends to that message. And the `pendingToolCallIds` of a success must
+name calls this run started and did not answer: the client takes a non-empty list on trust.
 
 Each concern has its module: the run lifecycle is a transition table in the h11 style, consulted
 first for every event (`_lifecycle`); messages, tool calls and reasoning are kept in a ledger
@@ -38,6 +39,8 @@ models refuse them when an event is built or parsed (`agui.errors.MalformedEvent
 | thread-id-mismatch | Every run boundary of a stream names one threadId. |
 | open-blocks-at-run-finished | No RUN_FINISHED over open steps, messages or calls. |
 | duplicate-interrupt-id | The interrupts of a RUN_FINISHED have distinct ids. |
+| pending-call-unknown | pendingToolCallIds lists only calls this run started. |
+| pending-call-answered | pendingToolCallIds lists no call this run answered. |
 | truncated | A stream ends after its last run's terminal event. |
 | message-already-open | No TEXT_MESSAGE_START for a message still open. |
 | message-not-open | Text content and ends need an open text message. |
@@ -81,6 +84,7 @@ from agui.verify._lifecycle import (
     check_ended,
     check_finished,
     check_interrupts,
+    check_pending,
     check_thread,
     dispatch,
     refusal,
@@ -377,6 +381,7 @@ class Verifier:
         self._ledger.check_closed()
         self._scopes.check_subagents_closed()
         check_interrupts(e)
+        check_pending(e, self._ledger.run_calls, self._ledger.run_answered)
         self._ledger.drop_lanes()
 
     def _run_error(self, _event: ev.RunErrorEvent) -> None:

@@ -71,6 +71,9 @@ class Ledger:
         self.lanes: dict[str | None, Stream] = {}
         # Calls a result may answer: stream-wide, so a later run may answer an earlier one's.
         self.known_calls = set(known_tool_call_ids)
+        # The current run's calls, started and answered: what its pendingToolCallIds may name.
+        self.run_calls: dict[str, None] = {}
+        self.run_answered: set[str] = set()
 
     def reset(self) -> None:
         """Forget the previous run's entities and owners (a new run starts afresh)."""
@@ -79,6 +82,8 @@ class Ledger:
         for owners in (*self.owners, self.activity_owners):
             owners.clear()
         self.lanes.clear()
+        self.run_calls.clear()
+        self.run_answered.clear()
 
     def snapshot(self) -> tuple[object, ...]:
         """Everything the ledger holds, copied."""
@@ -88,6 +93,8 @@ class Ledger:
             tuple(self.activity_owners.items()),
             tuple(self.lanes.items()),
             frozenset(self.known_calls),
+            tuple(self.run_calls),
+            frozenset(self.run_answered),
         )
 
     def unheld(self, k: int) -> tuple[str, ...]:
@@ -202,6 +209,7 @@ class Ledger:
             owners[entity_id] = tag if tag is not None else inherited
         if k == TOOL:
             self.known_calls.add(entity_id)
+            self.run_calls[entity_id] = None
 
     # The methods below run for nearly every event of a stream. Each first tries the common
     # case, which `_touch` would accept without a change: no chunk stream open, no subagent
@@ -290,6 +298,7 @@ class Ledger:
             self.close(tag)
         # The result mints a tool message under its own tag, replacing any earlier owner.
         self.owners[TEXT][e.message_id] = tag
+        self.run_answered.add(call)
 
     def lane_event(self, e: ev.StateSnapshotEvent | ev.StateDeltaEvent | ev.CustomEvent) -> None:
         """An unordered event that still closes its own lane's chunk stream (1.0)."""

@@ -11,21 +11,22 @@ spelled out) into the dispatch table it uses in that phase, so the lifecycle cos
 more than its lookup: a missing move is refused before any other check runs, and a move is taken
 only after every check of its event has passed, so a refused event leaves the phase as it was.
 
-The checks a run boundary makes beyond its move (the ids it names, its interrupts) are here
-too, and so is the end of the stream, which only a phase after a terminal event allows; what
-RUN_FINISHED finds still open is the ledger's and the scopes' to say.
+The checks a run boundary makes beyond its move (the ids it names, its interrupts, the pending
+calls of a success, read against the calls the ledger kept) are here too, and so is the end of
+the stream, which only a phase after a terminal event allows; what RUN_FINISHED finds still open
+is the ledger's and the scopes' to say.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from enum import Enum
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from agui._rules import Rule
 from agui.events import EventType
-from agui.types import InterruptOutcome
+from agui.types import InterruptOutcome, SuccessOutcome
 from agui.verify._kinds import fail
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ __all__ = [
     "check_ended",
     "check_finished",
     "check_interrupts",
+    "check_pending",
     "check_thread",
     "dispatch",
     "refusal",
@@ -191,6 +193,34 @@ def check_interrupts(e: ev.RunFinishedEvent) -> None:
                 Rule.DUPLICATE_INTERRUPT_ID,
                 f"Cannot send 'RUN_FINISHED' with two interrupts carrying the id '{twice}'. "
                 "An interrupt id is unique within the run: a resume entry answers it by id.",
+            )
+
+
+def check_pending(
+    e: ev.RunFinishedEvent, started: Collection[str], answered: Collection[str]
+) -> None:
+    """Refuse a success whose `pendingToolCallIds` names a call the run did not leave open.
+
+    The client takes a non-empty list on trust (it derives the list itself only when the list
+    is absent): it would wait for a result to a call nobody made, or run again a call the run
+    already answered. `started` and `answered` are the run's calls (the ledger keeps them).
+    """
+    if not isinstance(e.outcome, SuccessOutcome):
+        return
+    for call in e.outcome.pending_tool_call_ids or ():
+        if call not in started:
+            raise fail(
+                Rule.PENDING_CALL_UNKNOWN,
+                f"Cannot send 'RUN_FINISHED' with '{call}' in pendingToolCallIds: this run "
+                "started no tool call of that id. List only the calls this run started and "
+                "left for the client, or leave the list out and the client derives it.",
+            )
+        if call in answered:
+            raise fail(
+                Rule.PENDING_CALL_ANSWERED,
+                f"Cannot send 'RUN_FINISHED' with '{call}' in pendingToolCallIds: this run "
+                "already sent that call's TOOL_CALL_RESULT. List only the calls left without "
+                "a result, or leave the list out and the client derives it.",
             )
 
 

@@ -23,6 +23,7 @@ from agui.messages import (
     ContentPart,
     DeveloperMessage,
     Message,
+    ReasoningMessage,
     SystemMessage,
     TextPart,
     ToolMessage,
@@ -34,6 +35,7 @@ __all__ = [
     "ChatDelta",
     "ChatMessage",
     "ChatModel",
+    "ChatReasoning",
     "ChatRole",
     "ChatToolCall",
     "FinishDelta",
@@ -65,11 +67,28 @@ class ChatToolCall:
 
 
 @dataclasses.dataclass(frozen=True)
+class ChatReasoning:
+    """Reasoning an assistant message carries back to its provider, with the opaque value.
+
+    Some providers need the reasoning of a turn returned with it, signed (Anthropic's thinking
+    blocks, with their `signature`, when a turn calls tools); `encrypted_value` is that value as
+    the client kept it (`REASONING_ENCRYPTED_VALUE`).
+
+    Examples:
+        >>> ChatReasoning("Paris, so the weather tool.", encrypted_value="sig-1").encrypted_value
+        'sig-1'
+    """
+
+    text: str
+    encrypted_value: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
 class ChatMessage:
     """One message of a provider conversation; build it with the role-named constructors.
 
-    `tool_calls` is only used on assistant messages; `tool_call_id`, `name` (the tool's name)
-    and `is_error` only on tool messages.
+    `tool_calls` and `reasoning` are only used on assistant messages; `tool_call_id`, `name`
+    (the tool's name) and `is_error` only on tool messages.
 
     Examples:
         >>> ChatMessage.user("What's the weather in Paris?").role
@@ -84,6 +103,7 @@ class ChatMessage:
     tool_call_id: str | None = None
     name: str | None = None
     is_error: bool = False
+    reasoning: tuple[ChatReasoning, ...] = ()
 
     @classmethod
     def system(cls, content: str) -> ChatMessage:
@@ -96,9 +116,14 @@ class ChatMessage:
         return cls("user", content)
 
     @classmethod
-    def assistant(cls, content: str = "", tool_calls: Sequence[ChatToolCall] = ()) -> ChatMessage:
-        """A reply of the model: text, tool calls, or both."""
-        return cls("assistant", content, tool_calls=tuple(tool_calls))
+    def assistant(
+        cls,
+        content: str = "",
+        tool_calls: Sequence[ChatToolCall] = (),
+        reasoning: Sequence[ChatReasoning] = (),
+    ) -> ChatMessage:
+        """A reply of the model: text, tool calls, or both, and the reasoning that preceded it."""
+        return cls("assistant", content, tool_calls=tuple(tool_calls), reasoning=tuple(reasoning))
 
     @classmethod
     def tool(
@@ -124,12 +149,19 @@ class TextDelta:
 class ReasoningDelta:
     """A piece of the model's visible reasoning (`reasoning_content` and the like).
 
+    `encrypted_value`, when given, is the provider's opaque value for the reasoning block this
+    delta ends (Anthropic's thinking `signature`): the client keeps it on the reasoning message
+    (`REASONING_ENCRYPTED_VALUE`) and returns it with the history, as `ChatReasoning`.
+
     Examples:
         >>> ReasoningDelta("The user wants Paris.").text
         'The user wants Paris.'
+        >>> ReasoningDelta("", encrypted_value="sig-1").encrypted_value
+        'sig-1'
     """
 
     text: str
+    encrypted_value: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -287,8 +319,10 @@ def chat_messages(history: Sequence[Message]) -> list[ChatMessage]:
 
     System and developer messages become system messages; user messages keep their text parts;
     consecutive assistant messages merge (a turn may reach the client as several); tool
-    messages keep their call id and gain the tool's name; reasoning and activity messages are
-    dropped. A call left without a result gets an error result, which providers require.
+    messages keep their call id and gain the tool's name; activity messages are dropped, and so
+    is reasoning, unless it carries a provider's value (`encrypted_value`): then it rides on the
+    next assistant message as `ChatReasoning`. A call left without a result gets an error
+    result, which providers require.
 
     Examples:
         >>> from agui.messages import AssistantMessage, UserMessage
@@ -301,17 +335,26 @@ def chat_messages(history: Sequence[Message]) -> list[ChatMessage]:
     names: dict[str, str] = {}
     answered = {m.tool_call_id for m in history if isinstance(m, ToolMessage)}
     unanswered: list[ChatToolCall] = []
+    kept: list[ChatReasoning] = []
     for message in history:
+        if isinstance(message, ReasoningMessage):
+            if message.encrypted_value is not None:
+                kept.append(ChatReasoning(message.content, message.encrypted_value))
+            continue
         converted = _convert(message, names)
         if converted is None:
             continue
         if converted.role != "tool":
             out += _no_result(unanswered)
             unanswered = []
+            if converted.role == "assistant":
+                converted = dataclasses.replace(converted, reasoning=tuple(kept))
+            kept = []
         last = out[-1] if out else None
         if converted.role == "assistant" and last is not None and last.role == "assistant":
             text = "\n".join(part for part in (last.content, converted.content) if part)
-            converted = ChatMessage.assistant(text, last.tool_calls + converted.tool_calls)
+            calls, reasoning = last.tool_calls + converted.tool_calls, last.reasoning
+            converted = ChatMessage.assistant(text, calls, reasoning + converted.reasoning)
             out.pop()
         out.append(converted)
         unanswered += [call for call in converted.tool_calls if call.id not in answered]
@@ -344,7 +387,7 @@ def _convert(message: Message, names: dict[str, str]) -> ChatMessage | None:
         name = names.get(message.tool_call_id)
         error = message.error is not None
         return ChatMessage.tool(message.tool_call_id, content, name=name, is_error=error)
-    return None  # reasoning and activity are for the UI, not the model
+    return None  # activity is for the UI, not the model
 
 
 def _no_result(calls: Sequence[ChatToolCall]) -> list[ChatMessage]:

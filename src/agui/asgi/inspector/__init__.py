@@ -7,6 +7,8 @@ its arguments growing and its result), the shared state after each snapshot or d
 Patch applied in the page), the run's outcome (with a form to answer an interrupt), and the raw
 event log, where an event that breaks an ordering rule is marked with the rule's name from
 `agui.verify.Rule`. A Stop button aborts the request, which the server sees as a disconnect.
+On an endpoint with a run log (`runs=`) a reload does not lose the run: the page keeps it in the
+tab's `sessionStorage` and reads it again from `<path>/runs/<run id>/events`.
 
 The page is static: `index.html`, `inspector.js` and `inspector.css` ship inside this package,
 and `page()` inlines the script and the style sheet into the HTML, so it is one response that

@@ -20,6 +20,8 @@
     THREAD_ID_MISMATCH: 'thread-id-mismatch',
     OPEN_BLOCKS_AT_RUN_FINISHED: 'open-blocks-at-run-finished',
     DUPLICATE_INTERRUPT_ID: 'duplicate-interrupt-id',
+    PENDING_CALL_UNKNOWN: 'pending-call-unknown',
+    PENDING_CALL_ANSWERED: 'pending-call-answered',
     TRUNCATED: 'truncated',
     MESSAGE_ALREADY_OPEN: 'message-already-open',
     MESSAGE_NOT_OPEN: 'message-not-open',
@@ -85,9 +87,10 @@
   // -- SSE: split a byte stream into the data of its frames --------------------------------------
 
   // Frames end at a blank line; lines end with LF, CRLF or CR (a CR at the end of one chunk may
-  // be the first half of a CRLF, so it waits for the next). Only `data:` lines count (one space
-  // after the colon is dropped; several are joined with LF); comments and other fields are
-  // skipped, and so is a frame without data.
+  // be the first half of a CRLF, so it waits for the next). `data:` lines make the frame (one
+  // space after the colon is dropped; several are joined with LF) and an `id:` line names it
+  // (passed along, or null without one); comments and other fields are skipped, and so is a
+  // frame without data.
   class SSEParser {
     constructor(onData) {
       this.onData = onData;
@@ -137,6 +140,7 @@
 
     frame(text) {
       const data = [];
+      let id = null;
       for (const line of text.split('\n')) {
         if (line.startsWith(':')) {
           this.comments += 1;
@@ -147,8 +151,9 @@
         let value = colon < 0 ? '' : line.slice(colon + 1);
         if (value.startsWith(' ')) value = value.slice(1);
         if (field === 'data') data.push(value);
+        else if (field === 'id' && !value.includes('\0')) id = value;
       }
-      if (data.length) this.onData(data.join('\n'));
+      if (data.length) this.onData(data.join('\n'), id);
     }
   }
 
@@ -613,6 +618,8 @@
       this.steps = new Map(); // JSON [owner, name] -> [owner, name]
       this.subagents = new Set();
       this.ended = new Set();
+      this.runCalls = new Set(); // the calls this run started, and those it answered
+      this.runAnswered = new Set();
     }
 
     save() {
@@ -623,6 +630,7 @@
         owners: [new Map(this.owners[TEXT]), new Map(this.owners[TOOL]), reasoning, reasoning],
         activityOwners: new Map(this.activityOwners), knownCalls: new Set(this.knownCalls),
         steps: new Map(this.steps), subagents: new Set(this.subagents), ended: new Set(this.ended),
+        runCalls: new Set(this.runCalls), runAnswered: new Set(this.runAnswered),
       };
     }
 
@@ -710,6 +718,8 @@
       this.steps.clear();
       this.subagents.clear();
       this.ended.clear();
+      this.runCalls.clear();
+      this.runAnswered.clear();
       this.phase = RUNNING;
       this.threadId = event.threadId;
       this.runId = event.runId;
@@ -746,6 +756,16 @@
           seen.add(interrupt.id);
         }
       }
+      if (isObject(outcome) && outcome.type === 'success' && Array.isArray(outcome.pendingToolCallIds)) {
+        for (const call of outcome.pendingToolCallIds) {
+          if (!this.runCalls.has(call)) {
+            throw new Violation(RULE.PENDING_CALL_UNKNOWN, `Cannot send 'RUN_FINISHED' with '${call}' in pendingToolCallIds: this run started no tool call of that id. List only the calls this run started and left for the client, or leave the list out and the client derives it.`);
+          }
+          if (this.runAnswered.has(call)) {
+            throw new Violation(RULE.PENDING_CALL_ANSWERED, `Cannot send 'RUN_FINISHED' with '${call}' in pendingToolCallIds: this run already sent that call's TOOL_CALL_RESULT. List only the calls left without a result, or leave the list out and the client derives it.`);
+          }
+        }
+      }
       this.phase = FINISHED;
     }
 
@@ -770,6 +790,7 @@
         throw new Violation(RULE.TOOL_CALL_ID_REUSED, `Cannot send 'TOOL_CALL_START': tool call '${id}' already exists (it was started earlier in this stream or is in the run input's history), and a client would overwrite that call with this one. Give each tool call an id of its own in the thread.`);
       }
       this.open[kind].add(id);
+      if (kind === TOOL) this.runCalls.add(id);
       if (!this.owners[kind].has(id)) {
         const inherited = parent !== null && textOwners.has(parent) ? textOwners.get(parent) : null;
         this.owners[kind].set(id, tag !== null ? tag : inherited);
@@ -806,6 +827,7 @@
       if (!this.knownCalls.has(call)) {
         throw new Violation(RULE.TOOL_RESULT_UNKNOWN_CALL, `Cannot send 'TOOL_CALL_RESULT' for tool call '${call}': no such call was started in this stream, sent in the run input, or declared known. A result answers a tool call.`);
       }
+      this.runAnswered.add(call);
       this.owners[TEXT].set(event.messageId, tag);
     }
 
@@ -1013,6 +1035,7 @@
       this.messages = [];
       this.state = undefined;
       this.stateVersion = 0;
+      this.subagents = new Map(); // subagentRunId -> {name, parent, status}
     }
 
     find(id) {
@@ -1060,6 +1083,26 @@
           this.messages.push(clone(message));
         }
       }
+      return [];
+    }
+
+    // A subagent's lifecycle changes no message; the page names and groups its messages by it.
+    on_SUBAGENT_STARTED(event) {
+      this.subagents.set(event.subagentRunId, {
+        name: event.name, parent: event.parentSubagentRunId || null, status: 'running',
+      });
+      return [];
+    }
+
+    on_SUBAGENT_FINISHED(event) {
+      const held = this.subagents.get(event.subagentRunId);
+      if (held) held.status = isObject(event.outcome) && event.outcome.type === 'suspended' ? 'suspended' : 'finished';
+      return [];
+    }
+
+    on_SUBAGENT_ERROR(event) {
+      const held = this.subagents.get(event.subagentRunId);
+      if (held) held.status = `failed: ${event.message}`;
       return [];
     }
 
@@ -1319,6 +1362,8 @@
   class Page {
     constructor() {
       this.endpoint = window.location.pathname + window.location.search;
+      this.storageKey = `agui-inspector:${this.endpoint}`;
+      this.record = null; // the durable run this page shows, once the server numbered a frame
       this.conversation = new Conversation();
       this.threadId = uuid();
       this.controller = null;
@@ -1327,9 +1372,10 @@
       this.answers = new Map();
       this.nodes = new Map(); // message id -> its element
       this.callNodes = new Map(); // tool call id -> {root, args, status, result}
+      this.subagentNodes = new Map(); // subagent id and group number -> its header
       this.scheduled = false;
       this.pendingLogs = new Set();
-      this.dirty = { messages: false, state: null };
+      this.dirty = { messages: false, state: null, record: false };
     }
 
     start() {
@@ -1350,6 +1396,8 @@
       $('interrupt-form').addEventListener('submit', (event) => event.preventDefault());
       this.renderState(null);
       this.setIdle(true);
+      const saved = this.recall();
+      if (saved) this.reattach(saved);
     }
 
     // -- requests --------------------------------------------------------------------------
@@ -1445,6 +1493,9 @@
       this.conversation = new Conversation();
       this.threadId = uuid();
       $('thread-id').textContent = this.threadId;
+      this.record = null;
+      this.forget();
+      $('reattached').hidden = true;
       this.nodes.clear();
       this.callNodes.clear();
       $('conversation').replaceChildren(el('p', { class: 'empty', text: 'A new thread: no messages yet.' }));
@@ -1464,27 +1515,45 @@
         tools,
         context: [],
         forwardedProps: {},
+        protocolVersion: '1.0', // the page reads 1.0 streams: subagents and all
       };
       if (this.conversation.state === undefined) delete body.state;
       if (resume) body.resume = resume;
       const knownCalls = [];
       body.messages.forEach((m) => (m.toolCalls || []).forEach((call) => knownCalls.push(call.id)));
+      // Kept only if the server numbers its frames (see remember): what a reload starts from.
+      const record = {
+        runId,
+        threadId: this.threadId,
+        messages: this.conversation.messages.map(plainMessage),
+        state: this.conversation.state,
+        lastEventId: null,
+      };
+      this.forget();
+      $('reattached').hidden = true;
+      const init = { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) };
+      await this.follow(this.endpoint, init, { runId, knownCalls, record, label: `POST run ${runId}${resume ? ' (resume)' : ''}` });
+    }
+
+    // Sends one request and reads its answer as the event stream of run `runId`.
+    async follow(url, init, { runId, knownCalls, record, label }) {
       const checker = new Checker(knownCalls);
-      const log = this.newLogSection(runId, resume);
+      const log = this.newLogSection(runId, label);
       this.setInterrupts([]);
       this.controller = new AbortController();
+      this.record = record;
       this.setIdle(false);
       this.setOutcome('running', `Running: run ${runId}…`);
       this.runOutcome = null;
-      const headers = { 'Content-Type': 'application/json', Accept: 'text/event-stream' };
+      const headers = { ...init.headers, Accept: 'text/event-stream' };
       const auth = $('auth').value.trim();
       if (auth) headers.Authorization = auth;
       let frames = 0;
       try {
-        const response = await fetch(this.endpoint, {
-          method: 'POST', headers, body: JSON.stringify(body), signal: this.controller.signal, cache: 'no-store',
-        });
+        const response = await fetch(url, { ...init, headers, signal: this.controller.signal, cache: 'no-store' });
         if (!response.ok) {
+          this.record = null; // nothing to pick up: a refused run, or one gone from the log
+          this.forget();
           await this.httpError(response);
           return;
         }
@@ -1494,8 +1563,9 @@
         }
         if (!response.body) throw new Error('the response has no body to read');
         log.streamed = true;
-        const parser = new SSEParser((data) => {
+        const parser = new SSEParser((data, id) => {
           this.handleFrame(checker, log, frames, data);
+          this.numbered(id);
           frames += 1;
         });
         const reader = response.body.getReader();
@@ -1522,6 +1592,71 @@
         this.markStreamingDone();
         this.setIdle(true);
       }
+    }
+
+    // -- a durable run, picked back up after a reload ---------------------------------------
+    //
+    // An endpoint with a run log numbers its frames (`id:` lines) and serves each run again at
+    // <path>/runs/<run id>/events, from its start and then live to its end. So the page keeps
+    // the run it shows in sessionStorage (this tab only) from the first numbered frame on, and
+    // a reload reads that run again instead of losing it. An endpoint without a log numbers
+    // nothing: no record is kept and a reload starts afresh, as it always did. The record holds
+    // the conversation before the run (the stream brings the rest) and never the Authorization
+    // header.
+
+    numbered(id) {
+      if (id === null || !this.record) return;
+      this.record.lastEventId = id;
+      this.dirty.record = true; // written at the next flush, not once per frame
+    }
+
+    remember(record) {
+      try {
+        sessionStorage.setItem(this.storageKey, JSON.stringify(record));
+      } catch {
+        // storage full or refused: the run goes on, only a reload cannot pick it up
+      }
+    }
+
+    forget() {
+      try {
+        sessionStorage.removeItem(this.storageKey);
+      } catch {
+        // storage refused: there is nothing to forget
+      }
+    }
+
+    recall() {
+      let record;
+      try {
+        record = JSON.parse(sessionStorage.getItem(this.storageKey) || 'null');
+      } catch {
+        return null;
+      }
+      const valid = isObject(record) && typeof record.runId === 'string' && record.runId
+        && typeof record.threadId === 'string' && Array.isArray(record.messages)
+        && record.messages.every(isObject);
+      if (!valid) this.forget();
+      return valid ? record : null;
+    }
+
+    // Shows the conversation as it was before the run, then reads the whole run again.
+    async reattach(record) {
+      this.threadId = record.threadId;
+      $('thread-id').textContent = this.threadId;
+      this.conversation.messages = record.messages;
+      this.conversation.state = hasOwn(record, 'state') ? record.state : undefined;
+      this.renderMessages();
+      this.renderState(null);
+      const seen = record.lastEventId === null ? 'before its first event' : `through event ${record.lastEventId}`;
+      const notice = $('reattached');
+      notice.textContent = `Reattached after a reload: run ${record.runId} (this page had read it ${seen}) is read again from its start, then followed live to its end.`;
+      notice.hidden = false;
+      const knownCalls = [];
+      record.messages.forEach((m) => (Array.isArray(m.toolCalls) ? m.toolCalls : []).forEach((call) => knownCalls.push(call.id)));
+      const base = window.location.pathname.replace(/\/+$/, '');
+      const url = `${base}/runs/${encodeURIComponent(record.runId)}/events`;
+      await this.follow(url, { method: 'GET', headers: {} }, { runId: record.runId, knownCalls, record, label: `GET run ${record.runId} (reattached after a reload)` });
     }
 
     async httpError(response) {
@@ -1636,9 +1771,20 @@
         if (message.role === 'tool') results.set(message.toolCallId, message);
       }
       const wanted = [];
+      const runs = new Map(); // how many groups of each subagent so far, for their headers' keys
+      let group = null;
       for (const message of this.conversation.messages) {
         if (message.role === 'tool' && this.conversation.findCall(message.toolCallId)) continue;
-        wanted.push(this.renderMessage(message, results));
+        const owner = message.subagentRunId || null;
+        if (owner !== null && owner !== group) {
+          runs.set(owner, (runs.get(owner) || 0) + 1);
+          wanted.push(this.renderSubagent(owner, runs.get(owner)));
+        }
+        group = owner;
+        const node = this.renderMessage(message, results);
+        node.classList.toggle('in-subagent', owner !== null);
+        if (owner !== null) node.dataset.subagentRunId = owner;
+        wanted.push(node);
       }
       const empty = box.querySelector('.empty');
       if (empty && wanted.length) empty.remove();
@@ -1651,9 +1797,28 @@
         if (!keep.has(node) && !node.classList.contains('empty')) {
           node.remove();
           this.nodes.forEach((value, key) => { if (value.root === node) this.nodes.delete(key); });
+          this.subagentNodes.forEach((value, key) => { if (value === node) this.subagentNodes.delete(key); });
         }
       }
       if (follow) box.scrollTop = box.scrollHeight;
+    }
+
+    // The header of a run of messages of one subagent: who it is, under whom, how it is doing.
+    renderSubagent(owner, nth) {
+      const key = `${owner}#${nth}`;
+      let node = this.subagentNodes.get(key);
+      if (!node) {
+        node = el('h3', { class: 'subagent-head', 'data-subagent-run-id': owner });
+        this.subagentNodes.set(key, node);
+      }
+      const known = this.conversation.subagents.get(owner);
+      const name = known ? known.name : 'subagent';
+      const under = known && known.parent ? `, under ${known.parent}` : '';
+      const status = known ? known.status : 'not announced';
+      const text = `Subagent ${name} (${owner}${under}): ${status}`;
+      if (node.textContent !== text) node.textContent = text;
+      node.dataset.status = status.split(':')[0];
+      return node;
     }
 
     renderMessage(message, results) {
@@ -1782,9 +1947,9 @@
 
     // -- the event log --------------------------------------------------------------------
 
-    newLogSection(runId, resume) {
+    newLogSection(runId, label) {
       this.requestCount += 1;
-      const heading = el('h3', { text: `Request ${this.requestCount}: POST run ${runId}${resume ? ' (resume)' : ''}` });
+      const heading = el('h3', { text: `Request ${this.requestCount}: ${label}` });
       const summary = el('p', { class: 'log-summary', role: 'status', text: 'Streaming…' });
       const list = el('ol', { class: 'events', start: '0' });
       const section = el('section', { class: 'request', 'data-run-id': runId }, heading, summary, list);
@@ -1873,6 +2038,10 @@
         const note = this.dirty.state;
         this.dirty.state = null;
         this.renderState(note);
+      }
+      if (this.dirty.record) {
+        this.dirty.record = false;
+        if (this.record) this.remember(this.record);
       }
     }
 

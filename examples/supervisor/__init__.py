@@ -1,0 +1,1 @@
+"""The supervisor example: `agui serve examples/supervisor/app.py:agent`."""

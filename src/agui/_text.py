@@ -1,0 +1,76 @@
+"""Emitted text must be valid Unicode: a lone surrogate is refused where it is emitted.
+
+A lone surrogate (U+D800 to U+DFFF, unpaired) cannot be encoded as UTF-8, so a stream holding
+one fails at the transport, after the event was queued, with the agent's blocks still open. The
+handles refuse it in their text; the pipeline (`agui._pipeline`) checks every other event's text
+fields here before the verifier sees it, so the agent gets a `UsageError` and the driver closes
+the open blocks before `RUN_ERROR`. A `CUSTOM` value or `RAW` event is checked whole by the
+pipeline, which serializes it. The check costs a dictionary lookup and one `isascii` per text
+field, since an event sent the full way pays it; ids are not checked (agui makes them, or the
+agent's own ids are ASCII in practice), nor JSON values other than a `CUSTOM` or `RAW` one.
+"""
+
+from __future__ import annotations
+
+from typing import cast, get_args
+
+from pydantic import BaseModel
+
+from agui.errors import UsageError
+from agui.events import Event
+
+__all__ = ["check_text"]
+
+
+def check_text(event: Event) -> None:
+    r"""Refuse text that is not valid Unicode (a lone surrogate) where it was emitted.
+
+    Every field that holds text other than an id is checked (a tool result's parts too); the
+    fields are found once per class, and ASCII text costs one test.
+
+    Examples:
+        >>> from agui.events import StepStartedEvent
+        >>> check_text(StepStartedEvent(step_name="plan"))
+        >>> check_text(StepStartedEvent(step_name="plan \ud800"))
+        Traceback (most recent call last):
+        ...
+        agui.errors.UsageError: cannot emit STEP_STARTED: its step_name is not valid Unicode ...
+    """
+    members = event.__dict__
+    fields = _TEXT_FIELDS.get(type(event))
+    for name in _text_fields(type(event)) if fields is None else fields:
+        value = members[name]
+        if isinstance(value, str):
+            if not value.isascii():
+                _check_unicode(event, name, value)
+        elif isinstance(value, list):
+            for part in cast("list[object]", value):
+                text = getattr(part, "text", None)
+                if isinstance(text, str) and not text.isascii():
+                    _check_unicode(event, name, text)
+
+
+def _check_unicode(event: Event, name: str, text: str) -> None:
+    try:
+        text.encode()
+    except UnicodeEncodeError as error:
+        where = f"U+{ord(text[error.start]):04X} at index {error.start}"
+        message = (
+            f"cannot emit {event.type}: its {name} is not valid Unicode (a lone surrogate, "
+            f"{where}); decode its source with errors='replace', or drop the surrogate"
+        )
+        raise UsageError(message) from None
+
+
+_TEXT_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _text_fields(cls: type[BaseModel]) -> tuple[str, ...]:
+    fields = cls.model_fields.items()
+    found = tuple(
+        name
+        for name, f in fields
+        if str in (f.annotation, *get_args(f.annotation)) and not name.endswith("_id")
+    )
+    _TEXT_FIELDS[cls] = found
+    return found

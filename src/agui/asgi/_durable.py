@@ -1,0 +1,395 @@
+"""Durable runs: an endpoint with a run log owns its runs apart from their connections.
+
+With `asgi_app(agent, runs=log)` a POST reserves the thread in the log (409 `THREAD_BUSY` while
+another run holds it), starts the run as a task of the endpoint's own, and streams the response
+from the log like any other reader (`agui.asgi._following`). The run's task writes what the
+agent emits to the log, one append per batch of queued events, renews its lease, listens for a
+cancel from any worker, is cancelled past `max_run_seconds`, and with its last batch writes the
+thread record: the thread's messages and state folded with the run (`agui.fold`). The client
+leaving changes nothing; `aclose()` (the lifespan's shutdown) cancels the runs still going.
+
+The routes under the endpoint's path (`agui.asgi._routes`) answer after the endpoint's own
+origin and authorization checks: the events of a run from an id onwards, a cancel, a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Generic, TypeVar, cast
+
+from pydantic import JsonValue, TypeAdapter
+
+from agui._record import Item
+from agui.asgi._admission import Receive, Refusal, Scope, Send, check_accept, send_refusal
+from agui.asgi._encoding import Encoding, event_of
+from agui.asgi._following import Follower
+from agui.asgi._origins import OriginPolicy
+from agui.asgi._routes import Route, parse_route, resume_after
+from agui.asgi._streaming import Streamer, TransformerFactory, log_failure, try_send
+from agui.cancellation import CancellationToken
+from agui.context import RunContext
+from agui.errors import AguiError, RunLogError
+from agui.events import (
+    Event,
+    ReasoningMessageContentEvent,
+    RunErrorEvent,
+    RunFinishedEvent,
+    TextMessageContentEvent,
+    ToolCallArgsEvent,
+)
+from agui.fold import fold
+from agui.messages import Message
+from agui.runner import AgentLike, drive
+from agui.runs import Page, RunLog, ThreadRecord
+from agui.runs._tail import Tail
+from agui.sse import event_json, item_json
+from agui.types import RunAgentInput
+
+__all__ = ["Admission", "Durable", "RunLog", "RunOptions", "batch_frames", "record_run"]
+
+S = TypeVar("S")
+_T = TypeVar("_T")
+RunOptions = tuple[
+    AgentLike[S], type[S] | None, TransformerFactory | None, bool, float | None, float
+]
+"""What a run needs of the endpoint: agent, state type, transformers, debug, keepalive, grace."""
+Admission = tuple[
+    Mapping[str, Encoding], OriginPolicy, Callable[[Mapping[str, str]], Awaitable[None]]
+]
+"""The endpoint's encodings, origin policy and authorization check, which the routes pass."""
+
+_log = logging.getLogger("agui.asgi")
+_MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
+_UNSERIALIZABLE = event_json(
+    RunErrorEvent(message="an event could not be serialized", code="SERIALIZATION_ERROR")
+)
+_Stop = Callable[[str], None]
+
+
+class Durable(Generic[S]):
+    """How an endpoint runs: on its `Streamer` without a run log, from the log with one.
+
+    It answers the durable-run routes too (`answer`), and only with a log.
+    """
+
+    def __init__(
+        self,
+        log: RunLog | None,
+        run: RunOptions[S],
+        streamer: Streamer[S],
+        admission: Admission,
+    ) -> None:
+        self._log = None if log is None else Tail(log)
+        self._agent, self._state, self._transformers, self._debug, keepalive, self._grace = run
+        self._streamer = streamer
+        encodings, self._origins, self._authorize = admission
+        self._encodings = dict(encodings)
+        self._follower = None if self._log is None else Follower(self._log, keepalive)
+        self._owned: dict[str, tuple[asyncio.Task[None], _Stop]] = {}
+
+    async def aclose(self) -> None:
+        """Cancel the runs still going, wait for their last frames, and close the log."""
+        await self._streamer.aclose()
+        owned = list(self._owned.values())
+        for _, stop in owned:
+            stop("the server is shutting down")
+        if owned:
+            await asyncio.wait([task for task, _ in owned], timeout=self._grace + 1.0)
+        if self._log is not None:
+            await self._log.aclose()
+
+    # -- POST <P> ------------------------------------------------------------------------------
+
+    async def stream(
+        self,
+        run_input: RunAgentInput,
+        encoding: Encoding,
+        cors: list[tuple[bytes, bytes]],
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """Reserve the thread, start the run, and stream it to this client from the log."""
+        log, follower = self._log, self._follower
+        if log is None or follower is None:
+            await self._streamer.stream(run_input, encoding, cors, receive, send)
+            return
+        run_id = run_input.run_id
+        try:
+            holder = await self._log_call(log.begin(run_id, run_input.thread_id))
+            if holder is not None:
+                raise _busy(run_input, holder)
+            self._launch(log, run_input)
+            first = await self._log_call(log.read(run_id, 0, 0))
+        except Refusal as refusal:
+            await send_refusal(send, _with_cors(refusal, cors))
+            return
+        # `None` only for a run gone the moment it began: the follower ends at once.
+        empty = Page([], ended=True)
+        await follower.stream(run_id, 0, first or empty, encoding, cors, receive, send)
+
+    def _launch(self, log: Tail, run_input: RunAgentInput) -> None:
+        token = CancellationToken()
+        ctx: RunContext[S] = RunContext(
+            run_input,
+            state=self._state,
+            transformers=() if self._transformers is None else self._transformers(),
+            token=token,
+        )
+        run = asyncio.create_task(
+            drive(self._agent, ctx, debug=self._debug), name=f"agui run {run_input.run_id}"
+        )
+
+        def stop(why: str) -> None:
+            token.cancel(why)
+            run.cancel()
+
+        owner = asyncio.create_task(self._own(log, run_input, ctx, run, stop))
+        self._owned[run_input.run_id] = (owner, stop)
+        owner.add_done_callback(lambda _: self._owned.pop(run_input.run_id, None))
+
+    async def _own(
+        self,
+        log: Tail,
+        run_input: RunAgentInput,
+        ctx: RunContext[S],
+        run: asyncio.Task[None],
+        stop: _Stop,
+    ) -> None:
+        run_id = run_input.run_id
+        unwatch = log.watch(run_id, lambda: stop("the run was cancelled"))
+        longest = log.settings.max_run_seconds
+        timer = asyncio.get_running_loop().call_later(
+            longest, stop, f"the run went on longer than max_run_seconds ({longest:g} s)"
+        )
+        renewing = asyncio.create_task(_renew(log, run_id, stop))
+        try:
+            await record_run(log, run_input, ctx, stop)
+        finally:
+            timer.cancel()
+            renewing.cancel()
+            unwatch()
+            await log.release(run_id)  # a no-op unless the run stopped before its end
+            done, _ = await asyncio.wait({run}, timeout=self._grace)
+            if not done:
+                _log.error("run task %r ignored being cancelled; it is left running", run_id)
+            log_failure(run)
+
+    # -- the routes ----------------------------------------------------------------------------
+
+    async def answer(
+        self, scope: Scope, method: str, headers: Mapping[str, str], receive: Receive, send: Send
+    ) -> bool:
+        """Answer a durable-run route after the endpoint's checks; `False`: not one (or no log).
+
+        Raises `Refusal` for the endpoint to send, with the CORS headers of an allowed page.
+        """
+        log, follower = self._log, self._follower
+        route = None if log is None or follower is None else parse_route(scope)
+        if route is None or log is None or follower is None:
+            return False
+        cors = self._origins.check_origin(headers)
+        try:
+            await self._authorize(headers)
+            _check_method(route, method)
+            if route.kind == "events":
+                encoding = self._encodings[check_accept(headers, tuple(self._encodings))]
+                after = resume_after(scope, headers)
+                first = await self._log_call(log.read(route.target, after, 0))
+                if first is None:
+                    raise _run_not_found(route.target)
+                await follower.stream(route.target, after, first, encoding, cors, receive, send)
+            elif route.kind == "cancel":
+                await self._cancel(log, route.target, cors, send)
+            else:
+                await self._thread(log, route.target, cors, send)
+        except Refusal as refusal:
+            raise _with_cors(refusal, cors) from None
+        return True
+
+    async def _cancel(
+        self, log: RunLog, run_id: str, cors: list[tuple[bytes, bytes]], send: Send
+    ) -> None:
+        answer = await self._log_call(log.cancel(run_id))
+        if answer == "unknown":
+            raise _run_not_found(run_id)
+        if answer == "ended":
+            message = f"run {run_id!r} has ended already; there is nothing to cancel"
+            raise Refusal(409, "RUN_ENDED", message)
+        await _send_json(send, 202, {"runId": run_id, "status": "cancelling"}, cors)
+
+    async def _thread(
+        self, log: RunLog, thread_id: str, cors: list[tuple[bytes, bytes]], send: Send
+    ) -> None:
+        record = await self._log_call(log.thread(thread_id))
+        if record is None:
+            message = (
+                f"no thread {thread_id!r} here: it has no finished run, or it expired "
+                "(threads are kept for the run log's ttl)"
+            )
+            raise Refusal(404, "THREAD_NOT_FOUND", message)
+        await _send_json(send, 200, record.wire(), cors)
+
+    @staticmethod
+    async def _log_call(call: Awaitable[_T]) -> _T:
+        try:
+            return await call
+        except RunLogError as error:
+            raise Refusal(503, error.code, str(error), [("retry-after", "1")]) from None
+
+
+async def _renew(log: RunLog, run_id: str, stop: _Stop) -> None:
+    while True:
+        await asyncio.sleep(log.settings.renew_every)
+        try:
+            answer = await log.renew(run_id)
+        except RunLogError:
+            _log.warning("renewing the lease of run %s failed", run_id, exc_info=True)
+            continue
+        if answer == "cancel":
+            stop("the run was cancelled")
+        elif answer == "gone":
+            stop("the run log no longer holds this run")
+            return
+
+
+async def record_run(
+    log: RunLog, run_input: RunAgentInput, ctx: RunContext[S], stop: _Stop
+) -> None:
+    """Append each batch the run queues; the one with the terminal event ends the run."""
+    items: list[Item] = []
+    async for batch in ctx.receiver.item_batches():
+        frames, broken = batch_frames(batch)
+        items += batch[: len(frames)]
+        if broken:
+            stop("an event could not be serialized")
+            frames.append(_UNSERIALIZABLE)
+        final = broken or isinstance(batch[-1], (RunFinishedEvent, RunErrorEvent))
+        try:
+            thread = await _thread_after(log, run_input, items) if final else None
+            written = await log.append(run_input.run_id, frames, thread=thread)
+        except RunLogError:
+            _log.exception("run %s could not be written to its log; stopping it", run_input.run_id)
+            written = False
+        if not written:
+            stop("the run could not be written to its log")
+        if final or not written:
+            # What a stopped run still emits has nowhere to go; its owner waits for it a while.
+            break
+
+
+async def _thread_after(log: RunLog, run_input: RunAgentInput, items: list[Item]) -> ThreadRecord:
+    """The thread's record once this run is added: messages received and added, the state."""
+    prior = await log.thread(run_input.thread_id)
+    held: list[JsonValue] = [] if prior is None else list(prior.messages)
+    known = {str(m.get("id")) for m in held if isinstance(m, dict)}
+    held += [m.model_dump(mode="json") for m in run_input.messages if m.id not in known]
+    given_state = run_input.state
+    folded = fold(
+        _merged(items),
+        messages=_MESSAGES.validate_python(held),
+        state=given_state if given_state is not None or prior is None else prior.state,
+    )
+    return ThreadRecord(
+        run_input.thread_id,
+        messages=[m.model_dump(mode="json") for m in folded.messages],
+        state=folded.state,
+        run_ids=[*([] if prior is None else prior.run_ids), run_input.run_id],
+    )
+
+
+def _merged(items: list[Item]) -> list[Event]:
+    """The run's events with each run of deltas of one block as one: the same fold, far cheaper.
+
+    Examples:
+        >>> from agui._record import Kind
+        >>> merged = _merged([(Kind.TEXT_CONTENT, "m", "He"), (Kind.TEXT_CONTENT, "m", "llo")])
+        >>> [(type(e).__name__, e.delta) for e in merged]
+        [('TextMessageContentEvent', 'Hello')]
+        >>> args = [ToolCallArgsEvent(tool_call_id="c", delta=part) for part in ('{"a"', ":1}")]
+        >>> [e.delta for e in _merged(args)]
+        ['{"a":1}']
+    """
+    merged: list[Event] = []
+    for key, group in itertools.groupby(map(event_of, items), _block):
+        if key is None:
+            merged.extend(group)
+            continue
+        parts = list(group)
+        delta = "".join(cast("_Delta", part).delta for part in parts)
+        merged.append(parts[0].model_copy(update={"delta": delta}))
+    return merged
+
+
+_Delta = TextMessageContentEvent | ToolCallArgsEvent | ReasoningMessageContentEvent
+
+
+def _block(event: Event) -> tuple[str, str] | None:
+    """The block a delta adds to, or `None` for any other event (each is a group of its own)."""
+    if isinstance(event, (TextMessageContentEvent, ReasoningMessageContentEvent)):
+        return event.type, event.message_id
+    if isinstance(event, ToolCallArgsEvent):
+        return event.type, event.tool_call_id
+    return None
+
+
+def batch_frames(batch: list[Item]) -> tuple[list[bytes], bool]:
+    """The batch's JSON, up to the first event that cannot be serialized; whether one could not."""
+    frames: list[bytes] = []
+    for item in batch:
+        try:
+            frames.append(item_json(item))
+        except (ValueError, AguiError):
+            _log.exception("an event could not be serialized; ending the run")
+            return frames, True
+    return frames, False
+
+
+def _busy(run_input: RunAgentInput, holder: str) -> Refusal:
+    if holder == run_input.run_id:
+        message = f"run {holder!r} exists already; start a run with a new runId"
+        return Refusal(409, "RUN_EXISTS", message)
+    message = (
+        f"thread {run_input.thread_id!r} has a live run, {holder!r}; read it at "
+        f"runs/{holder}/events, cancel it at runs/{holder}/cancel, or wait for it to end"
+    )
+    refusal = Refusal(409, "THREAD_BUSY", message)
+    refusal.body["runId"] = holder
+    return refusal
+
+
+def _run_not_found(run_id: str) -> Refusal:
+    message = (
+        f"no run {run_id!r} here: it never started, or it ended and expired "
+        "(finished runs are kept for the run log's ttl)"
+    )
+    return Refusal(404, "RUN_NOT_FOUND", message)
+
+
+def _check_method(route: Route, method: str) -> None:
+    allowed = "POST" if route.kind == "cancel" else "GET"
+    if method != allowed:
+        message = f"this path answers {allowed}; {method} is not allowed"
+        raise Refusal(405, "METHOD_NOT_ALLOWED", message, [("allow", allowed)])
+
+
+def _with_cors(refusal: Refusal, cors: Sequence[tuple[bytes, bytes]]) -> Refusal:
+    refusal.headers += [(n.decode("latin-1"), v.decode("latin-1")) for n, v in cors]
+    return refusal
+
+
+async def _send_json(
+    send: Send, status: int, body: Mapping[str, JsonValue], cors: list[tuple[bytes, bytes]]
+) -> None:
+    data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(data)).encode()),
+        (b"cache-control", b"no-store"),
+        *cors,
+    ]
+    await try_send(send, {"type": "http.response.start", "status": status, "headers": headers})
+    await try_send(send, {"type": "http.response.body", "body": data})

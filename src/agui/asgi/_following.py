@@ -1,0 +1,136 @@
+"""Reading a durable run to a client: from the run log, from an id onwards, to its end.
+
+Every response of an endpoint with a run log is read from the log, the POST that started the
+run as much as a `GET <P>/runs/<id>/events` on another worker, so each client sees the same
+frames with the same ids. The follower blocks on the log for at most the log's poll interval at
+a time, which is how a dead owner is noticed (the log ends such a run `RUN_LOST`), and stops at
+the frame that ends the run, when the client leaves, or when the log cannot be read (then with a
+`RUN_ERROR` frame of its own, `RUN_LOG_UNAVAILABLE`, which has no `id:` since the log never held
+it: a client resuming after it resumes from the last frame the log gave).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from agui.asgi._admission import Receive, Send
+from agui.asgi._encoding import Encoding
+from agui.asgi._streaming import try_send, wait_disconnect
+from agui.errors import RunLogError
+from agui.events import RunErrorEvent
+from agui.proto import PROTO_MEDIA_TYPE
+from agui.runs import Page, RunLog
+from agui.sse import comment_frame
+from agui.wire import parse_event
+
+__all__ = ["Follower", "frames_writer", "sse_frames"]
+
+FramesWriter = Callable[[list[tuple[int, bytes]]], bytes]
+
+_log = logging.getLogger("agui.asgi")
+_PING = comment_frame("ping")
+_UNAVAILABLE = RunErrorEvent(
+    message="the run log cannot be reached, so this stream ends here; resume it later",
+    code="RUN_LOG_UNAVAILABLE",
+)
+
+
+def sse_frames(frames: list[tuple[int, bytes]]) -> bytes:
+    r"""SSE frames with `id:` lines from a log's `(id, JSON)` pairs.
+
+    Examples:
+        >>> sse_frames([(1, b'{"type":"RUN_STARTED"}')])
+        b'id: 1\ndata: {"type":"RUN_STARTED"}\n\n'
+    """
+    return b"".join([b"id: %d\ndata: %b\n\n" % frame for frame in frames])
+
+
+def frames_writer(encoding: Encoding) -> FramesWriter:
+    """How a log's frames become the bytes of an encoding: SSE with ids, or protobuf.
+
+    Examples:
+        >>> from agui.asgi._encoding import SSE
+        >>> frames_writer(SSE) is sse_frames
+        True
+    """
+    if (b"content-type", PROTO_MEDIA_TYPE.encode()) not in encoding.headers:
+        return sse_frames
+    frame = encoding.frame
+
+    def proto_frames(frames: list[tuple[int, bytes]]) -> bytes:
+        # The binary binding has no ids: a protobuf reader resumes with `?after=` by count.
+        return b"".join([frame(parse_event(data)) for _, data in frames])
+
+    return proto_frames
+
+
+class Follower:
+    """Streams one run from a log to one client (see the module docstring)."""
+
+    def __init__(self, log: RunLog, keepalive: float | None) -> None:
+        self._log = log
+        self._keepalive = keepalive
+
+    async def stream(
+        self,
+        run_id: str,
+        after: int,
+        first: Page,
+        encoding: Encoding,
+        cors: list[tuple[bytes, bytes]],
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """Send the 200, then `first` (the page after `after`) and what follows, to the end."""
+        headers = [*encoding.headers, *cors]
+        if not await try_send(
+            send, {"type": "http.response.start", "status": 200, "headers": headers}
+        ):
+            return
+        pumping = asyncio.create_task(self._pump(run_id, after, first, encoding, send))
+        watching = asyncio.create_task(wait_disconnect(receive))
+        try:
+            await asyncio.wait({pumping, watching}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (pumping, watching):
+                task.cancel()
+            await asyncio.wait({pumping, watching})
+        if not pumping.cancelled() and pumping.result():
+            await try_send(send, {"type": "http.response.body", "body": b""})
+
+    async def _pump(
+        self, run_id: str, cursor: int, first: Page, encoding: Encoding, send: Send
+    ) -> bool:
+        """Write frames until the run's end (`True`), or the client or the run went (`False`)."""
+        write = frames_writer(encoding)
+        loop = asyncio.get_running_loop()
+        idle_since = loop.time()
+        page: Page | None = first
+        while page is not None:
+            if page.frames:
+                cursor = page.frames[-1][0]
+                idle_since = loop.time()
+                if not await try_send(send, _body(write(page.frames))):
+                    return False
+            elif self._idle(loop.time() - idle_since, encoding):
+                idle_since = loop.time()
+                if not await try_send(send, _body(_PING)):
+                    return False
+            if page.ended:
+                return True
+            try:
+                page = await self._log.read(run_id, cursor, self._log.settings.poll)
+            except RunLogError:
+                _log.exception("reading run %s from its log failed; ending its stream", run_id)
+                await try_send(send, _body(encoding.frame(_UNAVAILABLE)))
+                return True
+        return True  # the run expired while it was read
+
+    def _idle(self, idle: float, encoding: Encoding) -> bool:
+        return self._keepalive is not None and encoding.pings and idle >= self._keepalive
+
+
+def _body(data: bytes) -> dict[str, object]:
+    return {"type": "http.response.body", "body": data, "more_body": True}

@@ -1,0 +1,162 @@
+"""The legacy-peer profile: what agui sends a client older than AG-UI 1.0.
+
+agui speaks 1.0, and a 1.0 client reads any stream agui writes. The most used frontend does
+not run one: CopilotKit's runtime reaches agents through `@ag-ui/client` 0.0.x, which parses
+every event with a strict union and fails the run on a type or shape it does not know. Three
+1.0 additions are fatal there: the `SUBAGENT_*` events, the `cancelled` run outcome, and a
+`TOOL_CALL_RESULT` whose content is a list of parts. Unknown keys pass (its objects are
+open), so everything else, `protocolVersion` and `pendingToolCallIds` included, is unchanged.
+
+A request without `protocolVersion` comes from such a client (a 1.0 client always sends it),
+so the endpoint downgrades its stream with `LegacyProfile`, the last transformer of the run's
+chain, before the verifier: the verifier checks the stream as it leaves, so a downgrade that
+made it invalid (a subagent's step and the parent's of one name, open at once, once their
+owners are stripped) is refused like any other broken rule. `asgi_app(protocol_version=...)`
+forces either profile. A run's own deltas, plain starts and ends pass the profile unchanged,
+so it marks itself as passing records (`_records_pass`): the pipeline keeps them on their fast
+path, and a legacy peer's stream costs what a 1.0 peer's does.
+
+What a downgrade does, event by event:
+
+- `SUBAGENT_STARTED`, `SUBAGENT_FINISHED` and `SUBAGENT_ERROR` are dropped, and
+  `subagentRunId` is stripped from every event: a subagent's messages become the parent's;
+- a cancelled run ends with `RUN_FINISHED` as a success (no outcome, which a 0.x client reads
+  as success) carrying `metadata: {"outcome": "cancelled"}`: a run stopped on purpose is not a
+  failure, and a `RUN_ERROR` would show the user an error for pressing stop;
+- a tool result made of parts is sent as the text of its text parts, joined, with a warning on
+  the `agui` log naming the parts that were left out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import logging
+from collections.abc import Callable, Generator, Sequence
+from typing import ClassVar, Literal
+
+from agui.events import (
+    AttributableEvent,
+    Event,
+    RunFinishedEvent,
+    SubagentErrorEvent,
+    SubagentFinishedEvent,
+    SubagentStartedEvent,
+    ToolCallResultEvent,
+)
+from agui.messages import TextPart
+from agui.transform import Transformer
+from agui.types import CancelledOutcome, RunAgentInput
+
+__all__ = ["PEER", "LegacyProfile", "ProtocolSetting", "is_legacy", "peer_profile", "profiled"]
+
+_log = logging.getLogger("agui")
+
+ProtocolSetting = Literal["auto", "1.0", "0.x"]
+"""`asgi_app(protocol_version=...)`: `auto` reads each request, the others force a profile."""
+
+PEER: contextvars.ContextVar[bool] = contextvars.ContextVar("agui_legacy_peer", default=False)
+"""Whether the request being served is a legacy peer's (set by the endpoint per request)."""
+
+_SUBAGENT_EVENTS = (SubagentStartedEvent, SubagentFinishedEvent, SubagentErrorEvent)
+
+
+def is_legacy(run_input: RunAgentInput, setting: ProtocolSetting) -> bool:
+    """Whether a request's stream is downgraded: forced by `setting`, or no `protocolVersion`.
+
+    Examples:
+        >>> old = RunAgentInput(thread_id="t", run_id="r")
+        >>> is_legacy(old, "auto"), is_legacy(old, "1.0")
+        (True, False)
+        >>> is_legacy(RunAgentInput(thread_id="t", run_id="r", protocol_version="1.0"), "auto")
+        False
+    """
+    if setting == "auto":
+        return run_input.protocol_version is None
+    return setting == "0.x"
+
+
+@contextlib.contextmanager
+def peer_profile(run_input: RunAgentInput, setting: ProtocolSetting) -> Generator[bool, None, None]:
+    """Serve one request under its profile: the run's chain reads it when it is built.
+
+    Examples:
+        >>> with peer_profile(RunAgentInput(thread_id="t", run_id="r"), "auto") as legacy:
+        ...     legacy, PEER.get()
+        (True, True)
+        >>> PEER.get()
+        False
+    """
+    legacy = is_legacy(run_input, setting)
+    reset = PEER.set(legacy)
+    try:
+        yield legacy
+    finally:
+        PEER.reset(reset)
+
+
+def profiled(
+    factory: Callable[[], Sequence[Transformer]] | None,
+) -> Callable[[], Sequence[Transformer]]:
+    """A transformer factory that ends the chain with `LegacyProfile` for a legacy request.
+
+    Examples:
+        >>> chain = profiled(None)
+        >>> chain()
+        []
+        >>> reset = PEER.set(True)
+        >>> [type(t).__name__ for t in chain()]
+        ['LegacyProfile']
+        >>> PEER.reset(reset)
+    """
+
+    def chain() -> Sequence[Transformer]:
+        transformers = [] if factory is None else list(factory())
+        if PEER.get():
+            transformers.append(LegacyProfile())
+        return transformers
+
+    return chain
+
+
+class LegacyProfile:
+    """Downgrade a 1.0 stream to what a pre-1.0 client accepts (see the module docstring).
+
+    Examples:
+        >>> from agui.events import TextMessageStartEvent
+        >>> profile = LegacyProfile()
+        >>> profile.transform(SubagentStartedEvent(subagent_run_id="s1", name="researcher"))
+        []
+        >>> [e.model_dump_json() for e in profile.transform(
+        ...     TextMessageStartEvent(message_id="m1", subagent_run_id="s1"))]
+        ['{"type":"TEXT_MESSAGE_START","messageId":"m1"}']
+    """
+
+    _records_pass: ClassVar[bool] = True
+    """It returns a record's event (a run's own delta, plain start or end) unchanged: the
+    pipeline keeps such a run's records on their fast path, past the chain."""
+
+    def transform(self, event: Event) -> Sequence[Event]:
+        if isinstance(event, _SUBAGENT_EVENTS):
+            return []
+        if isinstance(event, AttributableEvent) and event.subagent_run_id is not None:
+            event = event.model_copy(update={"subagent_run_id": None})
+        if isinstance(event, ToolCallResultEvent) and not isinstance(event.content, str):
+            return [event.model_copy(update={"content": _flattened(event)})]
+        if isinstance(event, RunFinishedEvent) and isinstance(event.outcome, CancelledOutcome):
+            metadata = {**(event.metadata or {}), "outcome": "cancelled"}
+            return [event.model_copy(update={"outcome": None, "metadata": metadata})]
+        return [event]
+
+
+def _flattened(event: ToolCallResultEvent) -> str:
+    parts = event.content if not isinstance(event.content, str) else []
+    texts = [part.text for part in parts if isinstance(part, TextPart)]
+    dropped = [part.type for part in parts if not isinstance(part, TextPart)]
+    _log.warning(
+        "the result of tool call %s is made of content parts, which a pre-1.0 client cannot "
+        "read; sent as the text of its text parts%s",
+        event.tool_call_id,
+        f" (left out: {', '.join(dropped)})" if dropped else "",
+    )
+    return "\n".join(texts)

@@ -1,0 +1,226 @@
+"""The run log's contract: what a durable endpoint asks of the store its runs live in.
+
+A run that outlives its HTTP response needs somewhere to be: its frames, in order, readable by
+any worker from any point; whether it is still live, and who runs it (a lease the owner renews,
+so a dead owner is noticed); a way to ask its owner, wherever it is, to cancel it; and the
+thread it belongs to, reserved while it runs and folded once when it ends. `RunLog` names those
+operations and nothing else, so the endpoint (`agui.asgi`) has one code path whatever the
+store: `MemoryRunLog` for one process, `RedisRunLog` for many workers.
+
+A run's frames are the wire JSON of its events, numbered from 1 in the order they were emitted;
+the number is the SSE `id:` of the frame, so `after=0` reads a run from its start.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Literal, Protocol
+
+from pydantic import JsonValue
+
+from agui.errors import UsageError
+from agui.events import RunErrorEvent
+from agui.sse import event_json
+
+__all__ = [
+    "LEASE",
+    "MAXLEN",
+    "MAX_RUN_SECONDS",
+    "TTL",
+    "CancelAnswer",
+    "LeaseAnswer",
+    "Page",
+    "RunLog",
+    "Settings",
+    "ThreadRecord",
+    "lost_frame",
+]
+
+LEASE = 15.0
+"""The default lease, in seconds: a run whose owner has not renewed it for this long is lost."""
+TTL = 86_400.0
+"""The default time a finished run and a thread are kept, in seconds: a day."""
+MAX_RUN_SECONDS = 3_600.0
+"""The default longest a run may go on, in seconds, with or without a client: an hour."""
+MAXLEN = 10_000
+"""The default number of a run's latest events a log keeps (older ones are trimmed)."""
+
+CancelAnswer = Literal["accepted", "unknown", "ended"]
+"""What asking to cancel a run found: live (the owner is told), no such run, or already ended."""
+LeaseAnswer = Literal["live", "cancel", "gone"]
+"""What renewing a lease found: still ours, ours with a cancel requested, or no longer ours."""
+
+_LOST = RunErrorEvent(
+    message=(
+        "the worker running this run stopped renewing its lease, so the run is lost; "
+        "start a new run to go on"
+    ),
+    code="RUN_LOST",
+)
+
+
+def lost_frame() -> bytes:
+    """The frame a log appends to a run whose owner stopped renewing its lease.
+
+    Examples:
+        >>> lost_frame()[:40]
+        b'{"type":"RUN_ERROR","message":"the worke'
+        >>> b'"code":"RUN_LOST"' in lost_frame()
+        True
+    """
+    return event_json(_LOST)
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """A log's timings and bounds, shared by every worker that uses the same store.
+
+    Examples:
+        >>> Settings().lease, Settings(lease=2.0).renew_every
+        (15.0, 0.6666666666666666)
+        >>> Settings(lease=0)
+        Traceback (most recent call last):
+        ...
+        agui.errors.UsageError: lease must be a positive number of seconds, not 0 ...
+    """
+
+    lease: float = LEASE
+    """Seconds a live run's owner has to renew its lease before readers call the run lost."""
+    ttl: float = TTL
+    """Seconds a finished run (its frames, its status) and a thread record are kept."""
+    max_run_seconds: float = MAX_RUN_SECONDS
+    """Seconds a run may go on before it is cancelled."""
+    maxlen: int = MAXLEN
+    """How many of a run's latest events are kept; older ones are trimmed."""
+
+    def __post_init__(self) -> None:
+        problems = [
+            f"{name} must be a positive number of seconds, not {value}"
+            for name, value in (
+                ("lease", self.lease),
+                ("ttl", self.ttl),
+                ("max_run_seconds", self.max_run_seconds),
+            )
+            if not value > 0
+        ]
+        if self.maxlen < 1:
+            problems.append(f"maxlen must be a positive number of events, not {self.maxlen}")
+        if problems:
+            raise UsageError("; ".join(problems) + " (fix the run log's settings)")
+
+    @property
+    def renew_every(self) -> float:
+        """How often an owner renews its lease: a third of it, so one late renewal is no loss."""
+        return self.lease / 3
+
+    @property
+    def poll(self) -> float:
+        """The longest a reader waits for frames before it looks at the lease again."""
+        return min(self.lease / 10, 1.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class Page:
+    """Frames read from a run: `(id, wire JSON)` pairs, and whether the last one ends the run.
+
+    Examples:
+        >>> Page([(1, b'{"type":"RUN_STARTED"}')], ended=False).frames[0][0]
+        1
+    """
+
+    frames: list[tuple[int, bytes]]
+    ended: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class ThreadRecord:
+    """What a UI holds after a thread's finished runs: messages and state (wire JSON), run ids.
+
+    Examples:
+        >>> record = ThreadRecord("t", messages=[], state={}, run_ids=["r1"])
+        >>> record.wire()
+        {'threadId': 't', 'messages': [], 'state': {}, 'runIds': ['r1']}
+        >>> ThreadRecord.from_wire(record.wire()) == record
+        True
+    """
+
+    thread_id: str
+    messages: list[JsonValue]
+    state: JsonValue
+    run_ids: list[str]
+
+    def wire(self) -> dict[str, JsonValue]:
+        """The record as the thread route answers it."""
+        return {
+            "threadId": self.thread_id,
+            "messages": self.messages,
+            "state": self.state,
+            "runIds": list(self.run_ids),
+        }
+
+    @classmethod
+    def from_wire(cls, wire: dict[str, JsonValue]) -> ThreadRecord:
+        """The record a log stored with `wire()`."""
+        messages, run_ids = wire["messages"], wire["runIds"]
+        assert isinstance(messages, list)  # noqa: S101 - written by `wire()`
+        assert isinstance(run_ids, list)  # noqa: S101
+        return cls(str(wire["threadId"]), messages, wire["state"], [str(r) for r in run_ids])
+
+
+class RunLog(Protocol):
+    """Where a durable endpoint keeps its runs: frames, leases, cancellation, threads.
+
+    Every method is a coroutine; a store that cannot be reached raises
+    `agui.errors.RunLogError`. See `MemoryRunLog` and `RedisRunLog`.
+    """
+
+    settings: Settings
+    """The lease, the TTL, the longest run and the events kept per run."""
+
+    async def begin(self, run_id: str, thread_id: str) -> str | None:
+        """Start a live run owned by this log and reserve its thread; `None` when done.
+
+        Otherwise nothing changes and the answer names what is in the way: `run_id` itself
+        when that run exists already, or the live run that holds the thread.
+        """
+        ...
+
+    async def append(
+        self, run_id: str, frames: Sequence[bytes], *, thread: ThreadRecord | None = None
+    ) -> bool:
+        """Add a batch of frames to a run this log owns, in one round trip.
+
+        With `thread`, the batch is the run's last: the run ends, the thread record is written
+        and the thread is free. `False` when the run is no longer this log's to write (it was
+        called lost, or it expired): its owner stops it.
+        """
+        ...
+
+    async def renew(self, run_id: str) -> LeaseAnswer:
+        """Renew this log's lease on a live run; also tells whether a cancel was requested."""
+        ...
+
+    async def read(self, run_id: str, after: int, wait: float) -> Page | None:
+        """The frames after id `after`, waiting up to `wait` seconds for some; `None`: unknown.
+
+        A live run whose lease has run out is ended here with a `RUN_ERROR` `RUN_LOST` frame
+        (`lost_frame`), so no reader waits on a dead run. An empty page means nothing came.
+        """
+        ...
+
+    async def cancel(self, run_id: str) -> CancelAnswer:
+        """Ask the run's owner, whichever worker it is, to cancel it."""
+        ...
+
+    def watch(self, run_id: str, on_cancel: Callable[[], object]) -> Callable[[], None]:
+        """Call `on_cancel()` when a cancel of this log's run arrives; returns the unwatch."""
+        ...
+
+    async def thread(self, thread_id: str) -> ThreadRecord | None:
+        """The thread's record after its finished runs; `None` when unknown or expired."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the log's connections."""
+        ...

@@ -1,0 +1,224 @@
+"""The run log of one process: runs and threads in dictionaries, waits on futures.
+
+It keeps the semantics of the Redis log exactly (ids from 1, the lease, the lost frame, the
+thread reservation, the TTL, the events kept per run), so an endpoint behaves the same on both
+and one test suite runs on both; only "many workers" needs Redis. Time is the event loop's
+monotonic clock, and expired entries are dropped when they are next looked at.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import time
+import uuid
+from collections.abc import Callable, Sequence
+
+from agui.runs._log import (
+    LEASE,
+    MAX_RUN_SECONDS,
+    MAXLEN,
+    TTL,
+    CancelAnswer,
+    LeaseAnswer,
+    Page,
+    Settings,
+    ThreadRecord,
+    lost_frame,
+)
+
+__all__ = ["MemoryRunLog"]
+
+
+@dataclasses.dataclass
+class _Run:
+    thread_id: str
+    owner: str
+    lease_until: float
+    expires: float
+    frames: list[tuple[int, bytes]] = dataclasses.field(default_factory=list[tuple[int, bytes]])
+    last: int = 0
+    live: bool = True
+    cancel: bool = False
+    waiters: list[asyncio.Future[None]] = dataclasses.field(
+        default_factory=list[asyncio.Future[None]]
+    )
+
+
+class MemoryRunLog:
+    """A `RunLog` for one process: runs survive their client, not the process.
+
+    Examples:
+        >>> import asyncio
+        >>> async def demo():
+        ...     log = MemoryRunLog(lease=5.0)
+        ...     await log.begin("r1", "t1")
+        ...     await log.append("r1", [b'{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}'])
+        ...     page = await log.read("r1", 0, wait=0)
+        ...     busy = await log.begin("r2", "t1")
+        ...     return [frame_id for frame_id, _ in page.frames], page.ended, busy
+        >>> asyncio.run(demo())
+        ([1], False, 'r1')
+    """
+
+    def __init__(
+        self,
+        *,
+        lease: float = LEASE,
+        ttl: float = TTL,
+        max_run_seconds: float = MAX_RUN_SECONDS,
+        maxlen: int = MAXLEN,
+    ) -> None:
+        self.settings = Settings(lease, ttl, max_run_seconds, maxlen)
+        self._owner = uuid.uuid4().hex
+        self._runs: dict[str, _Run] = {}
+        self._threads: dict[str, tuple[ThreadRecord, float]] = {}
+        self._busy: dict[str, str] = {}
+        self._watchers: dict[str, Callable[[], object]] = {}
+        self._swept = time.monotonic()
+
+    @property
+    def held_runs(self) -> int:
+        """How many runs the log holds: live ones, and finished ones kept for the TTL.
+
+        Examples:
+            >>> MemoryRunLog().held_runs
+            0
+        """
+        return len(self._runs)
+
+    def _run(self, run_id: str) -> _Run | None:
+        run = self._runs.get(run_id)
+        if run is not None and run.expires <= time.monotonic():
+            del self._runs[run_id]
+            return None
+        return run
+
+    async def begin(self, run_id: str, thread_id: str) -> str | None:
+        """Start a live run and reserve its thread (see `RunLog.begin`)."""
+        self._sweep()
+        if self._run(run_id) is not None:
+            return run_id
+        holder = self._busy.get(thread_id)
+        held = None if holder is None else self._run(holder)
+        if held is not None and held.live and held.lease_until > time.monotonic():
+            return holder
+        now = time.monotonic()
+        settings = self.settings
+        self._runs[run_id] = _Run(
+            thread_id,
+            self._owner,
+            lease_until=now + settings.lease,
+            expires=now + settings.max_run_seconds + settings.ttl,
+        )
+        self._busy[thread_id] = run_id
+        return None
+
+    def _sweep(self) -> None:
+        """Drop what expired, once a second at most: nothing else looks at a run nobody reads."""
+        now = time.monotonic()
+        if now - self._swept < 1.0:
+            return
+        self._swept = now
+        for run_id in [r for r, run in self._runs.items() if run.expires <= now]:
+            del self._runs[run_id]
+        for thread_id in [t for t, (_, expires) in self._threads.items() if expires <= now]:
+            del self._threads[thread_id]
+
+    async def append(
+        self, run_id: str, frames: Sequence[bytes], *, thread: ThreadRecord | None = None
+    ) -> bool:
+        """Add a batch of frames; with `thread`, the last (see `RunLog.append`)."""
+        run = self._run(run_id)
+        if run is None or not run.live or run.owner != self._owner:
+            return False
+        self._add(run, frames)
+        if thread is not None:
+            self._end(run_id, run)
+            self._threads[thread.thread_id] = (thread, time.monotonic() + self.settings.ttl)
+        return True
+
+    def _add(self, run: _Run, frames: Sequence[bytes]) -> None:
+        start = run.last + 1
+        run.frames.extend(zip(range(start, start + len(frames)), frames, strict=True))
+        run.last += len(frames)
+        excess = len(run.frames) - self.settings.maxlen
+        if excess > 0:
+            del run.frames[:excess]
+        waiters, run.waiters = run.waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def _end(self, run_id: str, run: _Run) -> None:
+        run.live = False
+        run.expires = time.monotonic() + self.settings.ttl
+        if self._busy.get(run.thread_id) == run_id:
+            del self._busy[run.thread_id]
+        self._watchers.pop(run_id, None)
+
+    async def renew(self, run_id: str) -> LeaseAnswer:
+        """Renew the lease (see `RunLog.renew`)."""
+        run = self._run(run_id)
+        if run is None or not run.live or run.owner != self._owner:
+            return "gone"
+        run.lease_until = time.monotonic() + self.settings.lease
+        return "cancel" if run.cancel else "live"
+
+    async def read(self, run_id: str, after: int, wait: float) -> Page | None:
+        """The frames after `after`, waiting up to `wait` (see `RunLog.read`)."""
+        run = self._run(run_id)
+        if run is None:
+            return None
+        if run.last <= after and run.live:
+            self._settle(run_id, run)
+        if run.last <= after and run.live and wait > 0:
+            waiter = asyncio.get_running_loop().create_future()
+            run.waiters.append(waiter)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(waiter, wait)
+            with contextlib.suppress(ValueError):  # gone already when an append woke it
+                run.waiters.remove(waiter)
+        first = run.frames[0][0] if run.frames else run.last + 1
+        frames = run.frames[max(0, after + 1 - first) :]
+        return Page(frames, ended=not run.live)
+
+    def _settle(self, run_id: str, run: _Run) -> None:
+        """End a live run whose lease ran out with the lost frame."""
+        if run.lease_until <= time.monotonic():
+            self._add(run, [lost_frame()])
+            self._end(run_id, run)
+
+    async def cancel(self, run_id: str) -> CancelAnswer:
+        """Ask the owner to cancel the run (see `RunLog.cancel`)."""
+        run = self._run(run_id)
+        if run is None:
+            return "unknown"
+        if run.live:
+            self._settle(run_id, run)
+        if not run.live:
+            return "ended"
+        run.cancel = True
+        watcher = self._watchers.get(run_id)
+        if watcher is not None:
+            watcher()
+        return "accepted"
+
+    def watch(self, run_id: str, on_cancel: Callable[[], object]) -> Callable[[], None]:
+        """Call `on_cancel()` when a cancel of the run arrives (see `RunLog.watch`)."""
+        self._watchers[run_id] = on_cancel
+        return lambda: self._watchers.pop(run_id, None) and None
+
+    async def thread(self, thread_id: str) -> ThreadRecord | None:
+        """The thread's record (see `RunLog.thread`)."""
+        found = self._threads.get(thread_id)
+        if found is None:
+            return None
+        if found[1] <= time.monotonic():
+            del self._threads[thread_id]
+            return None
+        return found[0]
+
+    async def aclose(self) -> None:
+        """Nothing to release: the runs go with the process."""

@@ -1,0 +1,263 @@
+"""The run log on Redis: runs any worker can read, resume and cancel, whichever one runs them.
+
+Each change is one script (`agui.runs._scripts`), so a batch of frames costs one round trip
+and no decision races another worker's. A reader blocks on `XREAD` and looks at the run's status
+only when nothing came, which is when a dead owner can be noticed. Cancellation is a message on
+one pub/sub channel per log, which each worker listens to with one connection while it owns a
+run (and the flag in the run's hash, which the next renewal reads, in case a message is lost).
+
+`redis` (the official client, its asyncio API) is imported when the log is built, so
+`import agui.runs` does not need it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar, cast
+
+from agui.errors import RunLogError, UsageError
+from agui.runs import _scripts
+from agui.runs._log import (
+    LEASE,
+    MAX_RUN_SECONDS,
+    MAXLEN,
+    TTL,
+    CancelAnswer,
+    LeaseAnswer,
+    Page,
+    Settings,
+    ThreadRecord,
+    lost_frame,
+)
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+    from redis.commands.core import AsyncScript
+
+__all__ = ["RedisRunLog"]
+
+T = TypeVar("T")
+_log = logging.getLogger("agui.runs")
+_RETRY_SECONDS = 0.5
+
+
+class RedisRunLog:
+    """A `RunLog` on Redis (`pip install "agui-server[redis]"`): runs shared by many workers.
+
+    `url` is a `redis://` URL as the official client reads it; keys start with `prefix`.
+
+    Examples:
+        >>> log = RedisRunLog("redis://127.0.0.1:6379/0", lease=5.0)
+        >>> log.settings.lease, log.prefix
+        (5.0, 'agui:')
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str = "agui:",
+        lease: float = LEASE,
+        ttl: float = TTL,
+        max_run_seconds: float = MAX_RUN_SECONDS,
+        maxlen: int = MAXLEN,
+    ) -> None:
+        try:
+            from redis.asyncio import Redis  # noqa: PLC0415 - the optional extra
+            from redis.exceptions import RedisError  # noqa: PLC0415
+        except ImportError:
+            message = 'RedisRunLog needs the redis package: pip install "agui-server[redis]"'
+            raise UsageError(message) from None
+        self.settings = Settings(lease, ttl, max_run_seconds, maxlen)
+        self.prefix = prefix
+        # The client's `from_url` takes untyped keyword options.
+        self._redis: Redis = Redis.from_url(url)  # pyright: ignore[reportUnknownMemberType]
+        self._owner = uuid.uuid4().hex
+        self._channel = f"{prefix}cancel"
+        self._scripts: dict[str, AsyncScript] = {
+            name: self._redis.register_script(getattr(_scripts, name)) for name in _scripts.__all__
+        }
+        self._watchers: dict[str, Callable[[], object]] = {}
+        self._listener: asyncio.Task[None] | None = None
+        self._lost = lost_frame()
+        self._errors = (RedisError, OSError)
+
+    def _keys(self, run_id: str) -> tuple[str, str]:
+        return f"{self.prefix}run:{run_id}", f"{self.prefix}run:{run_id}:log"
+
+    def _busy(self, thread_id: str) -> str:
+        return f"{self.prefix}thread:{thread_id}:busy"
+
+    async def _call(self, command: Awaitable[T]) -> T:
+        try:
+            return await command
+        except self._errors as error:
+            raise _unavailable(error) from error
+
+    def _live_ms(self) -> int:
+        return int((self.settings.max_run_seconds + self.settings.ttl) * 1000) + 1
+
+    def _ttl_ms(self) -> int:
+        return max(1, int(self.settings.ttl * 1000))
+
+    async def begin(self, run_id: str, thread_id: str) -> str | None:
+        """Start a live run and reserve its thread (see `RunLog.begin`)."""
+        run_key, _ = self._keys(run_id)
+        found = await self._call(
+            self._scripts["BEGIN"](
+                keys=[run_key, self._busy(thread_id)],
+                args=[run_id, thread_id, self._owner, self._lease_ms(), self._live_ms()],
+            )
+        )
+        return None if found is None else _text(found)
+
+    def _lease_ms(self) -> int:
+        return int(self.settings.lease * 1000)
+
+    async def append(
+        self, run_id: str, frames: Sequence[bytes], *, thread: ThreadRecord | None = None
+    ) -> bool:
+        """Add a batch of frames in one script; with `thread`, the last (see `RunLog.append`)."""
+        run_key, log_key = self._keys(run_id)
+        thread_id = "" if thread is None else thread.thread_id
+        record = b"" if thread is None else json.dumps(thread.wire()).encode()
+        done = await self._call(
+            self._scripts["APPEND"](
+                keys=[run_key, log_key, self._busy(thread_id), f"{self.prefix}thread:{thread_id}"],
+                args=[
+                    self._owner,
+                    len(frames),
+                    b"\n".join(frames),
+                    0 if thread is None else 1,
+                    record,
+                    self._ttl_ms(),
+                    self.settings.maxlen,
+                    run_id,
+                    self._live_ms(),
+                ],
+            )
+        )
+        return bool(done)
+
+    async def renew(self, run_id: str) -> LeaseAnswer:
+        """Renew the lease (see `RunLog.renew`)."""
+        run_key, _ = self._keys(run_id)
+        answer = await self._call(
+            self._scripts["RENEW"](
+                keys=[run_key], args=[self._owner, self._lease_ms(), run_id, self.prefix]
+            )
+        )
+        return cast("LeaseAnswer", _text(answer))
+
+    async def read(self, run_id: str, after: int, wait: float) -> Page | None:
+        """The frames after `after`, blocking on XREAD up to `wait` (see `RunLog.read`)."""
+        run_key, log_key = self._keys(run_id)
+        if wait > 0:
+            found = await self._call(
+                self._redis.xread({log_key: f"0-{after}"}, block=max(1, int(wait * 1000)))
+            )
+            if found:
+                return _page(found, after)
+        found = await self._call(self._redis.xread({log_key: f"0-{after}"}))
+        if found:
+            return _page(found, after)
+        state = await self._call(self._redis.hget(run_key, "state"))
+        if state is None:
+            return None
+        if state == b"live" and await self._settle(run_id):
+            return await self.read(run_id, after, 0)
+        return Page([], ended=state != b"live")
+
+    async def _settle(self, run_id: str) -> bool:
+        run_key, log_key = self._keys(run_id)
+        settled = await self._call(
+            self._scripts["SETTLE"](
+                keys=[run_key, log_key],
+                args=[run_id, self._lost, self._ttl_ms(), self.settings.maxlen, self.prefix],
+            )
+        )
+        return bool(settled)
+
+    async def cancel(self, run_id: str) -> CancelAnswer:
+        """Ask the owner, on whichever worker, to cancel the run (see `RunLog.cancel`)."""
+        run_key, log_key = self._keys(run_id)
+        answer = await self._call(
+            self._scripts["CANCEL"](
+                keys=[run_key, log_key],
+                args=[
+                    run_id,
+                    self._lost,
+                    self._ttl_ms(),
+                    self.settings.maxlen,
+                    self.prefix,
+                    self._channel,
+                ],
+            )
+        )
+        return cast("CancelAnswer", _text(answer))
+
+    def watch(self, run_id: str, on_cancel: Callable[[], object]) -> Callable[[], None]:
+        """Call `on_cancel()` when a cancel of the run arrives (see `RunLog.watch`)."""
+        self._watchers[run_id] = on_cancel
+        if self._listener is None or self._listener.done():
+            self._listener = asyncio.create_task(self._listen(), name="agui run log cancels")
+        return lambda: self._watchers.pop(run_id, None) and None
+
+    async def _listen(self) -> None:
+        """Hand each cancel message to its run's watcher; reconnect while the log is open."""
+        while True:
+            try:
+                # The client's pub/sub messages are untyped dictionaries.
+                pubsub = self._redis.pubsub(ignore_subscribe_messages=True)  # pyright: ignore[reportUnknownMemberType]
+                async with pubsub:
+                    await pubsub.subscribe(self._channel)
+                    listening = cast("AsyncIterator[dict[str, object]]", pubsub.listen())  # pyright: ignore[reportUnknownMemberType]
+                    async for message in listening:
+                        watcher = self._watchers.get(_text(message["data"]))
+                        if watcher is not None:
+                            watcher()
+            except Exception:  # noqa: BLE001 - the store went away: listen again when it is back
+                _log.warning("listening for cancels failed; retrying", exc_info=True)
+                await asyncio.sleep(_RETRY_SECONDS)
+
+    async def thread(self, thread_id: str) -> ThreadRecord | None:
+        """The thread's record (see `RunLog.thread`)."""
+        found = await self._call(self._redis.get(f"{self.prefix}thread:{thread_id}"))
+        return None if found is None else ThreadRecord.from_wire(json.loads(found))
+
+    async def aclose(self) -> None:
+        """Stop listening for cancels and close the connections."""
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._listener
+        await self._redis.aclose()
+
+
+def _text(value: object) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _unavailable(error: BaseException) -> RunLogError:
+    return RunLogError(f"the run log (Redis) cannot be reached: {error}; check the server and URL")
+
+
+def _page(found: object, after: int) -> Page:
+    """The frames after `after` of an XREAD answer (its first entry may hold earlier ones)."""
+    frames: list[tuple[int, bytes]] = []
+    ended = False
+    for _, entries in cast("list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]]", found):
+        for entry_id, fields in entries:
+            last = int(entry_id.partition(b"-")[2])
+            ended = b"e" in fields
+            batch = (fields.get(b"f") or fields[b"e"]).split(b"\n")
+            start = last - len(batch) + 1
+            frames.extend(
+                (number, frame) for number, frame in enumerate(batch, start) if number > after
+            )
+    return Page(frames, ended=ended)

@@ -1,0 +1,140 @@
+"""The Lua scripts of the Redis run log: each change to a run is one atomic script.
+
+A run is three keys under the log's prefix: `run:<id>` (a hash: `state` live or ended, `owner`,
+`lease` as the server's clock in milliseconds, `last` frame id, `cancel`), `run:<id>:log` (a
+stream; one entry per batch of frames, its id `0-<last frame id of the batch>`, its field `f`
+for a batch that leaves the run live or `e` for the one that ends it, its value the frames'
+JSON joined by newlines, which compact JSON never holds) and `thread:<id>:busy` (the live run
+holding the thread, expiring with the lease). A thread's record is `thread:<id>`, its wire
+JSON. Times to keep a key are in milliseconds.
+
+Scripts rather than pipelines because each decision reads and writes together: an owner must not
+append to a run a reader has just called lost, and a run must not be called lost while its owner
+renews it. The clock is the server's (`TIME`), so the workers' clocks never need to agree.
+"""
+
+from __future__ import annotations
+
+__all__ = ["APPEND", "BEGIN", "CANCEL", "RENEW", "SETTLE"]
+
+_NOW = """
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+"""
+
+_SETTLE = (
+    _NOW
+    + """
+-- End a live run whose lease ran out with the lost frame; true when it did.
+local function settle(run, log, prefix, run_id, frame, ttl, maxlen)
+  local fields = redis.call('HMGET', run, 'state', 'lease', 'last', 'thread')
+  if fields[1] ~= 'live' or tonumber(fields[2]) > now_ms() then
+    return false
+  end
+  local last = tonumber(fields[3]) + 1
+  redis.call('XADD', log, 'MINID', '0-' .. math.max(0, last - maxlen + 1), '0-' .. last, 'e', frame)
+  redis.call('HSET', run, 'state', 'ended', 'last', last)
+  redis.call('PEXPIRE', run, ttl)
+  redis.call('PEXPIRE', log, ttl)
+  local busy = prefix .. 'thread:' .. fields[4] .. ':busy'
+  if redis.call('GET', busy) == run_id then
+    redis.call('DEL', busy)
+  end
+  return true
+end
+"""
+)
+
+BEGIN = (
+    _NOW
+    + """
+-- KEYS: run, busy; ARGV: run id, thread id, owner, lease ms, ms to keep a live run
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return ARGV[1]
+end
+local holder = redis.call('GET', KEYS[2])
+if holder then
+  return holder
+end
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[4])
+redis.call('HSET', KEYS[1], 'state', 'live', 'owner', ARGV[3], 'thread', ARGV[2],
+  'lease', now_ms() + tonumber(ARGV[4]), 'last', 0, 'cancel', 0)
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return false
+"""
+)
+
+APPEND = """
+-- KEYS: run, log, busy, thread; ARGV: owner, frame count, frames, final, thread JSON, ttl ms,
+-- maxlen, run id, ms to keep a live run
+local fields = redis.call('HMGET', KEYS[1], 'state', 'owner', 'last')
+if fields[1] ~= 'live' or fields[2] ~= ARGV[1] then
+  return 0
+end
+local last = tonumber(fields[3]) + tonumber(ARGV[2])
+local field = ARGV[4] == '1' and 'e' or 'f'
+redis.call('XADD', KEYS[2], 'MINID', '0-' .. math.max(0, last - tonumber(ARGV[7]) + 1),
+  '0-' .. last, field, ARGV[3])
+redis.call('HSET', KEYS[1], 'last', last)
+if ARGV[4] == '1' then
+  redis.call('HSET', KEYS[1], 'state', 'ended')
+  redis.call('PEXPIRE', KEYS[1], ARGV[6])
+  redis.call('PEXPIRE', KEYS[2], ARGV[6])
+  redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[6])
+  if redis.call('GET', KEYS[3]) == ARGV[8] then
+    redis.call('DEL', KEYS[3])
+  end
+elseif last == tonumber(ARGV[2]) then
+  redis.call('PEXPIRE', KEYS[2], ARGV[9])
+end
+return 1
+"""
+
+RENEW = (
+    _NOW
+    + """
+-- KEYS: run; ARGV: owner, lease ms, run id, prefix
+local fields = redis.call('HMGET', KEYS[1], 'state', 'owner', 'cancel', 'thread')
+if fields[1] ~= 'live' or fields[2] ~= ARGV[1] then
+  return 'gone'
+end
+redis.call('HSET', KEYS[1], 'lease', now_ms() + tonumber(ARGV[2]))
+local busy = ARGV[4] .. 'thread:' .. fields[4] .. ':busy'
+local holder = redis.call('GET', busy)
+if not holder or holder == ARGV[3] then
+  redis.call('SET', busy, ARGV[3], 'PX', ARGV[2])
+end
+if fields[3] == '1' then
+  return 'cancel'
+end
+return 'live'
+"""
+)
+
+SETTLE = (
+    _SETTLE
+    + """
+-- KEYS: run, log; ARGV: run id, lost frame, ttl ms, maxlen, prefix
+return settle(KEYS[1], KEYS[2], ARGV[5], ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])) and 1 or 0
+"""
+)
+
+CANCEL = (
+    _SETTLE
+    + """
+-- KEYS: run, log; ARGV: run id, lost frame, ttl ms, maxlen, prefix, channel
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then
+  return 'unknown'
+end
+if state ~= 'live' or settle(KEYS[1], KEYS[2], ARGV[5], ARGV[1], ARGV[2], ARGV[3],
+    tonumber(ARGV[4])) then
+  return 'ended'
+end
+redis.call('HSET', KEYS[1], 'cancel', 1)
+redis.call('PUBLISH', ARGV[6], ARGV[1])
+return 'accepted'
+"""
+)

@@ -1,0 +1,109 @@
+"""A worker's own runs, read without a round trip: the log, with a local copy of what it owns.
+
+The response to the POST that starts a run is read on the worker that runs it, and so is often
+a resumed one; reading those from Redis would cost a round trip per batch and a wait on `XREAD`
+for frames this very process has just written. `Tail` wraps a log: each batch is appended to
+the log first, and once the log holds it, to a `MemoryRunLog` of this process, from which a
+reader of a run owned here reads. A reader of any other run, or of one whose local copy has
+expired (it is kept briefly after the run ends), reads the log itself. Either way it reads the
+same frames with the same ids: the copy holds only what the log accepted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from agui.events import RunErrorEvent
+from agui.runs._log import CancelAnswer, LeaseAnswer, Page, RunLog, ThreadRecord
+from agui.runs._memory import MemoryRunLog
+from agui.sse import event_json
+
+__all__ = ["Tail"]
+
+_KEPT = 60.0
+"""Seconds the local copy of a finished run is kept, for its last readers."""
+_NO_THREAD = ThreadRecord("", messages=[], state=None, run_ids=[])
+_UNAVAILABLE = event_json(
+    RunErrorEvent(
+        message=(
+            "the run could not be written to its log (unreachable, or it no longer holds the "
+            "run), so it was stopped; start a new run"
+        ),
+        code="RUN_LOG_UNAVAILABLE",
+    )
+)
+
+
+class Tail:
+    """A `RunLog` that reads the runs this process owns from a local copy (see the module).
+
+    Examples:
+        >>> import asyncio
+        >>> async def demo():
+        ...     tail = Tail(MemoryRunLog())  # a memory log is read as it is
+        ...     await tail.begin("r1", "t1")
+        ...     await tail.append("r1", [b'{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}'])
+        ...     page = await tail.read("r1", 0, wait=0)
+        ...     return [frame_id for frame_id, _ in page.frames], await tail.append("r9", [b"{}"])
+        >>> asyncio.run(demo())
+        ([1], False)
+    """
+
+    def __init__(self, log: RunLog) -> None:
+        self._log = log
+        self.settings = log.settings
+        longest = log.settings.max_run_seconds + 3_600.0  # never lost: this process owns it
+        # A memory log is in this process already: a copy would only double it.
+        self._local = (
+            None
+            if isinstance(log, MemoryRunLog)
+            else MemoryRunLog(
+                lease=longest, ttl=_KEPT, max_run_seconds=longest, maxlen=log.settings.maxlen
+            )
+        )
+
+    async def begin(self, run_id: str, thread_id: str) -> str | None:
+        """Begin the run in the log, and its local copy when it began."""
+        holder = await self._log.begin(run_id, thread_id)
+        if holder is None and self._local is not None:
+            await self._local.begin(run_id, run_id)
+        return holder
+
+    async def append(
+        self, run_id: str, frames: Sequence[bytes], *, thread: ThreadRecord | None = None
+    ) -> bool:
+        """Append to the log, then to the local copy what the log accepted."""
+        written = await self._log.append(run_id, frames, thread=thread)
+        if written and self._local is not None:
+            await self._local.append(run_id, frames, thread=None if thread is None else _NO_THREAD)
+        return written
+
+    async def release(self, run_id: str) -> None:
+        """End the local copy of a run its owner stopped writing, for its local readers."""
+        if self._local is not None:
+            await self._local.append(run_id, [_UNAVAILABLE], thread=_NO_THREAD)
+
+    async def read(self, run_id: str, after: int, wait: float) -> Page | None:
+        """Read the local copy of a run owned here, or else the log."""
+        page = None if self._local is None else await self._local.read(run_id, after, wait)
+        return page if page is not None else await self._log.read(run_id, after, wait)
+
+    async def renew(self, run_id: str) -> LeaseAnswer:
+        """Renew the lease in the log."""
+        return await self._log.renew(run_id)
+
+    async def cancel(self, run_id: str) -> CancelAnswer:
+        """Ask the log to have the run cancelled."""
+        return await self._log.cancel(run_id)
+
+    def watch(self, run_id: str, on_cancel: Callable[[], object]) -> Callable[[], None]:
+        """Watch the log for a cancel of the run."""
+        return self._log.watch(run_id, on_cancel)
+
+    async def thread(self, thread_id: str) -> ThreadRecord | None:
+        """The thread's record in the log."""
+        return await self._log.thread(thread_id)
+
+    async def aclose(self) -> None:
+        """Close the log."""
+        await self._log.aclose()

@@ -1,0 +1,332 @@
+"""The run logs, one suite for both: the memory log and the Redis log on a real redis-server.
+
+Every behaviour of the `RunLog` contract runs against `MemoryRunLog` and against `RedisRunLog`
+on a redis-server of the suite's own (a free loopback port, no persistence), each test with a
+fresh key prefix, so the two logs are held to exactly the same answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
+
+import pytest
+
+from agui.errors import RunLogError, UsageError
+from agui.runs import MemoryRunLog, RedisRunLog, RunLog, ThreadRecord
+from redis_server import RedisServer, free_port, running_redis
+
+START = b'{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}'
+FINISH = b'{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":{"type":"success"}}'
+RECORD = ThreadRecord("t1", messages=[{"id": "u1", "role": "user"}], state={"n": 1}, run_ids=["r1"])
+Scenario = Callable[[RunLog], Awaitable[None]]
+Factory = Callable[..., RunLog]
+
+
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[RedisServer]:
+    with running_redis() as server:
+        yield server
+
+
+@pytest.fixture(params=["memory", "redis"])
+def make_log(request: pytest.FixtureRequest) -> Factory:
+    if request.param == "memory":
+        return MemoryRunLog
+    server: RedisServer = request.getfixturevalue("redis_server")
+    prefix = f"test-{uuid.uuid4().hex[:8]}:"
+
+    def redis_log(**settings: Any) -> RunLog:
+        return RedisRunLog(server.url, prefix=prefix, **settings)
+
+    return redis_log
+
+
+def run(make_log: Factory, scenario: Scenario, **settings: float) -> None:
+    async def main() -> None:
+        log = make_log(**settings)
+        try:
+            await scenario(log)
+        finally:
+            await log.aclose()
+
+    asyncio.run(main())
+
+
+def frame(number: int) -> bytes:
+    return json.dumps({"type": "CUSTOM", "name": "n", "value": number}).encode()
+
+
+def test_frames_are_numbered_from_one_and_read_from_any_id_onwards(make_log: Factory) -> None:
+    async def scenario(log: RunLog) -> None:
+        assert await log.begin("r1", "t1") is None
+        assert await log.append("r1", [START, frame(2), frame(3)])
+        assert await log.append("r1", [frame(4)])
+
+        whole = await log.read("r1", 0, wait=0)
+        rest = await log.read("r1", 2, wait=0)
+
+        assert whole is not None
+        assert rest is not None
+        assert [number for number, _ in whole.frames] == [1, 2, 3, 4]
+        assert whole.frames[0][1] == START
+        assert rest.frames == whole.frames[2:]
+        assert not whole.ended
+
+    run(make_log, scenario)
+
+
+def test_the_last_batch_ends_the_run_writes_the_thread_and_frees_it(make_log: Factory) -> None:
+    async def scenario(log: RunLog) -> None:
+        await log.begin("r1", "t1")
+        assert await log.begin("r2", "t1") == "r1"
+        assert await log.begin("r1", "t9") == "r1"
+        assert await log.thread("t1") is None
+
+        assert await log.append("r1", [START, FINISH], thread=RECORD)
+
+        page = await log.read("r1", 0, wait=1.0)
+        assert page is not None
+        assert page.ended
+        assert [number for number, _ in page.frames] == [1, 2]
+        assert await log.thread("t1") == RECORD
+        assert not await log.append("r1", [frame(3)])
+        assert await log.begin("r2", "t1") is None
+
+    run(make_log, scenario)
+
+
+def test_a_waiting_reader_wakes_with_the_next_batch(make_log: Factory) -> None:
+    async def scenario(log: RunLog) -> None:
+        await log.begin("r1", "t1")
+        await log.append("r1", [START])
+        reading = asyncio.create_task(log.read("r1", 1, wait=5.0))
+        await asyncio.sleep(0.1)
+        assert not reading.done()
+
+        await log.append("r1", [frame(2), frame(3)])
+        page = await asyncio.wait_for(reading, 2.0)
+
+        assert page is not None
+        assert [number for number, _ in page.frames] == [2, 3]
+        empty = await log.read("r1", 3, wait=0.05)
+        assert empty is not None
+        assert empty.frames == []
+
+    run(make_log, scenario)
+
+
+def test_an_unknown_run_reads_none_and_cannot_be_cancelled(make_log: Factory) -> None:
+    async def scenario(log: RunLog) -> None:
+        assert await log.read("nope", 0, wait=0) is None
+        assert await log.cancel("nope") == "unknown"
+        assert await log.renew("nope") == "gone"
+        assert not await log.append("nope", [START])
+
+    run(make_log, scenario)
+
+
+def test_a_run_whose_owner_stops_renewing_ends_run_lost(make_log: Factory) -> None:
+    async def scenario(log: RunLog) -> None:
+        await log.begin("r1", "t1")
+        await log.append("r1", [START])
+        assert await log.renew("r1") == "live"
+
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        page = await log.read("r1", 1, wait=0)
+        while page is not None and not page.ended and loop.time() - started < 5.0:
+            page = await log.read("r1", 1, wait=log.settings.poll)
+
+        assert page is not None
+        assert page.ended
+        assert loop.time() - started < log.settings.lease + 1.0
+        ((number, lost),) = page.frames
+        assert number == 2
+        assert json.loads(lost)["code"] == "RUN_LOST"
+        assert await log.renew("r1") == "gone"
+        assert not await log.append("r1", [frame(3)])
+        assert await log.cancel("r1") == "ended"
+        assert await log.begin("r2", "t1") is None
+
+    run(make_log, scenario, lease=0.5)
+
+
+def test_a_lost_run_leaves_the_thread_to_the_run_that_took_it_over(make_log: Factory) -> None:
+    async def scenario(log: RunLog) -> None:
+        await log.begin("r1", "t1")
+        await asyncio.sleep(0.4)
+        assert await log.begin("r2", "t1") is None
+
+        page = await log.read("r1", 0, wait=0)
+
+        assert page is not None
+        assert page.ended
+        assert await log.begin("r3", "t1") == "r2"
+
+    run(make_log, scenario, lease=0.3)
+
+
+def test_a_renewed_lease_keeps_the_run_live(make_log: Factory) -> None:
+    async def scenario(log: RunLog) -> None:
+        await log.begin("r1", "t1")
+        await log.append("r1", [START])
+        for _ in range(4):
+            await asyncio.sleep(0.15)
+            assert await log.renew("r1") == "live"
+
+        page = await log.read("r1", 1, wait=0.05)
+
+        assert page is not None
+        assert (page.frames, page.ended) == ([], False)
+        assert await log.begin("r2", "t1") == "r1"
+
+    run(make_log, scenario, lease=0.4)
+
+
+def test_a_lost_run_is_settled_by_a_cancel_too(make_log: Factory) -> None:
+    async def scenario(log: RunLog) -> None:
+        await log.begin("r1", "t1")
+        await asyncio.sleep(0.4)
+
+        assert await log.cancel("r1") == "ended"
+        page = await log.read("r1", 0, wait=0)
+        assert page is not None
+        assert page.ended
+        assert json.loads(page.frames[-1][1])["code"] == "RUN_LOST"
+
+    run(make_log, scenario, lease=0.3)
+
+
+def test_a_cancel_reaches_the_watcher_and_the_next_renewal(make_log: Factory) -> None:
+    async def scenario(log: RunLog) -> None:
+        await log.begin("r1", "t1")
+        told = asyncio.Event()
+        unwatch = log.watch("r1", told.set)
+        await asyncio.sleep(0.2)  # the Redis log subscribes to its channel
+        await log.begin("r2", "t2")
+
+        assert await log.cancel("r2") == "accepted"  # nobody watches it: the renewal will tell
+        assert await log.cancel("r1") == "accepted"
+        await asyncio.wait_for(told.wait(), 2.0)
+        assert await log.renew("r1") == "cancel"
+        unwatch()
+        unwatch()
+        assert await log.append("r1", [START, FINISH], thread=RECORD)
+        assert await log.cancel("r1") == "ended"
+
+    run(make_log, scenario)
+
+
+def test_a_log_keeps_the_latest_maxlen_events_of_a_run(make_log: Factory) -> None:
+    async def scenario(log: RunLog) -> None:
+        await log.begin("r1", "t1")
+        for batch in range(3):
+            await log.append("r1", [frame(4 * batch + n) for n in range(1, 5)])
+
+        page = await log.read("r1", 0, wait=0)
+
+        assert page is not None
+        numbers = [number for number, _ in page.frames]
+        assert numbers[-5:] == [8, 9, 10, 11, 12]
+        assert 5 <= len(numbers) < 5 + 4  # trimmed by whole batches in Redis
+        assert numbers == sorted(numbers)
+
+    run(make_log, scenario, maxlen=5)
+
+
+def test_finished_runs_and_threads_expire_after_the_ttl(make_log: Factory) -> None:
+    async def scenario(log: RunLog) -> None:
+        await log.begin("r1", "t1")
+        await log.append("r1", [START, FINISH], thread=RECORD)
+        assert await log.thread("t1") == RECORD
+
+        await asyncio.sleep(0.6)
+
+        assert await log.read("r1", 0, wait=0) is None
+        assert await log.thread("t1") is None
+        assert await log.cancel("r1") == "unknown"
+
+    run(make_log, scenario, ttl=0.3)
+
+
+def test_the_memory_log_drops_what_expired_even_if_nobody_reads_it() -> None:
+    async def scenario() -> int:
+        log = MemoryRunLog(ttl=0.1)
+        await log.begin("r1", "t1")
+        await log.append("r1", [START, FINISH], thread=RECORD)
+        await asyncio.sleep(1.1)  # sweeps run once a second at most
+        await log.begin("r2", "t2")
+        return log.held_runs
+
+    assert asyncio.run(scenario()) == 1
+
+
+def test_a_log_that_does_not_own_a_run_cannot_write_it(
+    make_log: Factory,
+) -> None:
+    async def scenario(log: RunLog) -> None:
+        other = make_log()
+        try:
+            await log.begin("r1", "t1")
+            assert not await other.append("r1", [START])
+            assert await other.renew("r1") == "gone"
+        finally:
+            await other.aclose()
+
+    run(make_log, scenario)
+
+
+def test_bad_settings_are_refused_naming_each() -> None:
+    with pytest.raises(UsageError, match=r"ttl must be .* not 0.*maxlen must be a positive"):
+        MemoryRunLog(ttl=0, maxlen=0)
+
+
+def test_an_unreachable_redis_raises_run_log_error() -> None:
+    async def main() -> None:
+        log = RedisRunLog(f"redis://127.0.0.1:{free_port()}/0")
+        try:
+            with pytest.raises(RunLogError, match=r"cannot be reached: .*check the server"):
+                await log.begin("r1", "t1")
+        finally:
+            await log.aclose()
+
+    asyncio.run(main())
+
+
+def test_the_cancel_listener_retries_while_redis_is_down(caplog: pytest.LogCaptureFixture) -> None:
+    async def main() -> None:
+        log = RedisRunLog(f"redis://127.0.0.1:{free_port()}/0")
+        try:
+            log.watch("r1", lambda: None)
+            await asyncio.sleep(0.7)  # one failed subscription, one wait, a second try
+        finally:
+            await log.aclose()
+
+    with caplog.at_level("WARNING", logger="agui.runs"):
+        asyncio.run(main())
+
+    retries = [r for r in caplog.records if "listening for cancels failed" in r.getMessage()]
+    assert len(retries) >= 2
+
+
+def test_the_redis_log_needs_the_redis_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "redis.asyncio", None)
+
+    with pytest.raises(UsageError, match=r'pip install "agui-server\[redis\]"'):
+        RedisRunLog("redis://127.0.0.1:1/0")
+
+
+def test_importing_the_run_logs_does_not_import_redis() -> None:
+    code = "import sys, agui.runs; print(any(m.split('.')[0] == 'redis' for m in sys.modules))"
+
+    loaded = subprocess.run(  # noqa: S603 - this interpreter, on a fixed program
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+    assert loaded == "False"

@@ -1,0 +1,351 @@
+"""Graceful shutdown: the runs in flight end, their streams with a terminal event, and then the
+server stops.
+
+`agui serve` is a real subprocess sent a real signal; the lifespan's shutdown is driven in
+process, as any ASGI server sends it; and a plain uvicorn that cancels its connections once its
+graceful timeout is over (`agui.testing.serving`, 2 s) is served in a thread. The agents write a
+file from their `finally` block, which the tests read: proof that each agent unwound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import logging
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+import uvicorn
+from pydantic import JsonValue
+
+from agui import RunContext
+from agui.asgi import Receive, Scope, Send, asgi_app
+from agui.asgi._admission import Message
+from agui.asgi._server import LIMITS, graceful_server, listen
+from agui.cli import main
+from agui.cli._serve import add_serve
+from agui.testing import serving
+
+Ctx = RunContext[JsonValue]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+AGUI = Path(sys.executable).parent / "agui"
+WAIT_SECONDS = 20.0
+STREAMS = 10
+GRACE = 3
+
+AGENT_FILE = """\
+import asyncio
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+
+async def agent(ctx):
+    try:
+        ctx.say("working")
+        await asyncio.sleep(3600)
+    finally:
+        Path(os.environ["UNWOUND"], ctx.run_id).write_text("unwound")
+"""
+
+
+def request_body(run_id: str) -> bytes:
+    return json.dumps({"threadId": "t", "runId": run_id, "protocolVersion": "1.0"}).encode()
+
+
+def request_bytes(run_id: str) -> bytes:
+    body = request_body(run_id)
+    head = (
+        "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Accept: text/event-stream\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+def open_stream(port: int, run_id: str) -> tuple[socket.socket, bytearray]:
+    """Start a run on a new connection; return it once the agent's text has arrived."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=WAIT_SECONDS)
+    sock.sendall(request_bytes(run_id))
+    answer = bytearray()
+    while b"TEXT_MESSAGE_END" not in answer:
+        data = sock.recv(65536)
+        assert data, "the server closed the connection before the agent's text"
+        answer += data
+    return sock, answer
+
+
+def read_to_end(sock: socket.socket, answer: bytearray) -> list[dict[str, Any]]:
+    """Read until the server closes the connection; the stream's events, decoded."""
+    while data := sock.recv(65536):
+        answer += data
+    sock.close()
+    body = bytes(answer).partition(b"\r\n\r\n")[2]
+    frames = [line for line in body.split(b"\n") if line.startswith(b"data: ")]
+    return [json.loads(frame[len(b"data: ") :]) for frame in frames]
+
+
+def port_of(process: subprocess.Popen[str]) -> int:
+    assert process.stdout is not None
+    line: str = process.stdout.readline()
+    assert line.startswith("agui: serving on "), line
+    port = urlsplit(line.removeprefix("agui: serving on ").strip()).port
+    assert port is not None
+    return port
+
+
+@pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_shutdown_signal_ends_every_stream_in_flight_with_run_finished_cancelled(
+    tmp_path: Path, sent: signal.Signals
+) -> None:
+    (tmp_path / "agents.py").write_text(AGENT_FILE)
+    unwound = tmp_path / "unwound"
+    unwound.mkdir()
+    process = subprocess.Popen(  # noqa: S603 - the project's own console script
+        [str(AGUI), "serve", "agents.py:agent", "--port", "0", "--grace", str(GRACE)],
+        cwd=tmp_path,
+        env={"UNWOUND": str(unwound), "PATH": str(AGUI.parent)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        port = port_of(process)
+        streams = [open_stream(port, f"run-{number}") for number in range(STREAMS)]
+        process.send_signal(sent)
+        ended = [read_to_end(sock, answer) for sock, answer in streams]
+        status = process.wait(timeout=WAIT_SECONDS)
+    finally:
+        if process.poll() is None:  # pragma: no cover - only when the shutdown hangs
+            process.kill()
+        _, errors = process.communicate(timeout=WAIT_SECONDS)
+
+    assert status == 0, errors
+    assert "Traceback" not in errors
+    for events in ended:
+        assert events[-1]["type"] == "RUN_FINISHED"
+        assert events[-1]["outcome"] == {"type": "cancelled"}
+    assert sorted(path.name for path in unwound.iterdir()) == sorted(
+        f"run-{number}" for number in range(STREAMS)
+    )
+
+
+def test_the_lifespans_shutdown_ends_the_streams_in_flight() -> None:
+    unwound: list[str] = []
+    started: list[str] = []
+
+    async def agent(ctx: Ctx) -> None:
+        try:
+            ctx.say("working")
+            started.append(ctx.run_id)
+            await asyncio.sleep(3600)
+        finally:
+            unwound.append(ctx.run_id)
+
+    app = asgi_app(agent)
+
+    async def main() -> tuple[list[list[bytes]], list[str]]:
+        streams = [
+            asyncio.ensure_future(post_in_process(app, request_body(f"run-{number}")))
+            for number in range(3)
+        ]
+        for _ in range(1000):
+            if len(started) == len(streams):
+                break
+            await asyncio.sleep(0.01)
+        lifespan = await run_lifespan(app)
+        return [stream.result() for stream in streams], lifespan
+
+    bodies, lifespan = asyncio.run(main())
+
+    assert lifespan == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+    assert sorted(unwound) == ["run-0", "run-1", "run-2"]
+    for parts in bodies:
+        last = b"".join(parts).strip().rsplit(b"\n\n", 1)[-1]
+        assert json.loads(last.removeprefix(b"data: "))["outcome"] == {"type": "cancelled"}
+        assert parts[-1] == b""  # the response ended
+
+
+async def post_in_process(app: App, body: bytes) -> list[bytes]:
+    """POST `body` to `app` as ASGI, in process, with a client that never leaves; the body parts."""
+    parts: list[bytes] = []
+    incoming: list[Message] = [{"type": "http.request", "body": body}]
+    never = asyncio.Event()
+
+    async def receive() -> Message:
+        if incoming:
+            return incoming.pop()
+        await never.wait()
+        return {"type": "http.disconnect"}  # pragma: no cover - the stream ends first
+
+    async def send(message: Message) -> None:
+        if message["type"] == "http.response.body":
+            parts.append(message["body"])
+
+    headers = [(b"content-type", b"application/json"), (b"accept", b"text/event-stream")]
+    await app({"type": "http", "method": "POST", "path": "/", "headers": headers}, receive, send)
+    return parts
+
+
+async def run_lifespan(app: App) -> list[str]:
+    """Start `app`'s lifespan and shut it down at once; what the app answered."""
+    answers: list[str] = []
+    incoming = iter([{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}])
+
+    async def receive() -> Message:
+        return next(incoming)
+
+    async def send(message: Message) -> None:
+        answers.append(message["type"])
+
+    await app({"type": "lifespan"}, receive, send)
+    return answers
+
+
+def test_a_plain_uvicorn_past_its_graceful_timeout_still_ends_the_stream(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    unwound: list[str] = []
+
+    async def agent(ctx: Ctx) -> None:
+        try:
+            ctx.say("working")
+            await asyncio.sleep(3600)
+        finally:
+            unwound.append(ctx.run_id)
+
+    ended: list[list[dict[str, Any]]] = []
+    with serving(asgi_app(agent)) as url:
+        port = urlsplit(url).port
+        assert port is not None
+        # uvicorn's loggers do not propagate: hear its own (once it has configured them).
+        logging.getLogger("uvicorn.error").addHandler(caplog.handler)
+        sock, answer = open_stream(port, "run-1")
+        reader = threading.Thread(target=lambda: ended.append(read_to_end(sock, answer)))
+        reader.start()
+        began = time.monotonic()
+    # uvicorn waited for the connection for its graceful timeout, then cancelled it.
+    reader.join(WAIT_SECONDS)
+    logging.getLogger("uvicorn.error").removeHandler(caplog.handler)
+
+    assert time.monotonic() - began < WAIT_SECONDS
+    assert unwound == ["run-1"]
+    assert ended[0][-1]["type"] == "RUN_FINISHED"
+    assert ended[0][-1]["outcome"] == {"type": "cancelled"}
+    assert any("timeout graceful shutdown exceeded" in r.getMessage() for r in caplog.records)
+
+
+def test_a_graceful_server_ends_the_runs_before_uvicorn_waits_on_their_connections(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    order: list[str] = []
+
+    async def agent(ctx: Ctx) -> None:
+        try:
+            ctx.say("working")
+            await asyncio.sleep(3600)
+        finally:
+            order.append("unwound")
+
+    app = asgi_app(agent)
+
+    async def before_shutdown() -> None:
+        order.append("hook")
+        await app.aclose()
+        order.append("runs ended")
+
+    config = uvicorn.Config(app, log_level="info", timeout_graceful_shutdown=60, **LIMITS)
+    logging.getLogger("uvicorn.error").addHandler(caplog.handler)  # it does not propagate
+    server = graceful_server(config, before_shutdown)
+    sock = listen("127.0.0.1", 0)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        for _ in range(int(WAIT_SECONDS * 100)):
+            if server.started:
+                break
+            time.sleep(0.01)
+        stream, answer = open_stream(sock.getsockname()[1], "run-1")
+        server.should_exit = True
+        events = read_to_end(stream, answer)
+    finally:
+        server.should_exit = True
+        thread.join(WAIT_SECONDS)
+        sock.close()
+        logging.getLogger("uvicorn.error").removeHandler(caplog.handler)
+
+    assert not thread.is_alive()
+    assert order == ["hook", "unwound", "runs ended"]
+    assert events[-1]["outcome"] == {"type": "cancelled"}
+    logged = [r.getMessage() for r in caplog.records if r.name == "uvicorn.error"]
+    assert not any("timeout graceful shutdown exceeded" in line for line in logged)
+
+
+def test_agui_serve_states_its_grace_period_in_its_help(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["serve", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+
+    assert status == 0
+    assert "--grace SECONDS on Ctrl-C or SIGTERM, how long the cancelled runs have" in text
+    assert "stopped with Ctrl-C or SIGTERM: the runs in flight are cancelled" in text
+
+
+@pytest.mark.parametrize(
+    ("given", "problem"),
+    [("-1", "-1 is not a duration"), ("inf", "inf is not a duration"), ("soon", "'soon'")],
+)
+def test_agui_serve_refuses_a_grace_that_is_not_a_duration(
+    given: str, problem: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(["serve", "x.py:agent", "--grace", given])
+
+    assert status == 2
+    assert problem in capsys.readouterr().err
+
+
+# uvicorn closes the cut connection's transport, which keeps its unsent frames until the client
+# reads them; its loop then stops with the transport still closing, which an in-thread server
+# leaves to the garbage collector (a server process exits there).
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_stream_whose_client_reads_nothing_is_cut_once_its_grace_is_over() -> None:
+    unwound: list[str] = []
+
+    async def agent(ctx: Ctx) -> None:
+        try:
+            with ctx.message() as message:
+                while True:  # until cancelled: the client reads nothing
+                    message.delta("v" * 65536)
+                    await ctx.writable()
+        finally:
+            unwound.append(ctx.run_id)
+
+    with serving(asgi_app(agent, cancel_grace=0.2)) as url:
+        port = urlsplit(url).port
+        assert port is not None
+        sock = socket.create_connection(("127.0.0.1", port), timeout=WAIT_SECONDS)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        sock.sendall(request_bytes("run-1"))
+        sock.recv(1024)  # the stream has begun
+    sock.close()
+    gc.collect()  # the transport uvicorn left closing goes here, not in a later test
+
+    assert unwound == ["run-1"]
+
+
+def test_agui_serve_takes_a_grace_in_seconds_five_by_default() -> None:
+    parser = argparse.ArgumentParser(prog="agui")
+    add_serve(parser.add_subparsers())
+
+    assert parser.parse_args(["serve", "x.py:agent", "--grace", "2.5"]).grace == 2.5
+    assert parser.parse_args(["serve", "x.py:agent"]).grace == 5
