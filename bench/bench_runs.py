@@ -7,8 +7,8 @@ and a one-message agent, each twice:
 - `/none/`, `/none-small/`: `agui.asgi_app(agent)`, no run log (every event goes straight from
   the run's queue to the socket);
 - `/redis/`, `/redis-small/`: `agui.asgi_app(agent, runs=RedisRunLog(url))`: every batch is
-  appended to Redis by the run's task (one script per batch), and the response is read back
-  from Redis (`XREAD BLOCK`), as a reader on any other worker would read it;
+  appended to Redis by the run's task (one script per batch), and the response is read from
+  the worker's local copy of what Redis accepted (a reader on another worker reads Redis);
 - `/_stats`: the server's own CPU time (`resource.getrusage`).
 
 The redis-server is the bench's own (a free loopback port, no persistence). Measured:

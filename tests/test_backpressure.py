@@ -28,7 +28,6 @@ from agui.agents import ToolLoopAgent
 from agui.agents.models import ScriptedModel, Turn
 from agui.agents.models.base import ChatDelta, ChatMessage
 from agui.asgi import Receive, Scope, Send, asgi_app
-from agui.asgi._admission import Message
 from agui.asgi._streaming import MAX_SEND_BYTES
 from agui.errors import UsageError
 from agui.events import CustomEvent, ToolCallResultEvent
@@ -36,6 +35,7 @@ from agui.messages import UserMessage
 from agui.sink import HIGH_WATER, EventReceiver
 from agui.testing import serving
 from agui.types import Tool
+from asgi_calls import post_in_process
 
 Ctx = RunContext[JsonValue]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
@@ -113,27 +113,6 @@ class CountingModel(ScriptedModel):
         async for delta in super().stream(messages, tools=tools, stop=stop):
             self.pulled += 1
             yield delta
-
-
-async def post_in_process(app: App, body: bytes) -> list[bytes]:
-    """POST `body` to `app` as ASGI, in process, with a client that never leaves; the body parts."""
-    parts: list[bytes] = []
-    incoming: list[Message] = [{"type": "http.request", "body": body}]
-    never = asyncio.Event()
-
-    async def receive() -> Message:
-        if incoming:
-            return incoming.pop()
-        await never.wait()
-        return {"type": "http.disconnect"}  # pragma: no cover - the stream ends first
-
-    async def send(message: Message) -> None:
-        if message["type"] == "http.response.body":
-            parts.append(message["body"])
-
-    headers = [(b"content-type", b"application/json"), (b"accept", b"text/event-stream")]
-    await app({"type": "http", "method": "POST", "path": "/", "headers": headers}, receive, send)
-    return parts
 
 
 # -- against a real uvicorn -------------------------------------------------------------------

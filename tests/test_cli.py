@@ -1539,6 +1539,20 @@ def render(*raw: dict[str, Any], state: Any = None) -> list[str]:
     return out.getvalue().splitlines()
 
 
+def test_a_subagent_is_named_by_its_start_or_by_its_id_when_its_start_was_not_seen() -> None:
+    lines = render(
+        {"type": "SUBAGENT_STARTED", "subagentRunId": "r-sub-1", "name": "researcher"},
+        {"type": "SUBAGENT_FINISHED", "subagentRunId": "r-sub-1"},
+        {"type": "SUBAGENT_FINISHED", "subagentRunId": "r-sub-9"},
+    )
+
+    assert lines == [
+        "[Subagent Started: researcher]",
+        "[Subagent Finished: researcher]",
+        "[Subagent Finished: r-sub-9]",
+    ]
+
+
 def test_every_kind_of_event_is_shown() -> None:
     lines = render(
         {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
@@ -1616,9 +1630,9 @@ def test_every_kind_of_event_is_shown() -> None:
         "[Custom: ping] null",
         '[Raw] {"x":"' + "y" * 293 + "…",
         "[Subagent Started: researcher]",
-        "[Subagent Finished: sa]",
+        "[Subagent Finished: researcher]",
         "[Subagent Started: writer]",
-        "[Subagent Error: sb] gave up",
+        "[Subagent Error: writer] gave up",
         "[Step Finished: plan]",
         "[Run Finished: cancelled]",
         '[Final State] {"n":null}',

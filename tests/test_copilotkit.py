@@ -32,6 +32,7 @@ import agui
 from agui.asgi import Receive, Scope, Send
 from agui.asgi._admission import Message
 from agui.testing import serving
+from node_clients import node
 
 JS_DIR = Path(__file__).parent / "js"
 SCRIPT = "copilotkit.mjs"
@@ -184,13 +185,7 @@ def servers() -> Generator[Servers, None, None]:
 
 
 def _node() -> str:
-    node = shutil.which("node")
-    if node is None or not (JS_DIR / "node_modules" / "@copilotkit" / "runtime").is_dir():
-        pytest.fail(
-            "the CopilotKit tests need node (>= 20) and tests/js/node_modules: "
-            "run `npm ci --prefix tests/js`"
-        )
-    return node
+    return node("@copilotkit/runtime", "the CopilotKit tests")
 
 
 def run_scenario(servers: Servers, scenario: str) -> Json:

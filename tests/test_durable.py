@@ -832,3 +832,48 @@ def test_serve_builds_the_memory_log_and_its_routes_answer(
     assert status == 200
     assert isinstance(thread, dict)
     assert thread["runIds"] == ["cli-r"]
+
+
+class CountingLog(MemoryRunLog):
+    """A memory log that notes how many frames each append carried."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sizes: list[int] = []
+
+    async def append(
+        self, run_id: str, frames: Sequence[bytes], *, thread: ThreadRecord | None = None
+    ) -> bool:
+        self.sizes.append(len(frames))
+        return await super().append(run_id, frames, thread=thread)
+
+
+def test_a_burst_waits_briefly_for_more_events_and_a_first_slow_or_last_batch_does_not() -> None:
+    async def scenario() -> list[int]:
+        log = CountingLog()
+        await log.begin("r", "t")
+        ctx: RunContext[JsonValue] = RunContext(RunAgentInput(thread_id="t", run_id="r"))
+
+        async def produce() -> None:
+            ctx.receiver.push(RunStartedEvent(thread_id="t", run_id="r"))
+            await asyncio.sleep(0.05)
+            for index in range(8):  # a burst: the log's task takes it, then waits for more
+                ctx.receiver.push(CustomEvent(name="burst", value=index))
+            await asyncio.sleep(0)
+            ctx.receiver.push(CustomEvent(name="late", value=None))  # joins the burst
+            await asyncio.sleep(0.05)
+            ctx.receiver.push(CustomEvent(name="slow", value=None))  # alone: goes at once
+            await asyncio.sleep(0.05)
+            for index in range(8):
+                ctx.receiver.push(CustomEvent(name="burst", value=index))
+            ctx.receiver.push(RunFinishedEvent(thread_id="t", run_id="r"))
+            ctx.receiver.close()
+
+        producer = asyncio.create_task(produce())
+        stopped: list[str] = []
+        await record_run(log, ctx.input, ctx, stopped.append)
+        await producer
+        assert stopped == []
+        return log.sizes
+
+    assert asyncio.run(scenario()) == [1, 9, 1, 9]

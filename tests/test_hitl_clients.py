@@ -25,6 +25,7 @@ from examples.travel import app as travel
 
 from agui.agents.loop import approval_result_id
 from agui.testing import serving
+from node_clients import node
 
 JS_DIR = Path(__file__).parent / "js"
 SCENARIO_SECONDS = 60.0
@@ -40,13 +41,7 @@ def urls() -> Iterator[dict[str, str]]:
 
 
 def _node() -> str:
-    node = shutil.which("node")
-    if node is None or not (JS_DIR / "node_modules" / "@ag-ui" / "client-legacy").is_dir():
-        pytest.fail(
-            "the human-in-the-loop client tests need node (>= 20) and tests/js/node_modules: "
-            "run `npm ci --prefix tests/js`"
-        )
-    return node
+    return node("@ag-ui/client-legacy", "the human-in-the-loop client tests")
 
 
 def drive(urls: dict[str, str], client: str, scenario: str) -> Json:

@@ -357,10 +357,10 @@ class Tab:
         assert self.requests
 
     def posts(self) -> list[dict[str, Any]]:
-        """The bodies of the page's POSTs, in order."""
+        """The bodies of the page's POSTs of run input, in order (not those to the run routes)."""
         bodies: list[dict[str, Any]] = []
         for request in self.requests:
-            if request.method == "POST":
+            if request.method == "POST" and "/runs/" not in request.url:
                 body = request.post_data
                 assert body is not None
                 bodies.append(json.loads(body))
@@ -570,6 +570,44 @@ def test_stop_aborts_the_request_and_the_server_cancels_the_run(tab: Tab) -> Non
         assert told == [request["runId"]]
         assert page.get_by_role("button", name="Send").is_enabled()
         assert page.get_by_role("button", name="Stop").is_disabled()
+        tab.assert_clean(url)
+
+
+@needs_chromium
+def test_stop_on_a_durable_run_cancels_it_on_the_server_and_reads_it_to_its_end(tab: Tab) -> None:
+    unwound = threading.Event()
+    seen: list[str] = []
+
+    async def slow(ctx: agui.RunContext[Any]) -> None:
+        try:
+            with ctx.message() as message:
+                for n in range(400):
+                    message.delta(f"word{n} ")
+                    await asyncio.sleep(0.05)
+        except BaseException as error:
+            seen.append(type(error).__name__)
+            raise
+        finally:
+            unwound.set()
+
+    app = agui.asgi_app(slow, inspector=True, runs=MemoryRunLog())
+    page = tab.page
+    with serving(app) as url, screenshot_on_failure(tab):
+        page.goto(url + "/")
+        send(page, "Take your time")
+        page.wait_for_function(
+            "() => (document.querySelector('article.role-assistant .content') || {})"
+            ".textContent?.includes('word3')"
+        )
+        page.get_by_role("button", name="Stop").click()
+        assert wait_outcome(page, "cancelled").startswith("Cancelled: the run stopped on purpose")
+
+        assert unwound.wait(SERVER_SECONDS), "the run did not unwind after the cancel"
+        assert seen == ["CancelledError"]
+        [posted] = tab.posts()
+        cancels = [r.url for r in tab.requests if r.method == "POST" and "/cancel" in r.url]
+        assert cancels == [f"{url}/runs/{posted['runId']}/cancel"]
+        assert page.get_by_role("button", name="Send").is_enabled()
         tab.assert_clean(url)
 
 

@@ -15,7 +15,14 @@ from agui.agents import ToolLoopAgent, tool
 from agui.agents.dispatch import NativeDispatcher
 from agui.agents.models import Call, ChatMessage, ScriptedModel, Turn
 from agui.events import Event, RunErrorEvent, RunFinishedEvent, TextMessageContentEvent
-from agui.messages import Message, ToolMessage, UserMessage
+from agui.messages import (
+    AssistantMessage,
+    FunctionCall,
+    Message,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 from agui.testing import assert_valid, collect, fold
 from agui.types import Context, SuccessOutcome, TokenUsage
 
@@ -556,3 +563,54 @@ def test_streamed_native_calls_are_answered_against_their_streamed_ids() -> None
         ("RUN_FINISHED", None),
     ]
     assert _wire(events)[-1]["outcome"] == {"type": "success", "pendingToolCallIds": ["p2"]}
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["assembled", "streamed"])
+def test_a_model_that_reuses_its_call_ids_gets_fresh_ones_and_the_run_stays_valid(
+    *, streamed: bool
+) -> None:
+    model = ScriptedModel(
+        [
+            Turn.tool_calls(Call("get_weather", {"location": "Paris"}, id="call_0")),
+            Turn.tool_calls(Call("get_weather", {"location": "Rome"}, id="call_0")),
+            Turn.text("Both sunny."),
+        ]
+    )
+    agent = ToolLoopAgent(
+        model, tools=[get_weather], dispatcher=NativeDispatcher(stream_tool_calls=streamed)
+    )
+
+    events = asyncio.run(collect(agent, _input()))
+
+    assert_valid(events)
+    starts = [e["toolCallId"] for e in _wire(events) if e["type"] == "TOOL_CALL_START"]
+    results = [e["toolCallId"] for e in _wire(events) if e["type"] == "TOOL_CALL_RESULT"]
+    assert starts[0] == "call_0"
+    assert starts[1] != "call_0"
+    assert results == starts
+
+
+def test_a_model_call_id_the_history_holds_is_replaced() -> None:
+    earlier = AssistantMessage(
+        id="a0",
+        tool_calls=[
+            ToolCall(id="call_0", function=FunctionCall(name="get_weather", arguments="{}"))
+        ],
+    )
+    answered = ToolMessage(id="t0", tool_call_id="call_0", content="Rainy")
+    question = UserMessage(id="u2", content="And now?")
+    # The script's turns count the history's assistant turns: the first stands for `earlier`.
+    model = ScriptedModel(
+        [
+            Turn.text("(the earlier turn)"),
+            Turn.tool_calls(Call("get_weather", {"location": "Paris"}, id="call_0")),
+            Turn.text("Ok."),
+        ]
+    )
+    agent = ToolLoopAgent(model, tools=[get_weather])
+
+    events = asyncio.run(collect(agent, _input(messages=[earlier, answered, question])))
+
+    assert_valid(events)
+    [start] = [e for e in _wire(events) if e["type"] == "TOOL_CALL_START"]
+    assert start["toolCallId"] == "r1-call-1"

@@ -184,7 +184,7 @@ def ci_commands() -> list[str]:
 def test_the_readme_develop_section_is_what_ci_runs() -> None:
     commands = readme_develop_commands()
 
-    assert commands == ["scripts/setup-dev", "scripts/check"]
+    assert commands == ["scripts/setup-dev", "scripts/check", "scripts/llm-lane"]
     assert ci_commands() == commands
     for command in commands:
         script = ROOT / command

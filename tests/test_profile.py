@@ -34,6 +34,7 @@ from agui.messages import ImagePart, TextPart, UrlSource
 from agui.testing import fold, serving
 from agui.transform import FilterToolCalls
 from agui.types import CancelledOutcome, SuccessOutcome
+from node_clients import node
 
 Ctx = RunContext[JsonValue]
 JS_DIR = Path(__file__).parent / "js"
@@ -327,13 +328,7 @@ def test_a_stopped_run_ends_as_cancelled_in_1_0_and_as_a_marked_success_before()
 
 
 def _node() -> str:
-    node = shutil.which("node")
-    if node is None or not (JS_DIR / "node_modules" / "@ag-ui" / "client-legacy").is_dir():
-        pytest.fail(
-            "the TypeScript client tests need node (>= 20) and tests/js/node_modules: "
-            "run `npm ci --prefix tests/js`"
-        )
-    return node
+    return node("@ag-ui/client-legacy", "the TypeScript client tests")
 
 
 def run_client(client: str, url: str, *messages: str) -> dict[str, Any]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import shutil
 import struct
 import subprocess
 import sys
@@ -102,6 +101,7 @@ from agui.types import (
     TokenUsage,
     Tool,
 )
+from node_clients import node
 
 JS_DIR = Path(__file__).parent / "js"
 DATA: JsonValue = {"n": 3, "x": 2.5, "none": None, "ok": True, "list": [1, "two", [], {}]}
@@ -275,13 +275,7 @@ def wire(event: Event) -> dict[str, JsonValue]:
 
 
 def _node() -> str:
-    node = shutil.which("node")
-    if node is None or not (JS_DIR / "node_modules" / "@ag-ui" / "proto").is_dir():
-        pytest.fail(
-            "the protobuf tests need node (>= 20) and tests/js/node_modules: "
-            "run `npm ci --prefix tests/js`"
-        )
-    return node
+    return node("@ag-ui/proto", "the protobuf tests")
 
 
 def official(mode: Literal["decode", "encode"], data: bytes) -> bytes:

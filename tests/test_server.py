@@ -38,6 +38,7 @@ from agui.capabilities import AgentCapabilities, IdentityCapabilities
 from agui.messages import UserMessage
 from agui.sse import event_json
 from agui.testing import assert_valid, collect, fold, serving
+from node_clients import node
 
 Ctx = RunContext[JsonValue]
 App = Callable[[MutableMapping[str, Any], Any, Any], Awaitable[None]]
@@ -214,13 +215,7 @@ async def showcase(ctx: Ctx) -> RunOutcome:
 
 
 def _node() -> str:
-    node = shutil.which("node")
-    if node is None or not (JS_DIR / "node_modules" / "@ag-ui" / "client").is_dir():
-        pytest.fail(
-            "the TypeScript client test needs node (>= 20) and tests/js/node_modules: "
-            "run `npm ci --prefix tests/js`"
-        )
-    return node
+    return node("@ag-ui/client", "the TypeScript client tests")
 
 
 @pytest.mark.parametrize(

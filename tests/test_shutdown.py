@@ -36,6 +36,7 @@ from agui.asgi._server import LIMITS, graceful_server, listen
 from agui.cli import main
 from agui.cli._serve import add_serve
 from agui.testing import serving
+from asgi_calls import post_in_process
 
 Ctx = RunContext[JsonValue]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
@@ -175,27 +176,6 @@ def test_the_lifespans_shutdown_ends_the_streams_in_flight() -> None:
         last = b"".join(parts).strip().rsplit(b"\n\n", 1)[-1]
         assert json.loads(last.removeprefix(b"data: "))["outcome"] == {"type": "cancelled"}
         assert parts[-1] == b""  # the response ended
-
-
-async def post_in_process(app: App, body: bytes) -> list[bytes]:
-    """POST `body` to `app` as ASGI, in process, with a client that never leaves; the body parts."""
-    parts: list[bytes] = []
-    incoming: list[Message] = [{"type": "http.request", "body": body}]
-    never = asyncio.Event()
-
-    async def receive() -> Message:
-        if incoming:
-            return incoming.pop()
-        await never.wait()
-        return {"type": "http.disconnect"}  # pragma: no cover - the stream ends first
-
-    async def send(message: Message) -> None:
-        if message["type"] == "http.response.body":
-            parts.append(message["body"])
-
-    headers = [(b"content-type", b"application/json"), (b"accept", b"text/event-stream")]
-    await app({"type": "http", "method": "POST", "path": "/", "headers": headers}, receive, send)
-    return parts
 
 
 async def run_lifespan(app: App) -> list[str]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 from collections.abc import Iterable, Sequence
 from typing import cast
 
@@ -202,10 +203,9 @@ class _Reducer:
         return self.thread.records()
 
     def apply(self, event: Event) -> None:
-        wire = cast("_Record", event.model_dump(mode="json"))
-        handler = getattr(self, "_on_" + event.type.lower(), None)
-        if handler is not None:
-            handler(wire)
+        handler = getattr(self, _handler_name(event.type), None)
+        if handler is not None:  # an event the fold ignores is not even dumped
+            handler(cast("_Record", event.model_dump(mode="json")))
         if isinstance(event, RunFinishedEvent):
             self.outcome = event.outcome
         elif isinstance(event, RunErrorEvent):
@@ -406,6 +406,11 @@ class _Reducer:
                 target = None
         if target is not None:
             target["encryptedValue"] = wire["encryptedValue"]
+
+
+@functools.cache
+def _handler_name(event_type: str) -> str:
+    return "_on_" + event_type.lower()
 
 
 def _copy_optional(source: _Record, target: _Record, *keys: str) -> None:

@@ -19,7 +19,7 @@ from agui.agents.models.base import (
     ToolCallDelta,
     UsageDelta,
 )
-from agui.agents.turn import TurnWriter
+from agui.agents.turn import TurnWriter, own_call_id
 from agui.events import ToolCallArgsEvent, ToolCallEndEvent, ToolCallStartEvent
 from agui.types import TokenUsage
 
@@ -39,14 +39,18 @@ class CallStreamer(Generic[S]):
         """Send what is new of `call`: its START once it has a name, then its new fragments."""
         if not call.name:
             return
-        call_id, count = self.sent.get(id(call), (call.id or self.writer.call_id(position), -1))
-        if count < 0:
+        sent = self.sent.get(id(call))
+        if sent is None:
+            # The model's own id, unless the thread already has it (see `own_call_id`).
+            call_id = own_call_id(self.writer.ctx, call.id) or self.writer.call_id(position)
             parent = self.writer.parent_id
             start = ToolCallStartEvent(
                 tool_call_id=call_id, tool_call_name=call.name, parent_message_id=parent
             )
             self.writer.ctx.emit(start)
             count = 0
+        else:
+            call_id, count = sent
         for part in call.parts[count:]:
             self.writer.ctx.emit(ToolCallArgsEvent(tool_call_id=call_id, delta=part))
         self.sent[id(call)] = (call_id, len(call.parts))

@@ -54,7 +54,7 @@ from agui.agents.dispatch import (
 )
 from agui.agents.models.base import ChatMessage, ChatModel
 from agui.agents.tools import BackendTool, Toolbox, ToolResult
-from agui.agents.turn import TurnWriter
+from agui.agents.turn import TurnWriter, own_call_id
 from agui.context import RunContext
 from agui.errors import AgentError
 from agui.messages import Message
@@ -211,7 +211,9 @@ class ToolLoopAgent:
     def _open_and_end(self, ctx: RunContext[S], call: ParsedCall, parent: str | None) -> str:
         if call.started and call.id is not None:
             return call.id
-        with ctx.tool_call(call.name, call_id=call.id, parent_message_id=parent) as handle:
+        with ctx.tool_call(
+            call.name, call_id=own_call_id(ctx, call.id), parent_message_id=parent
+        ) as handle:
             handle.args(call.arguments)
             handle.end()
         return handle.id
@@ -227,7 +229,9 @@ class ToolLoopAgent:
             result = await ctx.until_cancelled(self._result(ctx, call, backend, call.id))
             ctx.tool_result(call.id, result.content)
             return CallResult(call.id, call.name, call.arguments, result)
-        with ctx.tool_call(call.name, call_id=call.id, parent_message_id=parent) as handle:
+        with ctx.tool_call(
+            call.name, call_id=own_call_id(ctx, call.id), parent_message_id=parent
+        ) as handle:
             handle.args(call.arguments)
             result = await ctx.until_cancelled(self._result(ctx, call, backend, handle.id))
             handle.result(result.content)

@@ -22,13 +22,34 @@ from agui.context import RunContext
 from agui.events import CustomEvent
 from agui.handles import MessageHandle, ReasoningHandle
 
-__all__ = ["WARNING_EVENT", "TurnWriter", "emit_warning"]
+__all__ = ["WARNING_EVENT", "TurnWriter", "emit_warning", "own_call_id"]
 
 S = TypeVar("S")
 _log = logging.getLogger("agui")
 
 WARNING_EVENT = "agui.warning"
 """The name of the CUSTOM event that reports model output agui had to skip."""
+
+
+def own_call_id(ctx: RunContext[S], given: str | None) -> str | None:
+    """The id a model's call goes out under: the model's own, unless the thread already has it.
+
+    Models number their calls per response (`call_0`, again in every turn, for some local
+    models), and a call id reused in a thread would overwrite the earlier call in a client.
+    `None` lets the context mint one (`{run_id}-call-N`).
+
+    Examples:
+        >>> from agui import RunAgentInput, RunContext
+        >>> ctx, _ = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+        >>> with ctx.tool_call("f", call_id="call_0") as call:
+        ...     call.result_json(1)
+        'r-msg-1'
+        >>> own_call_id(ctx, "call_1"), own_call_id(ctx, "call_0"), own_call_id(ctx, None)
+        ('call_1', None, None)
+    """
+    if given is None or ctx.verifier.knows_tool_call(given):
+        return None
+    return given
 
 
 def emit_warning(ctx: RunContext[S], message: str, **detail: JsonValue) -> None:

@@ -15,17 +15,16 @@ origin and authorization checks: the events of a run from an id onwards, a cance
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Generic, TypeVar, cast
+from typing import Generic, TypeVar
 
-from pydantic import JsonValue, TypeAdapter
+from pydantic import JsonValue
 
 from agui._record import Item
 from agui.asgi._admission import Receive, Refusal, Scope, Send, check_accept, send_refusal
-from agui.asgi._encoding import Encoding, event_of
+from agui.asgi._encoding import Encoding
 from agui.asgi._following import Follower
 from agui.asgi._origins import OriginPolicy
 from agui.asgi._routes import Route, parse_route, resume_after
@@ -33,19 +32,11 @@ from agui.asgi._streaming import Streamer, TransformerFactory, log_failure, try_
 from agui.cancellation import CancellationToken
 from agui.context import RunContext
 from agui.errors import AguiError, RunLogError
-from agui.events import (
-    Event,
-    ReasoningMessageContentEvent,
-    RunErrorEvent,
-    RunFinishedEvent,
-    TextMessageContentEvent,
-    ToolCallArgsEvent,
-)
-from agui.fold import fold
-from agui.messages import Message
+from agui.events import RunErrorEvent, RunFinishedEvent
 from agui.runner import AgentLike, drive
-from agui.runs import Page, RunLog, ThreadRecord
+from agui.runs import Page, RunLog
 from agui.runs._tail import Tail
+from agui.runs._thread import RunEvents, thread_after
 from agui.sse import event_json, item_json
 from agui.types import RunAgentInput
 
@@ -63,11 +54,14 @@ Admission = tuple[
 """The endpoint's encodings, origin policy and authorization check, which the routes pass."""
 
 _log = logging.getLogger("agui.asgi")
-_MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 _UNSERIALIZABLE = event_json(
     RunErrorEvent(message="an event could not be serialized", code="SERIALIZATION_ERROR")
 )
 _Stop = Callable[[str], None]
+_BURST = 8
+"""A batch of this many items or more is a burst: the items after it within `_LINGER` join it."""
+_LINGER = 0.002
+"""Seconds a burst waits for more (an append costs about 0.1 ms of this process's CPU)."""
 
 
 class Durable(Generic[S]):
@@ -259,17 +253,29 @@ async def _renew(log: RunLog, run_id: str, stop: _Stop) -> None:
 async def record_run(
     log: RunLog, run_input: RunAgentInput, ctx: RunContext[S], stop: _Stop
 ) -> None:
-    """Append each batch the run queues; the one with the terminal event ends the run."""
-    items: list[Item] = []
-    async for batch in ctx.receiver.item_batches():
+    """Append each batch the run queues; the one with the terminal event ends the run.
+
+    An append costs a round trip whatever it holds, so when the agent emits faster than the
+    log takes its batches (a batch of `_BURST` items or more), what follows within `_LINGER`
+    goes in the same append. The run's first batch and its last go at once, and so does a slow
+    agent's every event: a burst is the only thing that waits.
+    """
+    events = RunEvents()
+    started = False
+    async for taken in ctx.receiver.item_batches():
+        batch = taken
+        if started and len(batch) >= _BURST and not _ends(batch):
+            await asyncio.sleep(_LINGER)
+            batch = [*batch, *ctx.receiver.drain_items()]
         frames, broken = batch_frames(batch)
-        items += batch[: len(frames)]
+        events.add(batch[: len(frames)])
+        started = True
         if broken:
             stop("an event could not be serialized")
             frames.append(_UNSERIALIZABLE)
-        final = broken or isinstance(batch[-1], (RunFinishedEvent, RunErrorEvent))
+        final = broken or _ends(batch)
         try:
-            thread = await _thread_after(log, run_input, items) if final else None
+            thread = await thread_after(log, run_input, events.events()) if final else None
             written = await log.append(run_input.run_id, frames, thread=thread)
         except RunLogError:
             _log.exception("run %s could not be written to its log; stopping it", run_input.run_id)
@@ -281,59 +287,8 @@ async def record_run(
             break
 
 
-async def _thread_after(log: RunLog, run_input: RunAgentInput, items: list[Item]) -> ThreadRecord:
-    """The thread's record once this run is added: messages received and added, the state."""
-    prior = await log.thread(run_input.thread_id)
-    held: list[JsonValue] = [] if prior is None else list(prior.messages)
-    known = {str(m.get("id")) for m in held if isinstance(m, dict)}
-    held += [m.model_dump(mode="json") for m in run_input.messages if m.id not in known]
-    given_state = run_input.state
-    folded = fold(
-        _merged(items),
-        messages=_MESSAGES.validate_python(held),
-        state=given_state if given_state is not None or prior is None else prior.state,
-    )
-    return ThreadRecord(
-        run_input.thread_id,
-        messages=[m.model_dump(mode="json") for m in folded.messages],
-        state=folded.state,
-        run_ids=[*([] if prior is None else prior.run_ids), run_input.run_id],
-    )
-
-
-def _merged(items: list[Item]) -> list[Event]:
-    """The run's events with each run of deltas of one block as one: the same fold, far cheaper.
-
-    Examples:
-        >>> from agui._record import Kind
-        >>> merged = _merged([(Kind.TEXT_CONTENT, "m", "He"), (Kind.TEXT_CONTENT, "m", "llo")])
-        >>> [(type(e).__name__, e.delta) for e in merged]
-        [('TextMessageContentEvent', 'Hello')]
-        >>> args = [ToolCallArgsEvent(tool_call_id="c", delta=part) for part in ('{"a"', ":1}")]
-        >>> [e.delta for e in _merged(args)]
-        ['{"a":1}']
-    """
-    merged: list[Event] = []
-    for key, group in itertools.groupby(map(event_of, items), _block):
-        if key is None:
-            merged.extend(group)
-            continue
-        parts = list(group)
-        delta = "".join(cast("_Delta", part).delta for part in parts)
-        merged.append(parts[0].model_copy(update={"delta": delta}))
-    return merged
-
-
-_Delta = TextMessageContentEvent | ToolCallArgsEvent | ReasoningMessageContentEvent
-
-
-def _block(event: Event) -> tuple[str, str] | None:
-    """The block a delta adds to, or `None` for any other event (each is a group of its own)."""
-    if isinstance(event, (TextMessageContentEvent, ReasoningMessageContentEvent)):
-        return event.type, event.message_id
-    if isinstance(event, ToolCallArgsEvent):
-        return event.type, event.tool_call_id
-    return None
+def _ends(batch: list[Item]) -> bool:
+    return isinstance(batch[-1], (RunFinishedEvent, RunErrorEvent))
 
 
 def batch_frames(batch: list[Item]) -> tuple[list[bytes], bool]:

@@ -33,15 +33,12 @@ import contextlib
 import contextvars
 import logging
 from collections.abc import Callable, Generator, Sequence
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, cast
 
 from agui.events import (
-    AttributableEvent,
     Event,
+    EventType,
     RunFinishedEvent,
-    SubagentErrorEvent,
-    SubagentFinishedEvent,
-    SubagentStartedEvent,
     ToolCallResultEvent,
 )
 from agui.messages import TextPart
@@ -58,7 +55,12 @@ ProtocolSetting = Literal["auto", "1.0", "0.x"]
 PEER: contextvars.ContextVar[bool] = contextvars.ContextVar("agui_legacy_peer", default=False)
 """Whether the request being served is a legacy peer's (set by the endpoint per request)."""
 
-_SUBAGENT_EVENTS = (SubagentStartedEvent, SubagentFinishedEvent, SubagentErrorEvent)
+_SUBAGENT_TYPES = frozenset(
+    kind.value
+    for kind in (EventType.SUBAGENT_STARTED, EventType.SUBAGENT_FINISHED, EventType.SUBAGENT_ERROR)
+)
+# Plain strings: comparing with a `str` enum member costs several times a string compare.
+_RESULT, _FINISHED = EventType.TOOL_CALL_RESULT.value, EventType.RUN_FINISHED.value
 
 
 def is_legacy(run_input: RunAgentInput, setting: ProtocolSetting) -> bool:
@@ -123,7 +125,7 @@ class LegacyProfile:
     """Downgrade a 1.0 stream to what a pre-1.0 client accepts (see the module docstring).
 
     Examples:
-        >>> from agui.events import TextMessageStartEvent
+        >>> from agui.events import SubagentStartedEvent, TextMessageStartEvent
         >>> profile = LegacyProfile()
         >>> profile.transform(SubagentStartedEvent(subagent_run_id="s1", name="researcher"))
         []
@@ -137,15 +139,22 @@ class LegacyProfile:
     pipeline keeps such a run's records on their fast path, past the chain."""
 
     def transform(self, event: Event) -> Sequence[Event]:
-        if isinstance(event, _SUBAGENT_EVENTS):
+        # Read by `type` first: nearly every event passes, and a pydantic class's `isinstance`
+        # costs tens of nanoseconds per class when it does not match.
+        kind = event.type
+        if kind in _SUBAGENT_TYPES:
             return []
-        if isinstance(event, AttributableEvent) and event.subagent_run_id is not None:
+        if getattr(event, "subagent_run_id", None) is not None:
             event = event.model_copy(update={"subagent_run_id": None})
-        if isinstance(event, ToolCallResultEvent) and not isinstance(event.content, str):
-            return [event.model_copy(update={"content": _flattened(event)})]
-        if isinstance(event, RunFinishedEvent) and isinstance(event.outcome, CancelledOutcome):
-            metadata = {**(event.metadata or {}), "outcome": "cancelled"}
-            return [event.model_copy(update={"outcome": None, "metadata": metadata})]
+        if kind == _RESULT:
+            result = cast("ToolCallResultEvent", event)
+            if not isinstance(result.content, str):
+                return [result.model_copy(update={"content": _flattened(result)})]
+        elif kind == _FINISHED:
+            finished = cast("RunFinishedEvent", event)
+            if isinstance(finished.outcome, CancelledOutcome):
+                metadata = {**(finished.metadata or {}), "outcome": "cancelled"}
+                return [finished.model_copy(update={"outcome": None, "metadata": metadata})]
         return [event]
 
 

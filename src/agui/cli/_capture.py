@@ -33,6 +33,7 @@ from agui.client import SSEParser
 from agui.errors import CaptureError, DecodeError, ProtocolViolation, UnknownEventType
 from agui.events import Event, RunStartedEvent
 from agui.messages import UserMessage
+from agui.runner import PROTOCOL_VERSION
 from agui.sse import SSE_MEDIA_TYPE
 from agui.types import RunAgentInput, Tool
 from agui.verify import Rule, Verifier
@@ -252,7 +253,11 @@ def _sse_capture(data: bytes) -> Capture:
 def run_input(
     *, message: str | None = None, state: JsonValue = None, tools: Sequence[str] = ()
 ) -> RunAgentInput:
-    """A minimal run input: one user message, the state, and tools offered by name."""
+    """A minimal run input: one user message, the state, and tools offered by name.
+
+    It declares AG-UI 1.0, which the command reads (subagents included): an endpoint that
+    downgrades requests without a version would otherwise send the pre-1.0 stream.
+    """
     suffix = uuid.uuid4().hex[:8]
     offered = [
         Tool(
@@ -268,6 +273,7 @@ def run_input(
         messages=[UserMessage(id="user-1", content=message)] if message else [],
         state=state,
         tools=offered,
+        protocol_version=PROTOCOL_VERSION,
     )
 
 

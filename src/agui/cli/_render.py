@@ -54,6 +54,7 @@ class Renderer:
         self._pending_prefix: dict[str, str] = {}
         self._calls: dict[str, tuple[str, list[str]]] = {}  # id -> (name, argument pieces)
         self._names: dict[str, str] = {}
+        self._subagent_names: dict[str, str] = {}  # subagent run id -> its name
         self._shown: set[str] = set()  # open calls already shown, by an event inside them
         self._chunk_call: str | None = None
         self._chunk_text: str | None = None
@@ -152,12 +153,22 @@ class Renderer:
             "ACTIVITY_DELTA": lambda e: self.line(
                 f"[Activity Delta: {e.activity_type}] {_short(compact(_dump(e.patch)))}"
             ),
-            "SUBAGENT_STARTED": lambda e: self.line(f"[Subagent Started: {e.name}]"),
-            "SUBAGENT_FINISHED": lambda e: self.line(f"[Subagent Finished: {e.subagent_run_id}]"),
+            "SUBAGENT_STARTED": self._subagent_started,
+            "SUBAGENT_FINISHED": lambda e: self.line(
+                f"[Subagent Finished: {self._subagent(e.subagent_run_id)}]"
+            ),
             "SUBAGENT_ERROR": lambda e: self.line(
-                f"[Subagent Error: {e.subagent_run_id}] {_short(e.message)}"
+                f"[Subagent Error: {self._subagent(e.subagent_run_id)}] {_short(e.message)}"
             ),
         }
+
+    def _subagent_started(self, event: ev.SubagentStartedEvent) -> None:
+        self._subagent_names[event.subagent_run_id] = event.name
+        self.line(f"[Subagent Started: {event.name}]")
+
+    def _subagent(self, subagent_run_id: str) -> str:
+        """A subagent by the name it started with (its id when its start was not seen)."""
+        return self._subagent_names.get(subagent_run_id, subagent_run_id)
 
     # -- the run ---------------------------------------------------------------------------
 

@@ -157,6 +157,9 @@ class AGUIClient:
     async def stream(self, input: RunAgentInput) -> AsyncGenerator[Event, None]:  # noqa: A002
         """POST `input` and yield each event of the answer as it arrives.
 
+        An input without `protocol_version` goes out declaring "1.0", the protocol this client
+        reads, so that a server which downgrades for older clients sends it the 1.0 stream.
+
         Stop early with `aclose()` on the iterator (or `contextlib.aclosing`); that closes the
         connection, which an agui server takes as a disconnect.
 

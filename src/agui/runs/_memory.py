@@ -37,7 +37,9 @@ class _Run:
     owner: str
     lease_until: float
     expires: float
-    frames: list[tuple[int, bytes]] = dataclasses.field(default_factory=list[tuple[int, bytes]])
+    # The frames alone, the last one's id `last`: bytes, which the garbage collector never
+    # walks, where (id, frame) pairs would be thousands of tuples a run for it to visit.
+    frames: list[bytes] = dataclasses.field(default_factory=list[bytes])
     last: int = 0
     live: bool = True
     cancel: bool = False
@@ -140,8 +142,7 @@ class MemoryRunLog:
         return True
 
     def _add(self, run: _Run, frames: Sequence[bytes]) -> None:
-        start = run.last + 1
-        run.frames.extend(zip(range(start, start + len(frames)), frames, strict=True))
+        run.frames.extend(frames)
         run.last += len(frames)
         excess = len(run.frames) - self.settings.maxlen
         if excess > 0:
@@ -180,8 +181,9 @@ class MemoryRunLog:
                 await asyncio.wait_for(waiter, wait)
             with contextlib.suppress(ValueError):  # gone already when an append woke it
                 run.waiters.remove(waiter)
-        first = run.frames[0][0] if run.frames else run.last + 1
-        frames = run.frames[max(0, after + 1 - first) :]
+        first = run.last - len(run.frames) + 1
+        skip = max(0, after + 1 - first)
+        frames = list(zip(range(first + skip, run.last + 1), run.frames[skip:], strict=True))
         return Page(frames, ended=not run.live)
 
     def _settle(self, run_id: str, run: _Run) -> None:

@@ -247,6 +247,21 @@ class Verifier:
         """
         return self._ledger.unheld(TEXT)
 
+    def knows_tool_call(self, call_id: str) -> bool:
+        """Whether `call_id` is taken: in the run input's history or started in this stream.
+
+        A tool call's id is unique in its thread (rule `tool-call-id-reused`); the tool loop
+        asks this before it sends a call under the id a model gave it.
+
+        Examples:
+            >>> from agui.events import ToolCallStartEvent
+            >>> verifier = Verifier(started=("t", "r"), known_tool_call_ids=["c0"])
+            >>> verifier.observe(ToolCallStartEvent(tool_call_id="c1", tool_call_name="f"))
+            >>> [verifier.knows_tool_call(call) for call in ("c0", "c1", "c2")]
+            [True, True, False]
+        """
+        return call_id in self._ledger.known_calls
+
     @property
     def open_tool_calls(self) -> tuple[str, ...]:
         """Tool calls that need a `TOOL_CALL_END`, in the order they opened.

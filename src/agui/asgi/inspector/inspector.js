@@ -1484,8 +1484,27 @@
       this.run({ tools, resume });
     }
 
+    // A durable run (its frames are numbered) outlives the connection, so leaving would not stop
+    // it: Stop asks the server to cancel it and reads the stream on to its RUN_FINISHED.
     stop() {
-      if (this.controller) this.controller.abort();
+      const durable = this.record && this.record.lastEventId !== null;
+      if (durable) this.cancelDurable(this.record.runId);
+      else if (this.controller) this.controller.abort();
+    }
+
+    async cancelDurable(runId) {
+      const base = window.location.pathname.replace(/\/+$/, '');
+      const headers = {};
+      const auth = $('auth').value.trim();
+      if (auth) headers.Authorization = auth;
+      let answered = false;
+      try {
+        const response = await fetch(`${base}/runs/${encodeURIComponent(runId)}/cancel`, { method: 'POST', headers, cache: 'no-store' });
+        answered = response.ok || response.status === 409; // 409: it had ended already
+      } catch {
+        // the server cannot be asked: leaving is all that is left
+      }
+      if (!answered && this.controller) this.controller.abort();
     }
 
     newThread() {
