@@ -1054,3 +1054,22 @@ def shared_endpoint() -> Generator[tuple[FakeEndpoint, str], None, None]:
     endpoint = FakeEndpoint([])
     with serving_in_a_thread(endpoint) as base_url:
         yield endpoint, base_url
+
+
+def test_a_model_without_credentials_ends_the_run_with_an_authentication_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    agent = ToolLoopAgent(AnthropicModel("claude-sonnet-4-5"))
+    question = RunAgentInput(
+        thread_id="t", run_id="r", messages=[UserMessage(id="u1", content="Hi")]
+    )
+
+    events = asyncio.run(collect(agent, question))
+
+    assert_valid(events)
+    error = events[-1]
+    assert isinstance(error, RunErrorEvent)
+    assert error.code == "MODEL_AUTHENTICATION"
+    assert "set ANTHROPIC_API_KEY, or pass api_key=" in error.message

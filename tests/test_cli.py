@@ -486,6 +486,9 @@ def test_an_agent_without_a_readable_signature_is_given_the_benefit_of_the_doubt
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     del project
+    # Imported first: the patch below is of `inspect` itself, and an import under it would
+    # fail where Python reads signatures too (3.11.2's dataclasses, for a class's docstring).
+    load_target("agents:two_arguments")
 
     def unreadable(_function: object) -> inspect.Signature:
         message = "no signature found"

@@ -202,6 +202,7 @@ class AnthropicModel:
         import httpx2  # noqa: PLC0415 - the SDK's HTTP client, there whenever the SDK is
 
         body = self.request_body(messages, tools, stop=stop)
+        self._check_credentials()
         # A client made here is made per request and closed after it, so that no connection
         # outlives the stream; a client given to the model is the caller's to close.
         fresh = anthropic.DefaultAsyncHttpxClient() if self._owned else None
@@ -243,6 +244,15 @@ class AnthropicModel:
         finally:
             if self._owned:
                 await client.close()
+
+    def _check_credentials(self) -> None:
+        # Without a key the SDK raises a TypeError at the request, which reads as agent code's.
+        if self._owned and self.client.api_key is None and self.client.auth_token is None:
+            message = (
+                f"no API key for the model API at {self.base_url}: set ANTHROPIC_API_KEY, or "
+                "pass api_key= (or a client of your own) to AnthropicModel"
+            )
+            raise ModelAuthenticationError(message)
 
     def _check(self, content_type: str) -> None:
         if content_type.startswith("application/json"):
