@@ -392,6 +392,50 @@ def test_a_transformer_that_rewrites_published_state_keeps_the_baseline_right() 
     assert client_view(drained) == ctx.state
 
 
+def test_a_transformer_that_copies_published_appends_does_not_apply_them_twice() -> None:
+    ctx, events = RunContext.new(
+        RunAgentInput(thread_id="t", run_id="r", state={"items": [], "pad": "x" * 200}),
+        transformers=[Restamp()],
+    )
+    ctx.publish_state()
+    for n in range(4):
+        cast("list[int]", as_dict(ctx.state)["items"]).append(n)
+        ctx.publish_state()
+    drained = events.drain()
+    assert types_of(drained) == [EventType.STATE_SNAPSHOT] + [EventType.STATE_DELTA] * 4
+    assert client_view(drained) == ctx.state == {"items": [0, 1, 2, 3], "pad": "x" * 200}
+
+
+class Rewritten:
+    """A transformer that sends a patch of its own in place of the first published delta."""
+
+    def __init__(self) -> None:
+        self.done = False
+
+    def transform(self, event: Event) -> Sequence[Event]:
+        if isinstance(event, StateDeltaEvent) and not self.done:
+            self.done = True
+            patch = [{"op": "add", "path": "/items/-", "value": "theirs"}]
+            return (StateDeltaEvent.model_validate({"delta": patch}),)
+        return (event,)
+
+
+def test_a_patch_a_transformer_sends_in_place_of_a_publish_makes_the_next_publish_resync() -> None:
+    ctx, events = RunContext.new(
+        RunAgentInput(thread_id="t", run_id="r", state={"items": [], "pad": "x" * 200}),
+        transformers=[Rewritten()],
+    )
+    ctx.publish_state()
+    cast("list[object]", as_dict(ctx.state)["items"]).append(0)
+    ctx.publish_state()  # a delta, replaced on its way out
+    cast("list[object]", as_dict(ctx.state)["items"]).append(1)
+    ctx.publish_state()
+    drained = events.drain()
+    snapshot, delta = EventType.STATE_SNAPSHOT, EventType.STATE_DELTA
+    assert types_of(drained) == [snapshot, delta, snapshot]
+    assert client_view(drained) == ctx.state
+
+
 class DropFirstState:
     """A transformer that drops the first STATE event it sees."""
 

@@ -74,7 +74,7 @@ from agui.sink import EventReceiver
 from agui.transform import Transformer, apply_transformers
 from agui.verify import Verifier
 
-__all__ = ["Block", "Pipeline"]
+__all__ = ["Block", "Pipeline", "carries_state"]
 
 _ENDS = frozenset((Kind.TEXT_END, Kind.TOOL_END))
 
@@ -354,7 +354,7 @@ class _Attributed(Pipeline[B]):
 
     def _track(self, event: Event) -> None:
         sending = self._sending
-        if sending is not None and _carries(event, sending[1]):
+        if sending is not None and carries_state(event, sending[1]):
             # The owner compares what left with what it published, which had no id stamped
             # (nor went through a transformer that copied it, as the legacy profile does).
             self._on_state(cast("StateSnapshotEvent | StateDeltaEvent", sending[1]))
@@ -362,10 +362,18 @@ class _Attributed(Pipeline[B]):
         super()._track(event)
 
 
-def _carries(event: Event, published: Event) -> bool:
+def carries_state(event: Event, published: Event) -> bool:
     """Whether `event` is `published`, or a copy of it that carries the same state payload.
 
     A copy (`model_copy`) is shallow: the snapshot or the patch is the very same object.
+
+    Examples:
+        >>> from agui.events import StateSnapshotEvent
+        >>> published = StateSnapshotEvent(snapshot={"n": 1})
+        >>> carries_state(published.model_copy(), published)
+        True
+        >>> carries_state(StateSnapshotEvent(snapshot={"n": 1}), published)
+        False
     """
     if isinstance(event, StateSnapshotEvent):
         return isinstance(published, StateSnapshotEvent) and event.snapshot is published.snapshot

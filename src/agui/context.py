@@ -22,7 +22,7 @@ from pydantic import JsonValue
 from typing_extensions import Unpack
 
 from agui._numbering import numbered_past, tool_call_ids
-from agui._pipeline import Pipeline
+from agui._pipeline import Pipeline, carries_state
 from agui.cancellation import CancellationToken
 from agui.errors import Cancelled, UsageError
 from agui.events import Event, StateDeltaEvent, StateSnapshotEvent, ToolCallResultEvent
@@ -226,9 +226,15 @@ class RunContext(Generic[S]):
 
     def _state_sent(self, event: StateSnapshotEvent | StateDeltaEvent) -> None:
         """A state event left: unless it is the one just published, the client's copy moved."""
-        if event is not self._published and self._state is not None:
-            self._state.observe(event)
-        self._published = None
+        published, self._published = self._published, None
+        if self._state is None or (published is not None and carries_state(event, published)):
+            return  # the publish itself (or a copy of it): the baseline moved with it
+        if published is None or isinstance(event, StateSnapshotEvent):
+            self._state.observe(event)  # emitted another way, or a whole state the client holds
+        else:
+            # A transformer sent another patch in place of the published one: the client's copy
+            # is no longer the baseline, so the next publish is a snapshot.
+            self._state.reset()
 
     def _manager(self) -> StateManager[S]:
         if self._state is None:
