@@ -9,15 +9,12 @@ object mid-stream, a malformed chunk, a dropped connection, or silence.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import dataclasses
 import json
-from collections.abc import AsyncGenerator, Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import cast
 
 import openai
 import pytest
-import uvicorn
 from pydantic import JsonValue
 
 from agui import RunAgentInput
@@ -36,12 +33,9 @@ from agui.events import Event, RunErrorEvent
 from agui.messages import UserMessage
 from agui.testing import assert_valid, collect
 from agui.types import TokenUsage, Tool
+from fake_endpoint import FakeEndpoint, Reply, serving
 
 _Json = dict[str, JsonValue]
-_Scope = MutableMapping[str, object]
-_Message = MutableMapping[str, object]
-_Receive = Callable[[], Awaitable[_Message]]
-_Send = Callable[[_Message], Awaitable[None]]
 
 
 @tool
@@ -59,77 +53,11 @@ def get_time(city: str) -> str:
 # -- the fake endpoint -------------------------------------------------------------------------
 
 
-@dataclasses.dataclass
-class Reply:
-    """One scripted HTTP response: a status, body pieces, and how the body ends."""
-
-    status: int = 200
-    pieces: Sequence[bytes] = ()
-    ending: str = "complete"  # or "drop" (abort the connection) or "hang" (stop sending)
-    content_type: bytes = b"text/event-stream"
-
-
 def sse(*chunks: _Json | str, done: bool = True) -> Reply:
     frames = [
         b"data: " + (c if isinstance(c, str) else json.dumps(c)).encode() + b"\n\n" for c in chunks
     ]
     return Reply(pieces=[*frames, b"data: [DONE]\n\n"] if done else frames)
-
-
-class FakeEndpoint:
-    """An ASGI app that answers each POST with the next reply and records the requests."""
-
-    def __init__(self, replies: Sequence[Reply]) -> None:
-        self.replies = list(replies)
-        self.requests: list[_Json] = []
-        self.headers: list[dict[str, str]] = []
-        self.release = asyncio.Event()
-
-    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
-        body = b""
-        while True:
-            message = await receive()
-            body += cast("bytes", message.get("body", b""))
-            if not message.get("more_body"):
-                break
-        self.requests.append(cast("_Json", json.loads(body)))
-        raw = cast("list[tuple[bytes, bytes]]", scope["headers"])
-        self.headers.append({k.decode(): v.decode() for k, v in raw})
-        reply = self.replies.pop(0)
-        headers = [(b"content-type", reply.content_type)]
-        await send({"type": "http.response.start", "status": reply.status, "headers": headers})
-        for piece in reply.pieces:
-            await send({"type": "http.response.body", "body": piece, "more_body": True})
-        if reply.ending == "drop":
-            reason = "the fake endpoint drops the connection"
-            raise ConnectionAbortedError(reason)
-        if reply.ending == "hang":
-            await self.release.wait()
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-
-@contextlib.asynccontextmanager
-async def serving(endpoint: FakeEndpoint) -> AsyncGenerator[str, None]:
-    config = uvicorn.Config(
-        endpoint,
-        host="127.0.0.1",
-        port=0,
-        log_level="critical",
-        lifespan="off",
-        ws="none",
-        timeout_graceful_shutdown=2,
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.ensure_future(server.serve())
-    while not server.started:  # noqa: ASYNC110 - uvicorn has no event to wait on
-        await asyncio.sleep(0.005)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        endpoint.release.set()
-        server.should_exit = True
-        await task
 
 
 def _run(
@@ -142,7 +70,7 @@ def _run(
     endpoint = FakeEndpoint(replies)
 
     async def main() -> tuple[list[Event], str]:
-        async with serving(endpoint) as base_url:
+        async with serving(endpoint, "/v1") as base_url:
             model = OpenAIModel(
                 "gpt-test",
                 base_url=base_url,
@@ -551,7 +479,7 @@ def test_usage_counts_that_break_ag_ui_rules_are_dropped_not_invented() -> None:
     endpoint = FakeEndpoint([sse(usage)])
 
     async def main() -> list[ChatDelta]:
-        async with serving(endpoint) as base_url:
+        async with serving(endpoint, "/v1") as base_url:
             model = OpenAIModel("m", base_url=base_url)
             return [delta async for delta in model.stream([ChatMessage.user("hi")])]
 
@@ -562,7 +490,7 @@ def test_a_client_given_to_the_model_is_used_and_left_open() -> None:
     endpoint = FakeEndpoint([sse(_chunk({"content": "Hi"}, "stop"))])
 
     async def main() -> tuple[list[ChatDelta], bool]:
-        async with serving(endpoint) as base_url:
+        async with serving(endpoint, "/v1") as base_url:
             client = openai.AsyncOpenAI(
                 api_key="sk-mine", base_url=base_url, default_headers={"X-Trace": "1"}
             )
@@ -646,7 +574,7 @@ def test_the_key_goes_only_in_the_header_and_a_local_server_needs_none(
     endpoint = FakeEndpoint([sse(_chunk({"content": "Hi"}))])
 
     async def main() -> str:
-        async with serving(endpoint) as base_url:
+        async with serving(endpoint, "/v1") as base_url:
             model = OpenAIModel("m", base_url=base_url, api_key=api_key)
             _ = [delta async for delta in model.stream([ChatMessage.user("hi")])]
             return repr(model).replace(base_url, "URL")
@@ -659,7 +587,7 @@ def test_the_stop_sequences_go_in_the_request() -> None:
     endpoint = FakeEndpoint([sse(_chunk({"content": "Hi"}))])
 
     async def main() -> None:
-        async with serving(endpoint) as base_url:
+        async with serving(endpoint, "/v1") as base_url:
             model = OpenAIModel("m", base_url=base_url)
             stream = model.stream([ChatMessage.user("hi")], stop=["<tool_result"])
             _ = [delta async for delta in stream]
@@ -674,7 +602,7 @@ def test_reasoning_from_either_field_becomes_reasoning_deltas() -> None:
     endpoint = FakeEndpoint([reply])
 
     async def main() -> list[ChatDelta]:
-        async with serving(endpoint) as base_url:
+        async with serving(endpoint, "/v1") as base_url:
             model = OpenAIModel("m", base_url=base_url)
             return [delta async for delta in model.stream([ChatMessage.user("hi")])]
 
