@@ -1492,11 +1492,16 @@
       else if (this.controller) this.controller.abort();
     }
 
-    async cancelDurable(runId) {
-      const base = window.location.pathname.replace(/\/+$/, '');
-      const headers = {};
+    // `headers` with the Authorization the page's field holds, if it holds one.
+    authorized(headers) {
       const auth = $('auth').value.trim();
       if (auth) headers.Authorization = auth;
+      return headers;
+    }
+
+    async cancelDurable(runId) {
+      const base = window.location.pathname.replace(/\/+$/, '');
+      const headers = this.authorized({});
       let answered = false;
       try {
         const response = await fetch(`${base}/runs/${encodeURIComponent(runId)}/cancel`, { method: 'POST', headers, cache: 'no-store' });
@@ -1564,9 +1569,7 @@
       this.setIdle(false);
       this.setOutcome('running', `Running: run ${runId}…`);
       this.runOutcome = null;
-      const headers = { ...init.headers, Accept: 'text/event-stream' };
-      const auth = $('auth').value.trim();
-      if (auth) headers.Authorization = auth;
+      const headers = this.authorized({ ...init.headers, Accept: 'text/event-stream' });
       let frames = 0;
       try {
         const response = await fetch(url, { ...init, headers, signal: this.controller.signal, cache: 'no-store' });
