@@ -612,6 +612,39 @@ def test_stop_on_a_durable_run_cancels_it_on_the_server_and_reads_it_to_its_end(
 
 
 @needs_chromium
+def test_the_authorization_field_goes_with_the_run_and_with_its_cancel(tab: Tab) -> None:
+    seen: list[str | None] = []
+
+    def authorize(headers: Mapping[str, str]) -> bool:
+        seen.append(headers.get("authorization"))
+        return headers.get("authorization") == "Bearer k"
+
+    async def slow(ctx: agui.RunContext[Any]) -> None:
+        with ctx.message() as message:
+            for n in range(400):
+                message.delta(f"word{n} ")
+                await asyncio.sleep(0.05)
+
+    app = agui.asgi_app(slow, inspector=True, runs=MemoryRunLog(), authorize=authorize)
+    page = tab.page
+    with serving(app) as url, screenshot_on_failure(tab):
+        page.goto(url + "/")
+        page.locator("#auth").evaluate("(field) => { field.value = ' Bearer k ' }")
+        send(page, "Take your time")
+        page.wait_for_function(
+            "() => (document.querySelector('article.role-assistant .content') || {})"
+            ".textContent?.includes('word3')"
+        )
+        page.get_by_role("button", name="Stop").click()
+        assert wait_outcome(page, "cancelled").startswith("Cancelled: the run stopped on purpose")
+
+        cancels = [r for r in tab.requests if r.method == "POST" and "/cancel" in r.url]
+        assert [r.headers.get("authorization") for r in cancels] == ["Bearer k"]
+        assert seen == ["Bearer k", "Bearer k"]  # the run's POST, then its cancel
+        tab.assert_clean(url)
+
+
+@needs_chromium
 def test_a_reload_mid_run_reattaches_to_the_durable_run_and_shows_it_once(tab: Tab) -> None:
     release = threading.Event()
 
