@@ -8,7 +8,7 @@ import pickle
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, get_args
+from typing import Any, TypeVar, cast, get_args
 
 import pytest
 from hypothesis import given, settings
@@ -726,7 +726,7 @@ def _assert_same_event(built: BaseModel, validated: BaseModel) -> None:
         type(value) is type(validated.__dict__[key]) for key, value in built.__dict__.items()
     )
     assert built.model_fields_set == validated.model_fields_set
-    assert type(built.model_fields_set) is set
+    assert isinstance(built.model_fields_set, set)
     assert built.__pydantic_extra__ is validated.__pydantic_extra__ is None
     assert built.__pydantic_private__ is validated.__pydantic_private__ is None
     assert repr(built) == repr(validated)
@@ -813,21 +813,74 @@ def test_an_event_built_without_validation_is_the_object_validation_makes(
     _assert_same_event(built(), validated())
 
 
-def test_each_builder_gets_a_fresh_dict_and_fields_set() -> None:
+def test_a_builder_gives_each_model_a_fresh_dict_and_one_shared_read_only_fields_set() -> None:
     content = TextMessageContentEvent.trusted_builder("message_id", "delta")
     first, second = content("m1", "a"), content("m1", "b")
     assert first.__dict__ is not second.__dict__
-    assert first.model_fields_set is not second.model_fields_set
+    assert first.model_fields_set is second.model_fields_set
     assert first.delta == "a"
+    fields = first.model_fields_set
+    changes: list[Callable[[], object]] = [
+        lambda: fields.add("timestamp"),
+        lambda: fields.discard("delta"),
+        lambda: fields.update({"timestamp"}),
+        fields.clear,
+        lambda: fields.__ior__({"timestamp"}),
+    ]
+    for change in changes:
+        with pytest.raises(UsageError, match=r"TextMessageContentEvent .* shared and read-only"):
+            change()
+    assert sorted(second.model_fields_set) == ["delta", "message_id"]
+
+
+def _copied_fields(event: TextMessageContentEvent, how: str) -> set[str]:
+    if how == "model_copy":
+        return event.model_copy().model_fields_set
+    if how == "copy":
+        return copy.copy(event).model_fields_set
+    if how == "deepcopy":
+        return copy.deepcopy(event).model_fields_set
+    if how == "pickle":
+        unpickled = pickle.loads(pickle.dumps(event))  # noqa: S301 - our own bytes
+        return cast("TextMessageContentEvent", unpickled).model_fields_set
+    if how == "set-copy":
+        return event.model_fields_set.copy()
+    return event.model_fields_set | set()
+
+
+@pytest.mark.parametrize("how", ["model_copy", "copy", "deepcopy", "pickle", "set-copy", "union"])
+def test_a_copy_of_a_built_model_owns_a_plain_fields_set(how: str) -> None:
+    built = TextMessageContentEvent.trusted_builder("message_id", "delta")("m1", "a")
+    fields = _copied_fields(built, how)
+    assert type(fields) is set
+    assert fields == {"message_id", "delta"}
+    fields.add("timestamp")
+    assert "timestamp" not in built.model_fields_set
+
+
+def test_model_copy_with_an_update_extends_the_copys_fields_set_only() -> None:
+    built = TextMessageContentEvent.trusted_builder("message_id", "delta")("m1", "a")
+    stamped = built.model_copy(update={"timestamp": 7})
+    assert stamped.model_fields_set == {"message_id", "delta", "timestamp"}
+    assert built.model_fields_set == {"message_id", "delta"}
+
+
+@pytest.mark.parametrize("names", [(), ("delta", "delta"), ("message_id", "colour")])
+def test_a_builder_takes_distinct_field_names_of_its_model(names: tuple[str, ...]) -> None:
+    with pytest.raises(
+        UsageError, match=r"trusted_builder\(\) of TextMessageContentEvent takes distinct"
+    ):
+        TextMessageContentEvent.trusted_builder(*names)
 
 
 def test_the_generic_trusted_constructor_takes_field_names() -> None:
     _assert_same_event(
         StepStartedEvent.trusted(step_name="plan"), StepStartedEvent(step_name="plan")
     )
-    ends = TextMessageEndEvent.trusted_builder("message_id")
-    first, second = ends("m1"), ends("m1")
+    first = TextMessageEndEvent.trusted(message_id="m1")
+    second = TextMessageEndEvent.trusted(message_id="m1")
     assert first.model_fields_set is not second.model_fields_set
+    assert type(first.model_fields_set) is set
 
 
 @pytest.mark.parametrize("how", ["trusted", "builder"])

@@ -6,10 +6,12 @@ import asyncio
 import copy
 import pickle
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from agui._record import Item, Kind, Record
+from agui.errors import UsageError
 from agui.events import (
     CustomEvent,
     Event,
@@ -253,7 +255,7 @@ def test_a_drained_record_is_the_event_validation_makes_and_frames_the_same(
     assert built == validated
     assert list(built.__dict__.items()) == list(validated.__dict__.items())
     assert built.model_fields_set == validated.model_fields_set
-    assert type(built.model_fields_set) is set
+    assert isinstance(built.model_fields_set, set)
     assert built.__pydantic_extra__ is built.__pydantic_private__ is None
     assert repr(built) == repr(validated)
     assert hash(built) == hash(validated)
@@ -276,12 +278,12 @@ def test_a_drained_event_copied_with_a_change_is_framed_with_the_change(
     assert built.timestamp is None
 
 
-def test_each_drained_record_gets_its_own_dict_and_fields_set() -> None:
+def test_each_drained_record_gets_its_own_dict_and_a_fields_set_no_one_can_change() -> None:
     receiver = EventReceiver()
     receiver.push_record((Kind.TEXT_CONTENT, "m1", "a"))
     receiver.push_record((Kind.TEXT_CONTENT, "m1", "b"))
     first, second = receiver.drain()
     assert first.__dict__ is not second.__dict__
-    assert first.model_fields_set is not second.model_fields_set
-    first.model_fields_set.add("timestamp")
+    with pytest.raises(UsageError, match="shared and read-only; copy it first"):
+        first.model_fields_set.add("timestamp")
     assert second.model_fields_set == {"message_id", "delta"}
