@@ -50,10 +50,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Generic, Protocol, TypeVar, cast, get_args
 
-from pydantic_core import to_json
-
 from agui._record import Kind, Record, materialize
-from agui._text import check_text
+from agui._text import check_payload, check_text
 from agui.cancellation import CancellationToken
 from agui.errors import Cancelled, UsageError
 from agui.events import (
@@ -71,10 +69,11 @@ from agui.events import (
     ToolCallStartEvent,
 )
 from agui.sink import EventReceiver
+from agui.state import carries_state
 from agui.transform import Transformer, apply_transformers
 from agui.verify import Verifier
 
-__all__ = ["Block", "Pipeline", "carries_state"]
+__all__ = ["Block", "Pipeline"]
 
 _ENDS = frozenset((Kind.TEXT_END, Kind.TOOL_END))
 
@@ -161,14 +160,14 @@ class Pipeline(Generic[B]):
         if self._transformers:
             for output in apply_transformers(self._transformers, event):
                 if isinstance(output, (CustomEvent, RawEvent)):
-                    _check_payload(output)
+                    check_payload(output)
                 check_text(output)
                 self.verifier.observe(output)
                 self._track(output)
                 self.receiver.push(output)
             return
         if isinstance(event, (CustomEvent, RawEvent)):
-            _check_payload(event)
+            check_payload(event)
         check_text(event)
         self.verifier.observe(event)
         if type(event) not in _UNTRACKED:
@@ -362,26 +361,6 @@ class _Attributed(Pipeline[B]):
         super()._track(event)
 
 
-def carries_state(event: Event, published: Event) -> bool:
-    """Whether `event` is `published`, or a copy of it that carries the same state payload.
-
-    A copy (`model_copy`) is shallow: the snapshot or the patch is the very same object.
-
-    Examples:
-        >>> from agui.events import StateSnapshotEvent
-        >>> published = StateSnapshotEvent(snapshot={"n": 1})
-        >>> carries_state(published.model_copy(), published)
-        True
-        >>> carries_state(StateSnapshotEvent(snapshot={"n": 1}), published)
-        False
-    """
-    if isinstance(event, StateSnapshotEvent):
-        return isinstance(published, StateSnapshotEvent) and event.snapshot is published.snapshot
-    if isinstance(event, StateDeltaEvent):
-        return isinstance(published, StateDeltaEvent) and event.delta is published.delta
-    return False
-
-
 def _passes_records(transformer: Transformer) -> bool:
     """Whether `transformer` returns every record's event unchanged and need not see it.
 
@@ -398,28 +377,6 @@ def _passes_records(transformer: Transformer) -> bool:
         (True, False)
     """
     return getattr(transformer, "_records_pass", False) is True
-
-
-def _check_payload(event: CustomEvent | RawEvent) -> None:
-    """Refuse a payload the transport could not write, here, where the agent wrote it.
-
-    Refused late, at the transport, it would end the stream with the agent's blocks still
-    open; refused here, it is the agent's error like any other, and the driver closes the
-    blocks first. A string holding a lone surrogate (U+D800 to U+DFFF, unpaired) is the one way
-    a `JsonValue` fails.
-    """
-    if isinstance(event, CustomEvent):
-        field, value, name = "value", event.value, f" {event.name!r}"
-    else:
-        field, value, name = "event", event.event, ""
-    try:
-        to_json(value)
-    except ValueError as error:
-        message = (
-            f"cannot emit {event.type}{name}: its {field} cannot be serialized as JSON ({error}); "
-            "pass only JSON values, with strings of valid Unicode (no lone surrogates)"
-        )
-        raise UsageError(message) from None
 
 
 _UNTRACKED: frozenset[type] = frozenset(

@@ -1,13 +1,14 @@
-"""Emitted text must be valid Unicode: a lone surrogate is refused where it is emitted.
+"""Emitted text must be valid Unicode, and payloads JSON: refused where they are emitted.
 
 A lone surrogate (U+D800 to U+DFFF, unpaired) cannot be encoded as UTF-8, so a stream holding
 one fails at the transport, after the event was queued, with the agent's blocks still open. The
 handles refuse it in their text; the pipeline (`agui._pipeline`) checks every other event's text
 fields here before the verifier sees it, so the agent gets a `UsageError` and the driver closes
-the open blocks before `RUN_ERROR`. A `CUSTOM` value or `RAW` event is checked whole by the
-pipeline, which serializes it. The check costs a dictionary lookup and one `isascii` per text
-field, since an event sent the full way pays it; ids are not checked (agui makes them, or the
-agent's own ids are ASCII in practice), nor JSON values other than a `CUSTOM` or `RAW` one.
+the open blocks before `RUN_ERROR`. A `CUSTOM` value or `RAW` event is checked whole, by
+serializing it (`check_payload`), for the same reason. The text check costs a dictionary lookup
+and one `isascii` per text field, since an event sent the full way pays it; ids are not checked
+(agui makes them, or the agent's own ids are ASCII in practice), nor JSON values other than a
+`CUSTOM` or `RAW` one.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ from __future__ import annotations
 from typing import cast, get_args
 
 from pydantic import BaseModel
+from pydantic_core import to_json
 
 from agui.errors import UsageError
-from agui.events import Event
+from agui.events import CustomEvent, Event, RawEvent
 
-__all__ = ["check_text"]
+__all__ = ["check_payload", "check_text"]
 
 
 def check_text(event: Event) -> None:
@@ -58,6 +60,35 @@ def _check_unicode(event: Event, name: str, text: str) -> None:
         message = (
             f"cannot emit {event.type}: its {name} is not valid Unicode (a lone surrogate, "
             f"{where}); decode its source with errors='replace', or drop the surrogate"
+        )
+        raise UsageError(message) from None
+
+
+def check_payload(event: CustomEvent | RawEvent) -> None:
+    r"""Refuse a payload the transport could not write, here, where the agent wrote it.
+
+    Refused late, at the transport, it would end the stream with the agent's blocks still
+    open; refused here, it is the agent's error like any other, and the driver closes the
+    blocks first. A string holding a lone surrogate (U+D800 to U+DFFF, unpaired) is the one way
+    a `JsonValue` fails.
+
+    Examples:
+        >>> check_payload(CustomEvent(name="ping", value={"n": 1}))
+        >>> check_payload(CustomEvent(name="ping", value="\ud800"))
+        Traceback (most recent call last):
+        ...
+        agui.errors.UsageError: cannot emit CUSTOM 'ping': its value cannot be serialized ...
+    """
+    if isinstance(event, CustomEvent):
+        field, value, name = "value", event.value, f" {event.name!r}"
+    else:
+        field, value, name = "event", event.event, ""
+    try:
+        to_json(value)
+    except ValueError as error:
+        message = (
+            f"cannot emit {event.type}{name}: its {field} cannot be serialized as JSON ({error}); "
+            "pass only JSON values, with strings of valid Unicode (no lone surrogates)"
         )
         raise UsageError(message) from None
 

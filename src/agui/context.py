@@ -22,7 +22,7 @@ from pydantic import JsonValue
 from typing_extensions import Unpack
 
 from agui._numbering import numbered_past, tool_call_ids
-from agui._pipeline import Pipeline, carries_state
+from agui._pipeline import Pipeline
 from agui.cancellation import CancellationToken
 from agui.errors import Cancelled, UsageError
 from agui.events import Event, StateDeltaEvent, StateSnapshotEvent, ToolCallResultEvent
@@ -39,7 +39,7 @@ from agui.handles import (
 )
 from agui.messages import Message, UserMessage
 from agui.sink import EventReceiver
-from agui.state import StateManager
+from agui.state import StateManager, carries_state
 from agui.transform import Transformer
 from agui.types import Context, ResumeEntry, RunAgentInput, TokenUsage, Tool, ToolResultContent
 from agui.verify import Verifier

@@ -51,7 +51,7 @@ from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 from agui import patch
 from agui._model import WireModel
 from agui.errors import PatchError, StateError
-from agui.events import StateDeltaEvent, StateSnapshotEvent
+from agui.events import Event, StateDeltaEvent, StateSnapshotEvent
 from agui.patch._differ import Differ
 from agui.patch._equality import Mirror, writes
 from agui.types import (
@@ -64,7 +64,7 @@ from agui.types import (
     TestOperation,
 )
 
-__all__ = ["StateManager"]
+__all__ = ["StateManager", "carries_state"]
 
 S = TypeVar("S")
 _Ops: TypeAlias = "list[dict[str, JsonValue]]"
@@ -291,6 +291,26 @@ def _smaller(
     if len(pydantic_core.to_json(ops)) < len(encoded):
         return _delta(ops)
     return _snapshot(current)
+
+
+def carries_state(event: Event, published: Event) -> bool:
+    """Whether `event` is `published`, or a copy of it that carries the same state payload.
+
+    A copy (`model_copy`) is shallow: the snapshot or the patch is the very same object.
+
+    Examples:
+        >>> from agui.events import StateSnapshotEvent
+        >>> published = StateSnapshotEvent(snapshot={"n": 1})
+        >>> carries_state(published.model_copy(), published)
+        True
+        >>> carries_state(StateSnapshotEvent(snapshot={"n": 1}), published)
+        False
+    """
+    if isinstance(event, StateSnapshotEvent):
+        return isinstance(published, StateSnapshotEvent) and event.snapshot is published.snapshot
+    if isinstance(event, StateDeltaEvent):
+        return isinstance(published, StateDeltaEvent) and event.delta is published.delta
+    return False
 
 
 def _snapshot(value: JsonValue) -> StateSnapshotEvent:
