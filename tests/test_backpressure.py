@@ -28,7 +28,7 @@ from agui.agents import ToolLoopAgent
 from agui.agents.models import ScriptedModel, Turn
 from agui.agents.models.base import ChatDelta, ChatMessage
 from agui.asgi import Receive, Scope, Send, asgi_app
-from agui.asgi._streaming import MAX_SEND_BYTES
+from agui.asgi._writer import MAX_SEND_BYTES
 from agui.errors import UsageError
 from agui.events import CustomEvent, ToolCallResultEvent
 from agui.messages import UserMessage

@@ -63,12 +63,20 @@ LAYERS: list[tuple[str, list[str]]] = [
     ),
     (
         "reading and checking",
-        ["agui.wire", "agui.patch", "agui.patch.*", "agui.verify", "agui.verify.*", "agui.fold"],
+        [
+            "agui.wire",
+            "agui.patch",
+            "agui.patch.*",
+            "agui.verify",
+            "agui.verify.*",
+            "agui.fold",
+            "agui._message_thread",
+        ],
     ),
     (
         "the run",
         [
-            "agui._*",  # the pipeline; `_rules`, `_model` and `_record` are placed below
+            "agui._*",  # the pipeline; `_rules`, `_model`, `_record`, `_message_thread` are below
             "agui.cancellation",
             "agui.transform",
             "agui.sink",

@@ -24,6 +24,7 @@ from typing import cast
 from pydantic import JsonValue, TypeAdapter
 
 from agui import patch
+from agui._message_thread import Node, Thread
 from agui.errors import PatchError
 from agui.events import Event, RunErrorEvent, RunFinishedEvent
 from agui.messages import Message
@@ -108,91 +109,9 @@ def fold(
     )
 
 
-class _Node:
-    """One message of the thread, linked to the next: a tool result goes in mid-list in O(1)."""
-
-    __slots__ = ("next", "record")
-
-    def __init__(self, record: _Record) -> None:
-        self.record = record
-        self.next: _Node | None = None
-
-
-class _Thread:
-    """The messages in order, indexed by message id and by tool call id (first one wins).
-
-    The client looks each event's target up by scanning; the indexes give the same answer (the
-    first message with the id, the first call with the id and the message holding it) without
-    the scan, so a run folds in time linear in its events rather than in messages x calls.
-    """
-
-    def __init__(self, records: Iterable[_Record]) -> None:
-        self._head = _Node({})  # a sentinel: every message has a node before it
-        self._tail = self._head
-        self._by_id: dict[str, _Node] = {}
-        self._calls: dict[str, tuple[_Record, _Node]] = {}
-        for record in records:
-            self.append(record)
-
-    def records(self) -> list[_Record]:
-        held: list[_Record] = []
-        node = self._head.next
-        while node is not None:
-            held.append(node.record)
-            node = node.next
-        return held
-
-    def node(self, message_id: JsonValue) -> _Node | None:
-        return self._by_id.get(cast("str", message_id))
-
-    def find(self, message_id: JsonValue) -> _Record | None:
-        node = self._by_id.get(cast("str", message_id))
-        return None if node is None else node.record
-
-    def call(self, call_id: JsonValue) -> tuple[_Record, _Node] | None:
-        return self._calls.get(cast("str", call_id))
-
-    def add_call(self, owner: _Node, call: _Record) -> None:
-        cast("list[JsonValue]", owner.record.setdefault("toolCalls", [])).append(call)
-        self._calls.setdefault(cast("str", call["id"]), (call, owner))
-
-    def append(self, record: _Record) -> _Node:
-        node = self._link(self._tail, record)
-        self._by_id.setdefault(cast("str", record["id"]), node)
-        for call in cast("list[_Record]", record.get("toolCalls") or []):
-            self._calls.setdefault(cast("str", call["id"]), (call, node))
-        return node
-
-    def insert_result(self, owner: _Node | None, record: _Record) -> None:
-        """Put a tool message after the call's message and the tool messages right after it."""
-        if owner is None:
-            self.append(record)
-            return
-        while owner.next is not None and owner.next.record.get("role") == "tool":
-            owner = owner.next
-        node = self._link(owner, record)
-        first = self._by_id.setdefault(cast("str", record["id"]), node)
-        if first is not node and self._precedes(node, first):
-            self._by_id[cast("str", record["id"])] = node  # a repeated id, now the first one
-
-    def _link(self, after: _Node, record: _Record) -> _Node:
-        node = _Node(record)
-        node.next, after.next = after.next, node
-        if after is self._tail:
-            self._tail = node
-        return node
-
-    @staticmethod
-    def _precedes(node: _Node, other: _Node) -> bool:
-        walk = node.next
-        while walk is not None and walk is not other:
-            walk = walk.next
-        return walk is other
-
-
 class _Reducer:
     def __init__(self, messages: list[_Record], state: JsonValue) -> None:
-        self.thread = _Thread(messages)
+        self.thread = Thread(messages)
         self.state: JsonValue = {} if state is None else state
         self.outcome: RunFinishedOutcome | None = None
         self.error: RunErrorEvent | None = None
@@ -290,7 +209,7 @@ class _Reducer:
         self._merge(call, wire)
         self.thread.add_call(owner, call)
 
-    def _owner(self, wire: _Record) -> _Node:
+    def _owner(self, wire: _Record) -> Node:
         parent = wire.get("parentMessageId")
         found = self.thread.node(parent) if parent is not None else None
         if found is not None and found.record.get("role") == "assistant":
@@ -370,7 +289,7 @@ class _Reducer:
                 kept.append(by_id.pop(held_id))
             elif held.get("role") in ("activity", "reasoning") and held.get("role") not in roles:
                 kept.append(held)
-        self.thread = _Thread(kept + [m for m in incoming if cast("str", m["id"]) in by_id])
+        self.thread = Thread(kept + [m for m in incoming if cast("str", m["id"]) in by_id])
 
     def _on_activity_snapshot(self, wire: _Record) -> None:
         target = self._find(wire["messageId"])

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from pydantic import JsonValue, TypeAdapter
 
 from agui.asgi._admission import Refusal, Scope, Send
-from agui.asgi._streaming import try_send
+from agui.asgi._writer import try_send
 from agui.capabilities import (
     AgentCapabilities,
     HumanInTheLoopCapabilities,

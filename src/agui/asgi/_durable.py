@@ -28,7 +28,8 @@ from agui.asgi._encoding import Encoding
 from agui.asgi._following import Follower
 from agui.asgi._origins import OriginPolicy
 from agui.asgi._routes import Route, parse_route, resume_after
-from agui.asgi._streaming import Streamer, TransformerFactory, log_failure, try_send
+from agui.asgi._streaming import Streamer, TransformerFactory, log_failure
+from agui.asgi._writer import try_send
 from agui.cancellation import CancellationToken
 from agui.context import RunContext
 from agui.errors import AguiError, RunLogError

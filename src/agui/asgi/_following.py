@@ -17,7 +17,8 @@ from collections.abc import Callable
 
 from agui.asgi._admission import Receive, Send
 from agui.asgi._encoding import Encoding
-from agui.asgi._streaming import try_send, wait_disconnect
+from agui.asgi._streaming import wait_disconnect
+from agui.asgi._writer import try_send
 from agui.errors import RunLogError
 from agui.events import RunErrorEvent
 from agui.proto import PROTO_MEDIA_TYPE
