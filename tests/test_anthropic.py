@@ -50,7 +50,13 @@ from agui.agents.models import (
     chat_messages,
 )
 from agui.agents.models._anthropic_wire import ThinkingMemory
-from agui.events import Event, ReasoningEncryptedValueEvent, RunErrorEvent, ToolCallArgsEvent
+from agui.events import (
+    Event,
+    ReasoningEncryptedValueEvent,
+    ReasoningMessageContentEvent,
+    RunErrorEvent,
+    ToolCallArgsEvent,
+)
 from agui.messages import AssistantMessage, Message, ReasoningMessage, ToolMessage, UserMessage
 from agui.testing import assert_valid, collect, fold
 from agui.types import TokenUsage, Tool
@@ -374,6 +380,39 @@ def test_the_signature_survives_the_round_trip_through_the_client_to_another_ser
             "content": [{"type": "tool_result", "tool_use_id": "toolu_loc", "content": "Lyon"}],
         },
     ]
+
+
+def test_thinking_that_starts_blank_goes_back_byte_exact_with_its_signature() -> None:
+    # The signature covers the exact text: the blank start must reach the client and return.
+    thought = ["\n\n", "  Where is the user?", "\n"]
+    asks = stream(
+        start(),
+        block(0, {"type": "thinking", "thinking": "", "signature": ""}),
+        *(delta(0, {"type": "thinking_delta", "thinking": piece}) for piece in thought),
+        delta(0, {"type": "signature_delta", "signature": "sig-blank"}),
+        stop(0),
+        *tool_use(1, "toolu_loc", "locate_user", "{}"),
+        *end("tool_use"),
+    )
+    locate = Tool(name="locate_user", description="Where the user is.")
+    question = UserMessage(id="u1", content="Weather here?")
+    first_input = RunAgentInput(thread_id="t", run_id="r1", messages=[question], tools=[locate])
+    events, _, _ = _run([asks], given=first_input)
+    _checked(events)
+    shown = "".join(e.delta for e in events if isinstance(e, ReasoningMessageContentEvent))
+    assert shown == "\n\n  Where is the user?\n"
+    held = fold(events, messages=[question]).messages
+    result = ToolMessage(id="tr1", tool_call_id="toolu_loc", content="Lyon")
+    second = RunAgentInput(thread_id="t", run_id="r2", messages=[*held, result], tools=[locate])
+
+    _, endpoint, _ = _run([ANSWER], given=second)
+
+    assistant = cast("list[_Json]", endpoint.requests[0]["messages"])[1]
+    assert cast("list[_Json]", assistant["content"])[0] == {
+        "type": "thinking",
+        "thinking": "\n\n  Where is the user?\n",
+        "signature": "sig-blank",
+    }
 
 
 def test_usage_with_cache_and_thinking_tokens_reaches_run_finished_summed_over_turns() -> None:

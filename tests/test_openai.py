@@ -607,3 +607,16 @@ def test_reasoning_from_either_field_becomes_reasoning_deltas() -> None:
             return [delta async for delta in model.stream([ChatMessage.user("hi")])]
 
     assert asyncio.run(main()) == [ReasoningDelta("a"), ReasoningDelta("b"), TextDelta("c")]
+
+
+def test_a_chunk_with_reasoning_in_both_fields_gives_it_once() -> None:
+    both: _Json = {"reasoning_content": "Paris?", "reasoning": "Paris?"}
+    reply = sse(_chunk(both), _chunk({"reasoning": "", "reasoning_content": "Yes."}))
+    endpoint = FakeEndpoint([reply])
+
+    async def main() -> list[ChatDelta]:
+        async with serving(endpoint, "/v1") as base_url:
+            model = OpenAIModel("m", base_url=base_url)
+            return [delta async for delta in model.stream([ChatMessage.user("hi")])]
+
+    assert asyncio.run(main()) == [ReasoningDelta("Paris?"), ReasoningDelta("Yes.")]

@@ -7,6 +7,12 @@ because a run allows one open text or reasoning block at a time. `TurnWriter` ke
 bookkeeping for both dispatchers and names the ids the turn's tool calls hang on; it knows
 nothing of how calls are written (that is `agui.agents.dispatch`).
 
+Answer text loses its blank start, which only the eye would see. Reasoning keeps every
+character: a provider may sign it (Anthropic's thinking `signature`), the client returns the
+text with the signature in the history, and a text that differs by one space voids the
+signature and fails the next request. So a blank start of reasoning is held, not dropped, and
+goes out with the block when it opens.
+
 Output a dispatcher had to skip (a malformed tag, a call without a name) is not fatal: it is
 logged and reported to the client as an `agui.warning` CUSTOM event (`emit_warning`).
 """
@@ -91,6 +97,7 @@ class TurnWriter(Generic[S]):
         self._reasoning: ReasoningHandle[S] | None = None
         self._message_id: str | None = None
         self._texts: list[str] = []
+        self._held = ""  # blank reasoning not yet shown: the start of a block not yet open
 
     @property
     def text_so_far(self) -> str:
@@ -120,25 +127,54 @@ class TurnWriter(Generic[S]):
         self._texts.append(delta)
 
     def reasoning(self, delta: str) -> None:
-        """Append reasoning; a blank start is dropped rather than opening a block."""
+        r"""Append reasoning exactly as given, whitespace included.
+
+        A blank start is held rather than opening a block: it goes out, unchanged, in front of
+        the first non-blank delta, or with the block's signature (`reasoning_value`), which the
+        held text is part of. A block that ends blank and unsigned (by answer text or `close`)
+        opens nothing: it shows nothing and, unsigned, never goes back to the provider.
+
+        Examples:
+            >>> from agui import RunAgentInput, RunContext
+            >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+            >>> writer = TurnWriter(ctx, turn=1)
+            >>> writer.reasoning("\n\n")
+            >>> writer.reasoning("Paris, then. ")
+            >>> writer.close()
+            >>> [e.delta for e in events.drain() if e.type == "REASONING_MESSAGE_CONTENT"]
+            ['\n\nParis, then. ']
+        """
         if not delta:
             return
         self._end_message()
         if self._reasoning is None:
-            delta = delta.lstrip()
-            if not delta:
+            if delta.isspace():
+                self._held += delta
                 return
+            delta, self._held = self._held + delta, ""
             self._reasoning = self.ctx.reasoning()
         self._reasoning.delta(delta)
 
     def reasoning_value(self, value: str) -> None:
-        """End the reasoning block with the provider's opaque value for it (a signature).
+        r"""End the reasoning block with the provider's opaque value for it (a signature).
 
-        A block that showed no text (redacted reasoning) is opened for the value to land on.
+        A block that showed no text (redacted reasoning) is opened for the value to land on,
+        with the blank text it held, if any, since the value signs that text too.
+
+        Examples:
+            >>> from agui import RunAgentInput, RunContext
+            >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+            >>> writer = TurnWriter(ctx, turn=1)
+            >>> writer.reasoning(" ")
+            >>> writer.reasoning_value("sig-1")
+            >>> [(e.type, getattr(e, "delta", None)) for e in events.drain()][1:4]
+            [('REASONING_MESSAGE_START', None), ('REASONING_MESSAGE_CONTENT', ' '),
+             ('REASONING_ENCRYPTED_VALUE', None)]
         """
         self._end_message()
         if self._reasoning is None:
             self._reasoning = self.ctx.reasoning()
+            self._reasoning.delta(self._held)
         self._reasoning.encrypted_value(value)
         self._end_reasoning()
 
@@ -161,6 +197,7 @@ class TurnWriter(Generic[S]):
             self._message = None
 
     def _end_reasoning(self) -> None:
+        self._held = ""
         if self._reasoning is not None:
             self._reasoning.end()
             self._reasoning = None

@@ -4,10 +4,10 @@ One wire format serves OpenAI, Azure OpenAI and the local servers that copy it (
 llama.cpp's server, vLLM, LM Studio) and many gateways; the SDK already reads its Server-Sent
 Events, retries, times out and types its errors, so this module only maps. Text comes in
 `delta.content`, reasoning in `delta.reasoning_content` or `delta.reasoning` (the field differs
-between servers, so it is read from the SDK's extra members), tool-call fragments in
-`delta.tool_calls` (interleaved by `index`; id and name only in a call's first fragment), the
-finish reason, and, with `stream_options.include_usage`, a last chunk with the token counts.
-Each becomes a `ChatDelta`; assembling calls is the dispatcher's job.
+between servers, so it is read from the SDK's extra members; a chunk with both is read once),
+tool-call fragments in `delta.tool_calls` (interleaved by `index`; id and name only in a call's
+first fragment), the finish reason, and, with `stream_options.include_usage`, a last chunk with
+the token counts. Each becomes a `ChatDelta`; assembling calls is the dispatcher's job.
 
 A chunk is read back through models of our own (`from_attributes`), because the SDK builds
 streamed chunks without validating them: a server's malformed chunk is refused here instead of
@@ -302,11 +302,17 @@ def _model_error(error: openai.OpenAIError, base_url: str) -> ModelError:  # noq
 
 def _choice_deltas(choice: _Choice) -> list[ChatDelta]:
     delta = choice.delta or _Delta()
-    deltas: list[ChatDelta] = [
-        ReasoningDelta(reasoning)
-        for reasoning in (delta.reasoning_content, delta.reasoning)
-        if isinstance(reasoning, str) and reasoning
-    ]
+    # A server moving from one field to the other may fill both with the same text (vLLM
+    # does): the first that holds text is the chunk's reasoning, never both.
+    reasoning = next(
+        (
+            text
+            for text in (delta.reasoning_content, delta.reasoning)
+            if isinstance(text, str) and text
+        ),
+        None,
+    )
+    deltas: list[ChatDelta] = [] if reasoning is None else [ReasoningDelta(reasoning)]
     if delta.content:
         deltas.append(TextDelta(delta.content))
     for fragment in delta.tool_calls or ():
