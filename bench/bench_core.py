@@ -47,6 +47,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 import pydantic
+from ag_ui.core import BaseEvent
 from ag_ui.encoder import EventEncoder
 from pydantic import BaseModel, JsonValue
 from pydantic.alias_generators import to_snake
@@ -64,6 +65,7 @@ TARGET_TEST_PATH = 4.0
 
 THREAD, RUN = "thread-1", "run-1"
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
 clock = time.thread_time
 
 # -- part 1: the canonical run through the handles ---------------------------------------------
@@ -74,7 +76,7 @@ class Unit:
     """One construct of the run: what the agent does for it, as data."""
 
     kind: str  # "start", "message", "tool", "state", "finish"
-    texts: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list[str])
     name: str = ""
     content: str = ""
     index: int = 0
@@ -134,7 +136,7 @@ class AguiRun:
         self.act(units)
         return encode_items(self.ctx.receiver.drain_items())
 
-    def events(self, units: list[Unit]) -> list[Event]:
+    def emitted(self, units: list[Unit]) -> list[Event]:
         """The events the units emit, unframed."""
         self.act(units)
         return self.ctx.receiver.drain()
@@ -189,7 +191,7 @@ class TestPathRun(AguiRun):
         return b"".join([encode_sse(event) for event in self.events.drain()])
 
 
-Built = list[tuple[type[BaseModel], dict[str, Any]]]
+Built = list[tuple[type[BaseEvent], dict[str, Any]]]
 """Each event's official class, looked up before timing, and its keyword arguments."""
 
 
@@ -206,16 +208,16 @@ def official_inputs(events: list[Event]) -> Built:
 def official_encode(items: Built) -> list[bytes]:
     """Build official models and frame them with the official encoder."""
     encode = EventEncoder().encode
-    return [encode(cls(**fields)).encode() for cls, fields in items]  # type: ignore[arg-type]
+    return [encode(cls(**fields)).encode() for cls, fields in items]
 
 
-Prebuilt = list[tuple[Callable[..., Event], tuple[Any, ...]]]
+Prebuilt = list[tuple[Callable[..., Event], tuple[object, ...]]]
 """Each event's trusted builder (for the fields it sets) and their values: what the ceiling
 contender builds from."""
 
 
 def prebuilt(events: list[Event]) -> Prebuilt:
-    builders: dict[tuple[type[BaseModel], tuple[str, ...]], Callable[..., Event]] = {}
+    builders: dict[tuple[type[Event], tuple[str, ...]], Callable[..., Event]] = {}
     items: Prebuilt = []
     for event in events:
         names = tuple(name for name in type(event).model_fields if name in event.model_fields_set)
@@ -226,12 +228,12 @@ def prebuilt(events: list[Event]) -> Prebuilt:
     return items
 
 
-def _builder(cls: type[BaseModel], names: tuple[str, ...]) -> Callable[..., Event]:
+def _builder(cls: type[M], names: tuple[str, ...]) -> Callable[..., M]:
     """The class's trusted builder; `model_construct` for a tree from before trusted builders."""
-    trusted = getattr(cls, "trusted_builder", None)
+    trusted: Callable[..., Callable[..., M]] | None = getattr(cls, "trusted_builder", None)
     if trusted is not None:
-        return trusted(*names)  # type: ignore[no-any-return]
-    return lambda *values: cls.model_construct(**dict(zip(names, values, strict=True)))  # type: ignore[return-value]
+        return trusted(*names)
+    return lambda *values: cls.model_construct(**dict(zip(names, values, strict=True)))
 
 
 def ceiling_encode(items: Prebuilt) -> list[bytes]:
@@ -245,11 +247,11 @@ class HandleFigures:
 
     count: int
     mismatches: int
-    speedups: list[float] = field(default_factory=list)
-    test_path: list[float] = field(default_factory=list)
-    ceiling: list[float] = field(default_factory=list)
-    agui: list[float] = field(default_factory=list)
-    official: list[float] = field(default_factory=list)
+    speedups: list[float] = field(default_factory=list[float])
+    test_path: list[float] = field(default_factory=list[float])
+    ceiling: list[float] = field(default_factory=list[float])
+    agui: list[float] = field(default_factory=list[float])
+    official: list[float] = field(default_factory=list[float])
 
 
 def _ordered(sides: list[T], turn: int, index: int, order: str) -> list[T]:
@@ -273,7 +275,7 @@ def handles_part(rounds: int, size: int, order: str = "rotate") -> HandleFigures
     units = units_of(workload())
     slices = [units[start : start + size] for start in range(0, len(units), size)]
     probe = AguiRun()
-    events = [probe.events(part) for part in slices]
+    events = [probe.emitted(part) for part in slices]
     inputs = [official_inputs(part) for part in events]
     bare = [prebuilt(part) for part in events]
 
@@ -324,7 +326,7 @@ def test_path_split(rounds: int, size: int) -> dict[str, list[float]]:
     units = units_of(workload())
     slices = [units[start : start + size] for start in range(0, len(units), size)]
     probe = AguiRun()
-    inputs = [official_inputs(probe.events(part)) for part in slices]
+    inputs = [official_inputs(probe.emitted(part)) for part in slices]
     ratios: dict[str, list[float]] = {"handles": [], "drain": [], "encode_sse": []}
     for turn in range(-1, rounds):
         gc.collect()

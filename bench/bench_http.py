@@ -165,7 +165,7 @@ def server_app() -> Starlette:
     async def official_frames() -> AsyncIterator[str]:
         encode = EventEncoder().encode
         for cls, fields in official_items:
-            yield encode(cls(**fields))  # type: ignore[arg-type]
+            yield encode(cls(**fields))
 
     async def baseline(_request: Request) -> StreamingResponse:
         return StreamingResponse(baseline_frames(), media_type="text/event-stream")

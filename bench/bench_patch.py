@@ -22,18 +22,23 @@ import json
 import statistics
 import time
 from collections.abc import Callable
-from typing import Any
 
 import jsonpatch
+from pydantic import JsonValue
 
 from agui.patch import apply, diff, json_equal
 
 ROUNDS = 15
-Doc = Any  # the workloads index freely into their documents; the bench is checked by ruff only
 
 
-def workload_object() -> tuple[Doc, Doc]:
-    old = {f"key{i}": (i if i % 2 else f"value {i}") for i in range(10_000)}
+def _members(value: JsonValue) -> dict[str, JsonValue]:
+    """An object of a workload's document, to edit in place: the documents are any JSON."""
+    assert isinstance(value, dict)
+    return value
+
+
+def workload_object() -> tuple[JsonValue, JsonValue]:
+    old: dict[str, JsonValue] = {f"key{i}": (i if i % 2 else f"value {i}") for i in range(10_000)}
     new = dict(old)
     new["key5000"] = "changed"
     new["added"] = 1
@@ -41,34 +46,36 @@ def workload_object() -> tuple[Doc, Doc]:
     return old, new
 
 
-def workload_list() -> tuple[Doc, Doc]:
-    old = [{"id": i, "title": f"task {i}", "done": False} for i in range(10_000)]
+def workload_list() -> tuple[JsonValue, JsonValue]:
+    old: list[JsonValue] = [{"id": i, "title": f"task {i}", "done": False} for i in range(10_000)]
     new = copy.deepcopy(old[1:])
-    new[4_999]["title"] = "edited"
+    _members(new[4_999])["title"] = "edited"
     new.append({"id": 10_000, "title": "task 10000", "done": False})
     return old, new
 
 
-def workload_nested() -> tuple[Doc, Doc]:
-    old = {f"group{i}": {f"k{j}": j for j in range(100)} for i in range(100)}
+def workload_nested() -> tuple[JsonValue, JsonValue]:
+    old: dict[str, JsonValue] = {f"group{i}": {f"k{j}": j for j in range(100)} for i in range(100)}
     new = copy.deepcopy(old)
-    new["group3"]["k5"] = True
-    new["group50"]["k1"] = 1.0
-    new["group99"]["new"] = None
-    del new["group10"]["k0"]
-    new["group70"]["k7"] = [7]
+    _members(new["group3"])["k5"] = True
+    _members(new["group50"])["k1"] = 1.0
+    _members(new["group99"])["new"] = None
+    del _members(new["group10"])["k0"]
+    _members(new["group70"])["k7"] = [7]
     return old, new
 
 
-def ours(old: Doc, new: Doc) -> list[dict[str, Any]]:
+def ours(old: JsonValue, new: JsonValue) -> list[dict[str, JsonValue]]:
     return diff(old, new)
 
 
-def theirs(old: Doc, new: Doc) -> list[dict[str, Any]]:
+def theirs(old: JsonValue, new: JsonValue) -> list[dict[str, JsonValue]]:
     return list(jsonpatch.make_patch(old, new))
 
 
-def timed(function: Callable[[Doc, Doc], object], old: Doc, new: Doc) -> int:
+def timed(
+    function: Callable[[JsonValue, JsonValue], object], old: JsonValue, new: JsonValue
+) -> int:
     start = time.perf_counter_ns()
     function(old, new)
     return time.perf_counter_ns() - start
@@ -96,7 +103,10 @@ def main() -> None:
     speedups: dict[str, list[float]] = {name: [] for name in workloads}
     theirs_vs_dumps: dict[str, list[float]] = {name: [] for name in workloads}
     ours_vs_dumps: dict[str, list[float]] = {name: [] for name in workloads}
-    dumps = lambda old, new: json.dumps(new)  # noqa: ARG005, E731 - same shape as the diffs
+
+    def dumps(_old: JsonValue, new: JsonValue) -> str:  # the same shape as the diffs
+        return json.dumps(new)
+
     gc.disable()
     try:
         for round_ in range(-1, ROUNDS):  # round -1 warms up and is dropped

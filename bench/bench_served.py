@@ -100,7 +100,7 @@ def official_app(built: Built) -> Starlette:
     async def frames() -> AsyncIterator[str]:
         encode = EventEncoder().encode
         for cls, fields in built:
-            yield encode(cls(**fields))  # type: ignore[arg-type]
+            yield encode(cls(**fields))
 
     async def endpoint(_request: Request) -> StreamingResponse:
         return StreamingResponse(frames(), media_type="text/event-stream")
@@ -179,7 +179,7 @@ async def main_async(rounds: int) -> tuple[int, int, list[float], list[float], l
     official_times: list[float] = []
     for turn in range(-1, rounds):  # the first round warms up and is dropped
         gc.collect()
-        order = [("agui", ours), ("official", theirs)]
+        order: list[tuple[str, App]] = [("agui", ours), ("official", theirs)]
         took: dict[str, float] = {}
         for name, app in order if turn % 2 else order[::-1]:
             took[name], _ = await request(app)

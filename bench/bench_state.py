@@ -45,8 +45,9 @@ import platform
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 import pydantic
@@ -163,10 +164,10 @@ def _publish(ctx: RunContext[Any]) -> list[bytes]:
 class Figures:
     """Per-round ratios to one `json.dumps` of the full snapshot, and what the publishes sent."""
 
-    changed: list[float] = field(default_factory=list)
-    unchanged: list[float] = field(default_factory=list)
-    first: list[float] = field(default_factory=list)
-    kinds: set[str] = field(default_factory=set)
+    changed: list[float] = field(default_factory=list[float])
+    unchanged: list[float] = field(default_factory=list[float])
+    first: list[float] = field(default_factory=list[float])
+    kinds: set[str] = field(default_factory=set[str])
 
 
 def one_round(workload: Workload, turn: int, repeats: int) -> tuple[dict[str, float], set[str]]:
@@ -174,7 +175,7 @@ def one_round(workload: Workload, turn: int, repeats: int) -> tuple[dict[str, fl
     state = workload.make()
     ctx, _ = RunContext.new(RunAgentInput(thread_id="t", run_id="r"), state=type(state))
     ctx.state = state
-    took = dict.fromkeys(("dumps", "first", "changed", "unchanged"), 0.0)
+    took: dict[str, float] = dict.fromkeys(("dumps", "first", "changed", "unchanged"), 0.0)
     sent: set[str] = set()
     began = clock()
     _publish(ctx)
@@ -223,12 +224,13 @@ def measure(rounds: int, repeats: int) -> dict[str, Figures]:
 # -- switching a shortcut off --------------------------------------------------------------------
 
 
-def _state_module() -> Any:  # noqa: ANN401 - whichever agui is on the path
+def _state_module() -> ModuleType:
+    """Whichever agui is on the path: its shortcuts are found by name, and may be absent."""
     return importlib.import_module("agui.state")
 
 
 @contextlib.contextmanager
-def _replaced(owner: object, name: str, value: object) -> Iterator[None]:
+def _replaced(owner: object, name: str, value: object) -> Generator[None, None, None]:
     original = getattr(owner, name)
     setattr(owner, name, value)
     try:
@@ -243,31 +245,43 @@ def _without_mirror() -> contextlib.AbstractContextManager[None] | None:
     if hasattr(module, "_SHORTCUTS_FROM"):
         # One flag allows every shortcut here: only the proof is switched off (a copy is still
         # made when the bytes match, so this errs against the mirror)
-        return _replaced(manager, "_unchanged", lambda _self, _live: False)
-    encode = getattr(manager, "_encode", None)
+        def never(_self: object, _live: object) -> bool:
+            return False
+
+        return _replaced(manager, "_unchanged", never)
+    encode: Callable[[object], tuple[bytes, bool]] | None = getattr(manager, "_encode", None)
     if encode is None:
         return None
+
     # Bytes that came with a warning keep no copy, so the next publish serializes and compares
-    return _replaced(manager, "_encode", lambda self: (encode(self)[0], False))
+    def warned(self: object) -> tuple[bytes, bool]:
+        return encode(self)[0], False
+
+    return _replaced(manager, "_encode", warned)
 
 
 def _without_loose() -> contextlib.AbstractContextManager[None] | None:
     manager = _state_module().StateManager
     if not hasattr(manager, "_follow"):
         return None
-    return _replaced(manager, "_follow", lambda _self, _live, _encoded: None)
+
+    def nothing(_self: object, _live: object, _encoded: bytes) -> None:
+        return None
+
+    return _replaced(manager, "_follow", nothing)
 
 
 def _without_copy() -> contextlib.AbstractContextManager[None] | None:
     module = _state_module()
     name = "writes" if hasattr(module, "writes") else "_writes"
-    writes = getattr(module, name, None)
+    writes: Callable[[JsonValue, bytes], bool] | None = getattr(module, name, None)
     if writes is None or not hasattr(module.StateManager, "_follow"):
         return None
 
     def parse_instead(value: JsonValue, encoded: bytes) -> bool:
-        # Only publish's own use: the loose diff's check is another shortcut's
-        caller = sys._getframe(1).f_code.co_name  # noqa: SLF001 - a bench-only switch
+        # Only publish's own use: the loose diff's check is another shortcut's. The frame comes
+        # from `sys._getframe`, as `inspect.currentframe` would add a call to the timed publish
+        caller = sys._getframe(1).f_code.co_name  # noqa: SLF001  # pyright: ignore[reportPrivateUsage]
         return caller == "_follow" and writes(value, encoded)
 
     return _replaced(module, name, parse_instead)

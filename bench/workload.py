@@ -17,7 +17,8 @@ import json
 from typing import Any, get_args
 
 import ag_ui.core as official
-from pydantic import BaseModel, JsonValue
+from ag_ui.core import BaseEvent
+from pydantic import JsonValue
 from pydantic.alias_generators import to_camel
 
 from agui.events import Event
@@ -164,30 +165,30 @@ def _class_name(kind: str) -> str:
     return "".join(word.capitalize() for word in kind.split("_")) + "Event"
 
 
-_AGUI: dict[str, type[BaseModel]] = {
+_AGUI: dict[str, type[Event]] = {
     str(cls.model_fields["type"].default): cls for cls in get_args(get_args(Event)[0])
 }
-_OFFICIAL: dict[str, type[BaseModel]] = {
+_OFFICIAL: dict[str, type[BaseEvent]] = {
     kind: getattr(official, _class_name(kind)) for kind in _AGUI
 }
 
 
-def agui_class(kind: str) -> type[BaseModel]:
+def agui_class(kind: str) -> type[Event]:
     """The agui model of an event type."""
     return _AGUI[kind]
 
 
-def official_class(kind: str) -> type[BaseModel]:
+def official_class(kind: str) -> type[BaseEvent]:
     """The official `ag_ui.core` model of an event type."""
     return _OFFICIAL[kind]
 
 
-def build_agui(specs: list[EventSpec]) -> list[BaseModel]:
+def build_agui(specs: list[EventSpec]) -> list[Event]:
     """The events as agui models, built with keyword arguments."""
     return [_AGUI[kind](**fields) for kind, fields in specs]
 
 
-def build_official(specs: list[EventSpec]) -> list[BaseModel]:
+def build_official(specs: list[EventSpec]) -> list[BaseEvent]:
     """The events as official `ag_ui.core` models, built with keyword arguments."""
     return [_OFFICIAL[kind](**fields) for kind, fields in specs]
 
