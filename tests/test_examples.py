@@ -502,16 +502,24 @@ def test_deleting_over_http_waits_for_approval_then_deletes() -> None:
 
 
 @pytest.mark.parametrize(
-    "answer",
+    ("answer", "reason"),
     [
-        ResumeEntry(
-            interrupt_id="approve-r1-call-1", status="resolved", payload={"approved": False}
+        (
+            ResumeEntry(
+                interrupt_id="approve-r1-call-1", status="resolved", payload={"approved": False}
+            ),
+            "the user declined",
         ),
-        ResumeEntry(interrupt_id="approve-r1-call-1", status="cancelled"),
+        (
+            ResumeEntry(interrupt_id="approve-r1-call-1", status="cancelled"),
+            "the user cancelled the approval",
+        ),
     ],
     ids=["declined", "cancelled"],
 )
-def test_a_declined_delete_over_http_keeps_the_task(answer: ResumeEntry) -> None:
+def test_a_declined_or_cancelled_delete_over_http_keeps_the_task_and_says_which(
+    answer: ResumeEntry, reason: str
+) -> None:
     with serving(board.app) as url:
         _, kept = asyncio.run(delete_over_http(url + "/", answer))
 
@@ -522,7 +530,7 @@ def test_a_declined_delete_over_http_keeps_the_task(answer: ResumeEntry) -> None
     answered = [m for m in kept.messages if m.role == "tool" and m.tool_call_id == "r1-call-1"]
     assert json.loads(cast("str", answered[0].content)) == {
         "deleted": None,
-        "reason": "the user declined",
+        "reason": reason,
     }
 
 

@@ -319,7 +319,7 @@ def _settle_delete(ctx: agui.RunContext[Board], call: ToolCall) -> agui.RunOutco
 
 _WHY = {
     "declined": "the user declined",
-    "cancelled": "the user declined",  # a cancel keeps the task as a decline does
+    "cancelled": "the user cancelled the approval",  # the task stays, as on a decline
     "unreadable": "the answer could not be read as an approval",
 }
 
