@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import JsonValue
 
 from agui import RunAgentInput, RunContext
 from agui.agents.turn import WARNING_EVENT, TurnWriter, emit_warning
@@ -16,6 +17,7 @@ from agui.events import (
     ReasoningMessageContentEvent,
     ReasoningStartEvent,
 )
+from agui.sink import EventReceiver
 
 
 def test_blank_text_and_reasoning_open_nothing() -> None:
@@ -72,13 +74,17 @@ def test_a_warning_is_a_custom_event_with_the_message_and_its_detail() -> None:
     ]
 
 
+def _writer() -> tuple[TurnWriter[JsonValue], EventReceiver]:
+    ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+    return TurnWriter(ctx, turn=1), events
+
+
 def _reasoning_text(events: Sequence[Event]) -> str:
     return "".join(e.delta for e in events if isinstance(e, ReasoningMessageContentEvent))
 
 
 def test_leading_whitespace_and_a_blank_first_reasoning_delta_reach_the_client_as_sent() -> None:
-    ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
-    writer = TurnWriter(ctx, turn=1)
+    writer, events = _writer()
     deltas = ["\n\n", " \t", "  The user wants Paris.", "\n", " Then the time.\n\n"]
 
     for piece in deltas:
@@ -91,8 +97,7 @@ def test_leading_whitespace_and_a_blank_first_reasoning_delta_reach_the_client_a
 
 
 def test_a_blank_reasoning_block_with_a_signature_keeps_both_its_text_and_its_signature() -> None:
-    ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
-    writer = TurnWriter(ctx, turn=1)
+    writer, events = _writer()
 
     writer.text("Checking.")
     writer.reasoning("\n")
@@ -115,8 +120,7 @@ def test_a_blank_reasoning_block_with_a_signature_keeps_both_its_text_and_its_si
 
 
 def test_blank_unsigned_reasoning_ended_by_text_does_not_leak_into_the_next_block() -> None:
-    ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
-    writer = TurnWriter(ctx, turn=1)
+    writer, events = _writer()
 
     writer.reasoning("\n\n")
     writer.text("One.")
@@ -135,8 +139,7 @@ PIECES = st.one_of(st.sampled_from(["", " ", "\n", "\n\n", "\t", "\u00a0", "Pari
 def test_the_reasoning_deltas_sent_join_to_the_reasoning_given(
     deltas: list[str], *, signed: bool
 ) -> None:
-    ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
-    writer = TurnWriter(ctx, turn=1)
+    writer, events = _writer()
 
     for piece in deltas:
         writer.reasoning(piece)

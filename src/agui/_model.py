@@ -97,7 +97,7 @@ class SharedFields(set[str]):
 
     __slots__ = ("_model",)
 
-    def __init__(self, names: Sequence[str], model: str = "") -> None:
+    def __init__(self, names: Sequence[str], model: str) -> None:
         super().__init__(names)
         self._model = model
 
@@ -135,8 +135,7 @@ def _builder(cls: type[M], names: Sequence[str]) -> Callable[..., M]:
     It is generated, as `dataclasses` writes `__init__`: one assignment per field and no loop,
     which makes a three- or four-field build about twice as quick as a loop over the names.
     """
-    unknown = [name for name in names if name not in cls.model_fields]
-    if unknown or len(set(names)) != len(names) or not names:
+    if not names or len(set(names)) != len(names) or not set(names) <= cls.model_fields.keys():
         message = (
             f"trusted_builder() of {cls.__name__} takes distinct field names, got {list(names)}; "
             f"its fields are {list(cls.model_fields)}"

@@ -304,15 +304,8 @@ def _choice_deltas(choice: _Choice) -> list[ChatDelta]:
     delta = choice.delta or _Delta()
     # A server moving from one field to the other may fill both with the same text (vLLM
     # does): the first that holds text is the chunk's reasoning, never both.
-    reasoning = next(
-        (
-            text
-            for text in (delta.reasoning_content, delta.reasoning)
-            if isinstance(text, str) and text
-        ),
-        None,
-    )
-    deltas: list[ChatDelta] = [] if reasoning is None else [ReasoningDelta(reasoning)]
+    texts = [t for t in (delta.reasoning_content, delta.reasoning) if isinstance(t, str) and t]
+    deltas: list[ChatDelta] = [ReasoningDelta(texts[0])] if texts else []
     if delta.content:
         deltas.append(TextDelta(delta.content))
     for fragment in delta.tool_calls or ():
