@@ -11,6 +11,7 @@ import dataclasses
 import json
 import logging
 import sys
+import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, MutableMapping
 from typing import Any, TypeVar, cast
 
@@ -1068,16 +1069,40 @@ def test_the_first_batch_goes_out_at_once_and_a_large_later_one_without_gatherin
         ctx.say("first")
         await asyncio.sleep(0)
         with ctx.message() as message:
-            for index in range(40):
+            for index in range(300):
                 message.delta(f"{index} ")
         await asyncio.sleep(0)
         ctx.say("last")
 
     exchange = drive(call(asgi_app(agent)))
 
-    # RUN_STARTED and the first message; then 42 events already queued, sent as they are; the
+    # RUN_STARTED and the first message; then 302 events already queued, sent as they are; the
     # last message and RUN_FINISHED.
-    assert [frame_count(body) for body in exchange.bodies] == [4, 42, 4, 0]
+    assert [frame_count(body) for body in exchange.bodies] == [4, 302, 4, 0]
+
+
+def compute(seconds: float) -> None:
+    """Hold the loop for `seconds` at least, as an agent computing between two awaits does."""
+    until = time.perf_counter() + seconds
+    while time.perf_counter() < until:
+        pass
+
+
+def test_gathering_stops_two_milliseconds_in_when_each_turn_runs_long() -> None:
+    async def agent(ctx: Ctx) -> None:
+        for index in range(12):
+            ctx.emit(CustomEvent(name="tick", value=index))
+            compute(0.001)
+            await asyncio.sleep(0)
+
+    exchange = drive(call(asgi_app(agent)))
+
+    counts = [frame_count(body) for body in exchange.bodies]
+    assert sum(counts) == 14
+    # Each turn takes a millisecond or more, so a gathered batch holds what came before the
+    # 2 ms were up and the one turn after: three events at most, never the 16 turns' worth.
+    assert max(counts[1:]) <= 3
+    assert len(counts) >= 5
 
 
 def test_an_idle_stream_gets_keepalive_comment_frames() -> None:

@@ -11,12 +11,13 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast, get_args
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, JsonValue, ValidationError
 from typing_extensions import TypedDict
 
 from agui import (
+    AguiError,
     EventType,
     ProtocolViolation,
     RunAgentInput,
@@ -34,9 +35,11 @@ from agui.events import (
     ReasoningMessageEndEvent,
     ReasoningMessageStartEvent,
     ReasoningStartEvent,
+    RunFinishedEvent,
     StateSnapshotEvent,
     StepFinishedEvent,
     StepStartedEvent,
+    TextMessageChunkEvent,
     TextMessageContentEvent,
     TextMessageEndEvent,
     TextMessageStartEvent,
@@ -45,7 +48,7 @@ from agui.events import (
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
-from agui.handles import Handle, TextRole
+from agui.handles import Handle, MessageHandle, ReasoningHandle, StepHandle, TextRole
 from agui.messages import TextPart
 from agui.sink import EventReceiver
 from agui.sse import encode_sse
@@ -1197,3 +1200,120 @@ def test_every_delta_either_goes_out_whole_or_is_refused_with_nothing_sent(
     drained = events.drain()
     assert [c.delta for c in only(drained, TextMessageContentEvent)] == sent
     assert b"".join(encode_sse(event) for event in drained).decode()  # every frame is UTF-8
+
+
+# A delta granted by the pipeline queues itself (`agui._pipeline`): every program of handle
+# operations, raw emits, direct observations and cancellations must go exactly as it goes when
+# every event takes the full way (through a transformer that passes each one on unchanged).
+
+
+class PassOn:
+    """A transformer that changes nothing; without `_records_pass`, it sees every event."""
+
+    def transform(self, event: Event) -> list[Event]:
+        return [event]
+
+
+DELTA_OP = st.tuples(st.just("delta"), st.integers(0, 3), st.sampled_from(["x", "é", ""]))
+GRANT_OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("open"), st.sampled_from(["message", "reasoning", "tool", "step"])),
+        DELTA_OP,
+        DELTA_OP,
+        DELTA_OP,
+        st.tuples(st.just("close"), st.integers(0, 3)),
+        st.tuples(st.just("emit"), st.sampled_from(["end", "chunk", "custom", "finish"])),
+        st.tuples(st.just("observe"), st.sampled_from(["end", "chunk", "custom"])),
+        st.tuples(st.just("cancel")),
+    ),
+    max_size=30,
+)
+
+
+def _raw_event(name: str, target: object) -> Event:
+    """A raw event; `end` closes the block `target` holds open, where the handle would."""
+    if name == "end" and isinstance(target, ToolCallHandle):
+        return ToolCallEndEvent(tool_call_id=target.id)
+    if name == "end" and isinstance(target, ReasoningHandle):
+        return ReasoningMessageEndEvent(message_id=target.id)
+    if name == "end":
+        return TextMessageEndEvent(
+            message_id=target.id if isinstance(target, MessageHandle) else "m"
+        )
+    if name == "chunk":
+        return TextMessageChunkEvent(message_id="chunked", delta="x")
+    if name == "custom":
+        return CustomEvent(name="app.tick", value=None)
+    return RunFinishedEvent(thread_id="t", run_id="r")
+
+
+def _grant_step(ctx: RunContext[JsonValue], handles: list[Any], op: tuple[Any, ...]) -> None:
+    match op:
+        case ("open", kind):
+            openers: dict[str, Callable[[], Any]] = {
+                "message": ctx.message,
+                "reasoning": ctx.reasoning,
+                "tool": lambda: ctx.tool_call("f"),
+                "step": lambda: ctx.step(f"s{len(handles)}"),
+            }
+            handles.append(openers[kind]().__enter__())
+        case ("delta", index, text) if handles:
+            handle = handles[index % len(handles)]
+            if isinstance(handle, ToolCallHandle):
+                handle.args(text)
+            elif not isinstance(handle, StepHandle):
+                handle.delta(text)
+        case ("close", index) if handles:
+            handles.pop(index % len(handles)).__exit__(None, None, None)
+        case ("emit" | "observe", name):
+            blocks = [h for h in handles if not isinstance(h, StepHandle)]
+            event = _raw_event(name, blocks[-1] if blocks else None)
+            (ctx.emit if op[0] == "emit" else ctx.verifier.observe)(event)
+        case ("cancel",):
+            ctx.token.cancel("stop")
+        case _:
+            pass
+
+
+def _play_grants(
+    ops: list[tuple[Any, ...]], transformers: Sequence[PassOn] = ()
+) -> tuple[list[object], list[str], object]:
+    ctx, events = RunContext.new(
+        RunAgentInput(thread_id="t", run_id="r"), transformers=transformers
+    )
+    handles: list[Any] = []
+    outcomes: list[object] = []
+    for op in ops:
+        try:
+            _grant_step(ctx, handles, op)
+        except AguiError as error:
+            outcomes.append((type(error).__name__, str(error)))
+        else:
+            outcomes.append(None)
+    frames = [encode_sse(event).decode() for event in events.drain()]
+    verifier = ctx.verifier
+    blocks = (verifier.open_messages, verifier.open_tool_calls, verifier.open_reasoning_messages)
+    return outcomes, frames, (verifier.running, blocks, verifier.open_chunks)
+
+
+def _granted_then(*ops: tuple[Any, ...], kind: str = "message") -> list[tuple[Any, ...]]:
+    return [("open", kind), ("delta", 0, "x"), *ops, ("delta", 0, "x"), ("close", 0)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(GRANT_OPS)
+@example(_granted_then(("cancel",)))
+@example(_granted_then(("emit", "end")))
+@example(_granted_then(("observe", "end")))
+@example(_granted_then(("emit", "chunk")))
+@example(_granted_then(("emit", "finish")))
+@example(_granted_then(("open", "step"), ("emit", "custom")))
+@example(_granted_then(("cancel",), kind="tool"))
+@example(_granted_then(("observe", "end"), kind="tool"))
+@example(_granted_then(("cancel",), kind="reasoning"))
+@example(_granted_then(("observe", "end"), kind="reasoning"))
+def test_a_granted_delta_goes_exactly_as_it_goes_the_full_way(
+    ops: list[tuple[Any, ...]],
+) -> None:
+    granted = _play_grants(ops)
+    assert granted == _play_grants(ops, [PassOn()])

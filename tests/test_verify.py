@@ -1458,6 +1458,40 @@ def test_observing_a_record_does_what_observing_its_event_does(events: list[Even
             assert found[1:] == before
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(EVENTS | st.sampled_from(RECORDS), max_size=40))
+def test_the_revision_stays_put_only_across_an_item_accepted_changing_nothing(
+    items: list[Event | Record],
+) -> None:
+    verifier = Verifier()
+    for item in [started(), *items]:
+        revision, before = verifier.revision, (verifier._snapshot(), views(verifier))
+        rule = outcome(verifier, item)[0]
+        if verifier.revision != revision:
+            assert rule is None
+            assert verifier.revision == revision + 1
+            continue
+        assert (verifier._snapshot(), views(verifier)) == before
+        if rule is None:  # accepted changing nothing: accepted again, the same way
+            assert outcome(verifier, item)[0] is None
+            assert verifier.revision == revision
+
+
+def test_only_a_delta_into_its_open_block_leaves_the_revision_where_it_was() -> None:
+    verifier = replay([started(), *text("m1")[:1]])
+    revision = verifier.revision
+    verifier.observe((Kind.TEXT_CONTENT, "m1", "x"))
+    verifier.observe(ev.TextMessageContentEvent(message_id="m1", delta="x"))
+    assert verifier.revision == revision + 1  # an event is checked the full way
+    verifier.observe(ev.TextMessageChunkEvent(message_id="m2", delta="x"))
+    revision = verifier.revision
+    verifier.observe((Kind.TEXT_CONTENT, "m1", "x"))
+    assert verifier.revision == revision + 1  # a chunk stream is open: the full check decides
+    with pytest.raises(ProtocolViolation, match="m3"):
+        verifier.observe((Kind.TEXT_CONTENT, "m3", "x"))
+    assert verifier.revision == revision + 1  # a refusal changes nothing
+
+
 def test_a_record_is_checked_as_its_event_unless_its_block_is_simply_open(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

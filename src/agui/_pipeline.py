@@ -7,6 +7,8 @@ ctx.emit, a handle's other events ──► Pipeline.send ──► transformers
 a handle's delta, plain text start, ──► Pipeline.send_record          track, EventReceiver.push
 text or tool end                          │ plain
                                           └──► Verifier.observe(record) ──► push_record
+                                                                                ▲
+a handle's granted delta ───────────────────────────────────────────────────────┘
 ```
 
 Every event a run emits goes through `send`: the run's transformers (in order), the verifier
@@ -27,6 +29,14 @@ writer turns into the very bytes the model would give, and which `drain()` turns
 model. Otherwise the record's event takes the full path. The branch skips nothing the full path
 would do for these events: no transformer would change them, and a delta, a start or an end is
 never tracked.
+
+A delta the verifier accepted on its quickest check (its block open, the run active, no chunk
+stream open) changed nothing there, so the block's next delta would be accepted the same way as
+long as nothing has changed since: `send_record` hands the handle a grant, the verifier's
+`revision`, and while the run stays plain and the revision stays put the handle queues its
+next delta itself (`receiver.push_record`), the one step the branch would take. Any other event
+accepted, a cancellation or the run's end withdraws every grant; the property tests run each
+program with and without grants and compare everything.
 
 A transformer that returns a record's event unchanged, and need not see it, says so with a
 true class attribute `_records_pass` (the legacy-peer profile does: it rewrites subagent
@@ -137,10 +147,10 @@ class Pipeline(Generic[B]):
         self._token = token
         self._transformers = tuple(transformers)
         self._on_state = on_state
-        # Whether a record may go out as it is: no transformer needs its model (none, or
-        # only ones that pass records unchanged), no cancellation needs raising (the token
-        # says when that starts), and the run has not ended (no emit is allowed then).
-        self._plain = all(_passes_records(t) for t in self._transformers)
+        self.plain = all(_passes_records(t) for t in self._transformers)
+        """Whether a record may go out as it is: no transformer needs its model (none, or only
+        ones that pass records unchanged), no cancellation needs raising (the token says when
+        that starts), and the run has not ended (no emit is allowed then)."""
         token.on_cancel(self._not_plain)
         self._observe: Callable[[Event | Record], None] = verifier.observe
         self._exclusive: B | None = None
@@ -174,22 +184,26 @@ class Pipeline(Generic[B]):
             self._track(event)
         self.receiver.push(event)
 
-    def send_record(self, kind: Kind, entity_id: str, text: str = "") -> None:
+    def send_record(self, kind: Kind, entity_id: str, text: str = "") -> int:
         """Send a handle's delta, plain text start or end: as a record while the run is plain.
 
         The verifier checks the record (on its fast path, or as its event when it must look
         closer) and, accepted, it is queued as it is. Otherwise its event takes the full way
-        (an end even once the run is cancelled).
+        (an end even once the run is cancelled). Returns the grant of a delta the verifier
+        accepted changing nothing, its `revision` (see the module's notes), else -1.
         """
-        if self._plain:
+        if self.plain:
             record: Record = (kind, entity_id, text)
+            verifier = self.verifier
+            before = verifier.revision
             self._observe(record)
             self.receiver.push_record(record)
-        else:
-            self.send(materialize((kind, entity_id, text)), forced=kind in _ENDS)
+            return before if verifier.revision == before else -1
+        self.send(materialize((kind, entity_id, text)), forced=kind in _ENDS)
+        return -1
 
     def _not_plain(self) -> None:
-        self._plain = False
+        self.plain = False
 
     def _track(self, event: Event) -> None:
         if isinstance(event, ToolCallStartEvent):
@@ -202,7 +216,7 @@ class Pipeline(Generic[B]):
             self._on_state(event)
         elif isinstance(event, (RunFinishedEvent, RunErrorEvent)):
             self.terminated = True
-            self._plain = False  # what follows is refused by `send`, which says why
+            self.plain = False  # what follows is refused by `send`, which says why
 
     # -- open blocks -----------------------------------------------------------------------
 
@@ -252,7 +266,8 @@ class Pipeline(Generic[B]):
             >>> from agui import RunAgentInput, RunContext
             >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
             >>> view = ctx._pipeline.attributed("r-sub-1", on_state=print)
-            >>> view.send_record(Kind.TEXT_START, "m1", "assistant")
+            >>> view.send_record(Kind.TEXT_START, "m1", "assistant")  # the full way: no grant
+            -1
             >>> events.drain()[0].subagent_run_id
             'r-sub-1'
         """
@@ -305,7 +320,7 @@ class _Attributed(Pipeline[B]):
         self.terminated = False
         self._token, self._transformers, self._observe, self._open = shared
         self._on_state = on_state
-        self._plain = False  # a view's events take the full path, and are stamped on it
+        self.plain = False  # a view's events take the full path, and are stamped on it
         self._exclusive = None
         self._own: list[B] = []  # what it holds open of the run's blocks (`_open`, shared)
         self._sending: tuple[Event, Event] | None = None
@@ -330,11 +345,12 @@ class _Attributed(Pipeline[B]):
         finally:
             self._sending = None
 
-    def send_record(self, kind: Kind, entity_id: str, text: str = "") -> None:
+    def send_record(self, kind: Kind, entity_id: str, text: str = "") -> int:
         """Send a handle's record as its event, the full way, stamped."""
         if kind == Kind.TEXT_CONTENT:
             self.last_text += text
         self.send(materialize((kind, entity_id, text)), forced=kind in _ENDS)
+        return -1
 
     def open(self, block: B) -> None:
         """Hold `block` open among the run's blocks, and as one of this invocation's."""

@@ -107,23 +107,37 @@ def encode_items(items: Sequence[Item]) -> bytes:
     """
     parts: list[str] = []
     add = parts.append
-    last_kind, last_id, head = -1, None, ""
+    run: list[str] = []  # the JSON strings of consecutive deltas of one block
+    last_kind, last_id, joint = -1, None, ""
     for item in items:
         if isinstance(item, tuple):
             kind, entity_id, text = item
-            if kind > _LAST_DELTA:  # a block's start or end
-                add(f"data: {record_text(kind, entity_id, text)}\n\n")
-                continue
-            if entity_id is not last_id or kind != last_kind:
+            if kind <= _LAST_DELTA:
+                if entity_id is last_id and kind == last_kind:
+                    run.append(_q(text))
+                    continue
+                if run:
+                    add(joint.join(run))
+                    add("}\n\n")
                 head = f'data: {HEADS[kind]}{_q(entity_id)},"delta":'
+                add(head)
+                joint = "}\n\n" + head  # between two deltas of the block: one ends, one begins
+                run = [_q(text)]
                 last_kind, last_id = kind, entity_id
-            add(head)
-            add(_q(text))
+                continue
+        if run:
+            add(joint.join(run))
             add("}\n\n")
+            run, last_id = [], None  # the block's next delta starts a run of its own
+        if isinstance(item, tuple):  # a block's start or end
+            add(f"data: {record_text(*item)}\n\n")
         else:
             add("data: ")
             add(_event_text(item))
             add("\n\n")
+    if run:
+        add(joint.join(run))
+        add("}\n\n")
     try:
         return "".join(parts).encode()
     except UnicodeEncodeError:  # a lone surrogate: each item its own way

@@ -64,8 +64,9 @@ wants another status or message raises `agui.errors.Refused(message, status=...)
 is a `RUN_ERROR` inside the stream. Events are written as they are emitted, and coalesced:
 whatever is queued when the writer wakes goes out as one `http.response.body` message (at most
 1,024 events each). When an agent awaits between events, the writer also lets the loop turn a
-few times (while each turn brings more, up to 32 events) before it sends, so such an agent does
-not pay one send per event; an idle agent's event waits one turn of the loop. A run's first
+few times (while each turn brings more, up to 256 events, 16 turns or 2 ms) before it sends, so
+such an agent does not pay one send per event; an idle agent's event waits one turn of the loop,
+a busy one's at most 2 ms and a turn. A run's first
 batch (its `RUN_STARTED` and what came with it) goes out without that wait: on a server busy
 with other streams every turn is long, and a new client should see its run start at once.
 With `keepalive` set, a `: ping` comment frame is sent after that many idle seconds, for

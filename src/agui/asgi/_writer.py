@@ -32,7 +32,8 @@ Outcome = Literal["done", "gone", "broken"]
 _PING = comment_frame("ping")
 _MAX_EVENTS_PER_SEND = 1024
 _GATHER_TURNS = 16
-_GATHER_ENOUGH = 32
+_GATHER_ENOUGH = 256
+_GATHER_SECONDS = 0.002
 
 MAX_SEND_BYTES = 256 * 1024
 """The most one send carries: a larger batch's frames go out in slices of this size."""
@@ -83,11 +84,15 @@ class Writer:
 
         An agent that awaits between events would otherwise cost one send per event. Each turn
         lets it run once more; gathering stops at the first turn that adds nothing, so an idle
-        agent delays its event by one turn of the loop, and a busy one by at most a few. A batch
-        that is already large goes out at once: sends are amortized, latency matters more.
+        agent delays its event by one turn of the loop. A busy one delays it by at most 16
+        turns or 2 ms, whichever comes first, and one turn more: a turn that runs long (an agent
+        computing between two awaits) cannot hold back what is already gathered. A batch that
+        is already large goes out at once: sends are amortized, latency matters more.
         """
+        loop = asyncio.get_running_loop()
+        until = loop.time() + _GATHER_SECONDS
         for _ in range(_GATHER_TURNS):
-            if len(batch) >= _GATHER_ENOUGH:
+            if len(batch) >= _GATHER_ENOUGH or loop.time() >= until:
                 break
             await asyncio.sleep(0)
             more = self._receiver.drain_items()

@@ -91,6 +91,7 @@ class Handle(Generic[S]):
         self._pipeline = pipeline
         self._open = True
         self._ending = False
+        self._grant = -1  # the pipeline's grant for this block's next delta: none yet
         self.opened_at = _caller()
         """The file and line of the code that opened this block (for the unclosed warning)."""
 

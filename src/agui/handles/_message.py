@@ -89,7 +89,12 @@ class MessageHandle(Handle[S]):
             except UnicodeEncodeError:
                 self._text("delta", text)  # refuses it, naming this handle
         if text:
-            self._pipeline.send_record(_TEXT_CONTENT, self.id, text)
+            pipeline = self._pipeline
+            # A granted delta queues itself (see `agui._pipeline`), unrolled: every token.
+            if pipeline.plain and self._grant == pipeline.verifier.revision:
+                pipeline.receiver.push_record((_TEXT_CONTENT, self.id, text))
+            else:
+                self._grant = pipeline.send_record(_TEXT_CONTENT, self.id, text)
 
     def end(self) -> None:
         """Close the message now (leaving the `with` block does the same)."""

@@ -60,7 +60,12 @@ class ReasoningHandle(Handle[S]):
             except UnicodeEncodeError:
                 self._text("delta", text)  # refuses it, naming this handle
         if text:
-            self._pipeline.send_record(_REASONING, self.id, text)
+            pipeline = self._pipeline
+            # A granted delta queues itself (see `agui._pipeline`), unrolled: every token.
+            if pipeline.plain and self._grant == pipeline.verifier.revision:
+                pipeline.receiver.push_record((_REASONING, self.id, text))
+            else:
+                self._grant = pipeline.send_record(_REASONING, self.id, text)
 
     def encrypted_value(self, value: str) -> None:
         """Attach an opaque value the client stores on this reasoning message."""

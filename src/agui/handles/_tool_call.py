@@ -96,7 +96,12 @@ class ToolCallHandle(Handle[S]):
                 self._text("args", delta)  # refuses it, naming this handle
         if delta:
             self._fragments.append(delta)
-            self._pipeline.send_record(_TOOL_ARGS, self._wire_id, delta)
+            pipeline = self._pipeline
+            # A granted delta queues itself (see `agui._pipeline`), unrolled: every fragment.
+            if pipeline.plain and self._grant == pipeline.verifier.revision:
+                pipeline.receiver.push_record((_TOOL_ARGS, self._wire_id, delta))
+            else:
+                self._grant = pipeline.send_record(_TOOL_ARGS, self._wire_id, delta)
 
     def args_json(self, value: object) -> None:
         """Send arguments given as a value (dict, pydantic model, dataclass) as one JSON text."""

@@ -128,6 +128,11 @@ class Verifier:
     def __init__(
         self, *, started: tuple[str, str] | None = None, known_tool_call_ids: Iterable[str] = ()
     ) -> None:
+        self.revision = 0
+        """Moves with every event accepted, except a delta into its open block, in an active run
+        with no chunk stream open (the quickest check, which changes nothing). While it stays
+        put, such a delta is accepted again: the run's pipeline lets a handle queue it itself.
+        Read it; never set it."""
         self._phase = _IDLE
         self._stream_thread: str | None = None
         self._thread_id: str | None = None
@@ -162,8 +167,10 @@ class Verifier:
             >>> verifier = Verifier(started=("t", "r"))
             >>> verifier.observe((Kind.TEXT_START, "m1", "assistant"))
             >>> verifier.observe((Kind.TEXT_CONTENT, "m1", "Hi"))
-            >>> verifier.open_messages
-            ('m1',)
+            >>> revision = verifier.revision
+            >>> verifier.observe((Kind.TEXT_CONTENT, "m1", " there"))
+            >>> verifier.revision == revision, verifier.open_messages
+            (True, ('m1',))
             >>> verifier.observe((Kind.TEXT_END, "m1", ""))
             >>> verifier.observe(RunFinishedEvent(thread_id="t", run_id="r"))
             >>> verifier.running
@@ -176,6 +183,7 @@ class Verifier:
                     if item[1] in self._record_blocks[kind]:
                         return
                 elif self._brackets(item):
+                    self.revision += 1
                     return
             event = materialize(item)
         else:
@@ -185,6 +193,7 @@ class Verifier:
         except ProtocolViolation as violation:
             violation.event = event
             raise
+        self.revision += 1
 
     def _brackets(self, record: Record) -> bool:
         """Whether a start or end record is accepted on the fast path, as its event would be.
