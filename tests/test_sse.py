@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from json.encoder import encode_basestring
-from typing import Literal, TypedDict, cast, get_args, get_origin
+from typing import Any, Literal, TypedDict, cast, get_args, get_origin
 
 import pydantic_core
 import pytest
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, JsonValue
 
 import corpus
-from agui._record import Item, Kind, Record
+from agui._record import DELTA_FIELDS, Item, Kind, Record, materialize
 from agui.errors import UsageError
 from agui.events import (
     CustomEvent,
@@ -394,6 +394,44 @@ _events = st.sampled_from(
         CustomEvent(name="n", value=None),
     ]
 )
+
+
+_SURROGATE_OR_NOT = st.text(st.one_of(st.characters(), st.integers(0xD800, 0xDFFF).map(chr)))
+_deltas = st.tuples(st.integers(min_value=0, max_value=2).map(Kind), _IDS, _SURROGATE_OR_NOT)
+
+
+def _frame_or_refusal(event: Event) -> tuple[bytes | None, str | None]:
+    try:
+        return encode_sse(event), None
+    except (UsageError, ValueError) as error:
+        return None, type(error).__name__
+
+
+@settings(max_examples=300)
+@given(st.lists(_deltas, max_size=12))
+def test_a_delta_drained_from_its_record_frames_as_its_validated_event_does(
+    records: list[Record],
+) -> None:
+    for record in records:  # in turn: ids and kinds change, and the kept head with them
+        drained = materialize(record)
+        assert drained.model_fields_set is DELTA_FIELDS[record[0]]
+        assert _frame_or_refusal(drained) == _frame_or_refusal(_record_event(record))
+
+
+def test_a_model_given_a_drained_fields_set_but_not_text_takes_the_serializer() -> None:
+    numbers: dict[str, Any] = {"message_id": 1, "delta": 2}  # not text, unvalidated
+    forged = TextMessageContentEvent.model_construct(
+        _fields_set=DELTA_FIELDS[Kind.TEXT_CONTENT], **numbers
+    )
+    plain = TextMessageContentEvent.model_construct(**numbers)
+
+    with pytest.warns(UserWarning, match="Expected `str`"):
+        frames = encode_sse(forged), encode_sse(plain)
+    assert (
+        frames[0]
+        == frames[1]
+        == b'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":1,"delta":2}\n\n'
+    )
 
 
 @settings(max_examples=300)

@@ -27,7 +27,9 @@ A trusted builder gives every model it builds one shared fields-set, read-only: 
 per model is, after the model itself, the costliest part of a build kept alive (a test's
 `drain()` keeps thousands), and sharing it is safe only because no one can change it. pydantic
 never changes a model's own fields-set (models are frozen); `model_copy` and `copy.copy` give the
-copy a plain `set` of its own, which `model_copy(update=...)` then extends.
+copy a plain `set` of its own, which `model_copy(update=...)` then extends. Every builder of one
+class and the same names shares the same set, so the set also says how its model was made: from
+those fields alone, every other one at its default (`agui.sse` frames such a delta directly).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ _set_fields_set = _SLOTS["__pydantic_fields_set__"].__set__
 _set_extra = _SLOTS["__pydantic_extra__"].__set__
 _set_private = _SLOTS["__pydantic_private__"].__set__
 _TEMPLATES: dict[type[BaseModel], tuple[dict[str, object], bool]] = {}
+_SHARED: dict[tuple[type[BaseModel], frozenset[str]], SharedFields] = {}
 
 
 def _template(cls: type[BaseModel]) -> tuple[dict[str, object], bool]:
@@ -129,6 +132,15 @@ def _fill(event: BaseModel, fields: dict[str, object], given: set[str], extra: b
     _set_private(event, None)
 
 
+def _shared(cls: type[BaseModel], names: Sequence[str]) -> SharedFields:
+    """The one fields-set of every model built trusted from `names`, by any builder of them."""
+    key = (cls, frozenset(names))
+    found = _SHARED.get(key)
+    if found is None:
+        found = _SHARED[key] = SharedFields(names, cls.__name__)
+    return found
+
+
 def _builder(cls: type[M], names: Sequence[str]) -> Callable[..., M]:
     """A positional trusted constructor of `cls` for `names`, written for exactly those fields.
 
@@ -159,7 +171,7 @@ def _builder(cls: type[M], names: Sequence[str]) -> Callable[..., M]:
         "template": template,
         "new": _new,
         "cls": cls,
-        "given": SharedFields(names, cls.__name__),
+        "given": _shared(cls, names),
         "set_dict": _set_dict,
         "set_fields_set": _set_fields_set,
         "set_extra": _set_extra,
@@ -211,12 +223,16 @@ class WireModel(
         """A constructor taking the values of `names` positionally, trusted as `trusted` is.
 
         Quicker than `trusted` for a hot path that builds one kind of model over and over; the
-        models it builds share one read-only fields-set (`SharedFields`).
+        models every builder of these names builds share one read-only fields-set
+        (`SharedFields`).
 
         Examples:
             >>> from agui.events import TextMessageContentEvent
             >>> content = TextMessageContentEvent.trusted_builder("message_id", "delta")
             >>> content("m1", "Hi") == TextMessageContentEvent(message_id="m1", delta="Hi")
+            True
+            >>> again = TextMessageContentEvent.trusted_builder("delta", "message_id")
+            >>> again("Yo", "m2").model_fields_set is content("m1", "Hi").model_fields_set
             True
         """
         return _builder(cls, names)

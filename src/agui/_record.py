@@ -30,7 +30,16 @@ from agui.events import (
     ToolCallEndEvent,
 )
 
-__all__ = ["BUILDERS", "HEADS", "Item", "Kind", "Record", "materialize", "record_text"]
+__all__ = [
+    "BUILDERS",
+    "DELTA_FIELDS",
+    "HEADS",
+    "Item",
+    "Kind",
+    "Record",
+    "materialize",
+    "record_text",
+]
 
 
 class Kind(IntEnum):
@@ -80,6 +89,14 @@ BUILDERS: tuple[Callable[[str, str], Event], ...] = (
     lambda message_id, role: _text_start(message_id, role, None),
 )
 """Each kind's event from a record's id and text, in `Kind` order."""
+
+DELTA_FIELDS = (
+    _text_content("", "").__pydantic_fields_set__,
+    _tool_args("", "").__pydantic_fields_set__,
+    _reasoning_content("", "").__pydantic_fields_set__,
+)
+"""The fields-set a delta kind's models share, in `Kind` order (see `WireModel.trusted_builder`):
+a model holding one of them was built trusted from its id and delta alone, as a record's is."""
 
 HEADS = (
     '{"type":"TEXT_MESSAGE_CONTENT","messageId":',

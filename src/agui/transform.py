@@ -58,12 +58,15 @@ def apply_transformers(transformers: Iterable[Transformer], event: Event) -> lis
         >>> len(apply_transformers([Double(), Double()], CustomEvent(name="x", value=1)))
         4
     """
-    events = [event]
+    events: Sequence[Event] = (event,)
     for transformer in transformers:
-        events = [out for item in events for out in transformer.transform(item)]
+        if len(events) == 1:  # the common case: one event in, the transformer's own list out
+            events = transformer.transform(events[0])
+        else:
+            events = [out for item in events for out in transformer.transform(item)]
         if not events:
             break
-    return events
+    return list(events)
 
 
 class FilterToolCalls:
