@@ -25,6 +25,8 @@ from agui import (
     ToolCallHandle,
     UsageError,
 )
+from agui._pipeline import Pipeline
+from agui._record import Kind
 from agui.errors import InvalidArguments
 from agui.events import (
     CustomEvent,
@@ -1317,3 +1319,27 @@ def test_a_granted_delta_goes_exactly_as_it_goes_the_full_way(
 ) -> None:
     granted = _play_grants(ops)
     assert granted == _play_grants(ops, [PassOn()])
+
+
+def test_a_blocks_deltas_after_its_first_skip_the_record_branch_until_something_else_is_sent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    branched: list[Kind] = []
+    send_record = Pipeline[Any].send_record
+
+    def counting(self: Pipeline[Any], kind: Kind, entity_id: str, text: str = "") -> int:
+        branched.append(kind)
+        return send_record(self, kind, entity_id, text)
+
+    monkeypatch.setattr(Pipeline, "send_record", counting)
+    ctx, events = new()
+    with ctx.message() as message:
+        message.delta("a")
+        message.delta("b")
+        ctx.emit(CustomEvent(name="app.tick", value=None))  # the verifier moved: no grant
+        message.delta("c")
+        message.delta("d")
+
+    starts, deltas, end = Kind.TEXT_START, Kind.TEXT_CONTENT, Kind.TEXT_END
+    assert branched == [starts, deltas, deltas, end]
+    assert [e.delta for e in only(events.drain(), TextMessageContentEvent)] == list("abcd")
