@@ -109,35 +109,30 @@ def encode_items(items: Sequence[Item]) -> bytes:
     add = parts.append
     run: list[str] = []  # the JSON strings of consecutive deltas of one block
     last_kind, last_id, joint = -1, None, ""
-    for item in items:
+    for item in [*items, None]:  # `None` ends the last run
         if isinstance(item, tuple):
             kind, entity_id, text = item
-            if kind <= _LAST_DELTA:
-                if entity_id is last_id and kind == last_kind:
-                    run.append(_q(text))
-                    continue
-                if run:
-                    add(joint.join(run))
-                    add("}\n\n")
+            if entity_id is last_id and kind == last_kind:
+                run.append(_q(text))
+                continue
+        if run:
+            add(joint.join(run))
+            add("}\n\n")
+            run, last_id = [], None
+        if isinstance(item, tuple):
+            kind, entity_id, text = item
+            if kind <= _LAST_DELTA:  # a block's run of deltas begins
                 head = f'data: {HEADS[kind]}{_q(entity_id)},"delta":'
                 add(head)
                 joint = "}\n\n" + head  # between two deltas of the block: one ends, one begins
                 run = [_q(text)]
                 last_kind, last_id = kind, entity_id
-                continue
-        if run:
-            add(joint.join(run))
-            add("}\n\n")
-            run, last_id = [], None  # the block's next delta starts a run of its own
-        if isinstance(item, tuple):  # a block's start or end
-            add(f"data: {record_text(*item)}\n\n")
-        else:
+            else:  # a block's start or end
+                add(f"data: {record_text(kind, entity_id, text)}\n\n")
+        elif item is not None:
             add("data: ")
             add(_event_text(item))
             add("\n\n")
-    if run:
-        add(joint.join(run))
-        add("}\n\n")
     try:
         return "".join(parts).encode()
     except UnicodeEncodeError:  # a lone surrogate: each item its own way

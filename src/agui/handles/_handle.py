@@ -213,8 +213,6 @@ class Handle(Generic[S]):
         `what` says what the text is, `{handle}` standing for this handle's description: the
         message is only made when the text is refused.
         """
-        if text is None or (type(text) is str and text.isascii()):
-            return  # nothing to check, or text always valid: the check most handles make
         problem = unicode_problem(text)
         if problem is not None:
             message = (
@@ -234,6 +232,11 @@ _frame_at: Callable[[int], FrameType] = vars(sys)["_getframe"]
 `f_back` would make an object of every frame in between, several times the cost on every open."""
 
 
+def _opens_for_caller(module: object) -> bool:
+    """Whether a frame of `module` opens a handle for its caller: the handles' own, the context."""
+    return module == "agui.context" or (type(module) is str and module.startswith("agui.handles."))
+
+
 def _caller() -> tuple[str, int]:
     """The file and line of the code that opened a handle: the first frame that is not an opener.
 
@@ -246,11 +249,6 @@ def _caller() -> tuple[str, int]:
         ValueError
     ):  # pragma: no cover - only from a program's outermost frame (a subprocess test)
         frame = _frame_at(2)
-    # The openers are the context's frames and the handles' own; the loop is unrolled (no call
-    # per frame), since every block pays it when it opens.
-    while frame.f_back is not None and (
-        (module := frame.f_globals.get("__name__")) == "agui.context"
-        or (type(module) is str and module.startswith("agui.handles."))
-    ):
+    while frame.f_back is not None and _opens_for_caller(frame.f_globals.get("__name__")):
         frame = frame.f_back
     return frame.f_code.co_filename, frame.f_lineno
