@@ -14,12 +14,16 @@ runs: the same constructs on a `RunContext.new` harness, `drain()` (records buil
 models) and `encode_sse` per event (the harness is already in the run: no RUN_STARTED). An
 informational fourth side, the ceiling, makes the same events as real agui instances the cheapest
 way (trusted construction) and frames them with `encode_sse`: no handle, context, verifier or
-queue, what any path keeping pydantic instances costs at least. All run in one process,
-interleaved slice by slice in a rotating order (`--order shuffle`: an order shuffled per slice,
-since rotating keeps each side's predecessor, see `_ordered`); a round's figure is the ratio of
-two sides' totals over the whole run, and the report gives the median and min-max over rounds.
-Every side's frames are checked to be byte-identical over the whole run (the script exits 1
-otherwise). `--split` also times the test path's three steps apart.
+queue, what any path keeping pydantic instances costs at least. All run in one process. By
+default each side plays the whole run in its turn, the sides' order rotating from round to
+round, as `bench_served.py` alternates whole requests: each side runs warm, as it does in a
+user's process. `--interleave slice` interleaves the sides slice by slice instead (in a rotating
+order, or `--order shuffle`: shuffled per slice, since rotating keeps each side's predecessor,
+see `_ordered`), which charges every side for the caches its neighbours left cold, the quicker
+side most (see `bench/README.md`). A round's figure is the ratio of two sides' totals over the
+whole run, and the report gives the median and min-max over rounds. Every side's frames are
+checked to be byte-identical over the whole run (the script exits 1 otherwise). `--split` also
+times the test path's three steps apart.
 
 State publishing on large typed states is `bench_state.py`'s subject, and the differ alone
 against `jsonpatch.make_patch` is `bench_patch.py`'s.
@@ -28,8 +32,8 @@ Times are the benchmark thread's CPU time (`time.thread_time`; `--clock wall` fo
 `time.perf_counter`), so the time a loaded machine gives other processes is not counted;
 the garbage collector stays on.
 
-Run: `.venv/bin/python bench/bench_core.py [--rounds 11] [--slice 5] [--clock cpu|wall]
-[--order rotate|shuffle] [--split]`
+Run: `.venv/bin/python bench/bench_core.py [--rounds 21] [--slice 5] [--clock cpu|wall]
+[--interleave run|slice] [--order rotate|shuffle] [--split]`
 """
 
 from __future__ import annotations
@@ -270,8 +274,11 @@ def _ordered(sides: list[T], turn: int, index: int, order: str) -> list[T]:
     return shuffled
 
 
-def handles_part(rounds: int, size: int, order: str = "rotate") -> HandleFigures:
-    """The whole run per round, each slice of `size` constructs timed on every side in turn."""
+def handles_part(
+    rounds: int, size: int, order: str = "rotate", interleave: str = "run"
+) -> HandleFigures:
+    """The whole run per round on every side, in slices of `size` constructs: each side's whole
+    run in its turn (`interleave="run"`), or each slice on every side in turn (`"slice"`)."""
     units = units_of(workload())
     slices = [units[start : start + size] for start in range(0, len(units), size)]
     probe = AguiRun()
@@ -296,18 +303,19 @@ def handles_part(rounds: int, size: int, order: str = "rotate") -> HandleFigures
     for turn in range(-1, rounds):  # the first round warms up and is dropped
         gc.collect()
         run, tests = AguiRun(), TestPathRun()
-        totals = {"agui": 0.0, "official": 0.0, "ceiling": 0.0, "test": 0.0}
-        for index, (part, built, items) in enumerate(zip(slices, inputs, bare, strict=True)):
-            sides: list[tuple[str, Callable[[], object]]] = [
+        steps: list[list[tuple[str, Callable[[], object]]]] = [
+            [
                 ("agui", partial(run.play, part)),
                 ("official", partial(official_encode, built)),
                 ("ceiling", partial(ceiling_encode, items)),
                 ("test", partial(tests.play, part)),
             ]
-            for name, side in _ordered(sides, turn, index, order):
-                began = clock()
-                side()
-                totals[name] += clock() - began
+            for part, built, items in zip(slices, inputs, bare, strict=True)
+        ]
+        if interleave == "run":
+            totals = _whole_runs(steps, turn)
+        else:
+            totals = _slice_by_slice(steps, turn, order)
         if turn >= 0:
             figures.agui.append(totals["agui"])
             figures.official.append(totals["official"])
@@ -317,11 +325,43 @@ def handles_part(rounds: int, size: int, order: str = "rotate") -> HandleFigures
     return figures
 
 
-def test_path_split(rounds: int, size: int) -> dict[str, list[float]]:
-    """The test path's three steps timed apart, each slice after the official SDK's run of it.
+Steps = list[list[tuple[str, Callable[[], object]]]]
+"""Per slice, each side's name and its work on the slice, in the sides' cyclic order."""
+
+
+def _whole_runs(steps: Steps, turn: int) -> dict[str, float]:
+    """Each side's whole run timed in its turn, the sides' order rotated by round."""
+    names = [name for name, _ in steps[0]]
+    shift = turn % len(names)
+    totals: dict[str, float] = {}
+    for position in names[shift:] + names[:shift]:
+        index = names.index(position)
+        gc.collect()  # each side starts from the same collector
+        began = clock()
+        for sides in steps:
+            sides[index][1]()
+        totals[position] = clock() - began
+    return totals
+
+
+def _slice_by_slice(steps: Steps, turn: int, order: str) -> dict[str, float]:
+    """Each slice timed on every side in turn, in an order rotated or shuffled per slice."""
+    totals = dict.fromkeys((name for name, _ in steps[0]), 0.0)
+    for index, sides in enumerate(steps):
+        for name, side in _ordered(sides, turn, index, order):
+            began = clock()
+            side()
+            totals[name] += clock() - began
+    return totals
+
+
+def test_path_split(rounds: int, size: int, interleave: str) -> dict[str, list[float]]:
+    """The test path's three steps timed apart, slice by slice through a whole run.
 
     Per round, official time over each step's time: emitting through the handles, `drain()`
-    building the models, `encode_sse` writing them (the drained list freed with it).
+    building the models, `encode_sse` writing them (the drained list freed with it). The
+    official SDK's run is timed whole before or after the test path's (`interleave="run"`,
+    alternating by round), or slice by slice, right before each slice's three steps.
     """
     units = units_of(workload())
     slices = [units[start : start + size] for start in range(0, len(units), size)]
@@ -329,12 +369,17 @@ def test_path_split(rounds: int, size: int) -> dict[str, list[float]]:
     inputs = [official_inputs(probe.emitted(part)) for part in slices]
     ratios: dict[str, list[float]] = {"handles": [], "drain": [], "encode_sse": []}
     for turn in range(-1, rounds):
+        totals = dict.fromkeys(("official", *ratios), 0.0)
+        whole = interleave == "run"
+        if whole and turn % 2:
+            totals["official"] = _official_run(inputs)
         gc.collect()
         test = TestPathRun()
-        totals = dict.fromkeys(("official", *ratios), 0.0)
         for part, built in zip(slices, inputs, strict=True):
-            began = clock()
-            official_encode(built)
+            if not whole:
+                began = clock()
+                official_encode(built)
+                totals["official"] += clock() - began
             acted = clock()
             test.act(part)
             drained = clock()
@@ -343,14 +388,24 @@ def test_path_split(rounds: int, size: int) -> dict[str, list[float]]:
             b"".join([encode_sse(event) for event in events])
             del events
             ended = clock()
-            totals["official"] += acted - began
             totals["handles"] += drained - acted
             totals["drain"] += encoded - drained
             totals["encode_sse"] += ended - encoded
+        if whole and not turn % 2:
+            totals["official"] = _official_run(inputs)
         if turn >= 0:
             for name, values in ratios.items():
                 values.append(totals["official"] / totals[name])
     return ratios
+
+
+def _official_run(inputs: list[Built]) -> float:
+    """The official SDK's whole run, slice by slice, timed as one."""
+    gc.collect()
+    began = clock()
+    for built in inputs:
+        official_encode(built)
+    return clock() - began
 
 
 # -- the report ---------------------------------------------------------------------------------
@@ -370,14 +425,20 @@ def _verdict(met: bool) -> str:  # noqa: FBT001 - a plain predicate
 def main() -> int:
     global clock  # noqa: PLW0603 - chosen once, from the command line
     parser = argparse.ArgumentParser(description="agui server core vs official SDK, as ratios")
-    parser.add_argument("--rounds", type=int, default=11, help="handle rounds (default 11)")
+    parser.add_argument("--rounds", type=int, default=21, help="handle rounds (default 21)")
     parser.add_argument("--slice", type=int, default=5, help="constructs per timed slice")
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu", help="what is timed")
+    parser.add_argument(
+        "--interleave",
+        choices=("run", "slice"),
+        default="run",
+        help="each side's whole run in turn (default), or each slice on every side in turn",
+    )
     parser.add_argument(
         "--order",
         choices=("shuffle", "rotate"),
         default="rotate",
-        help="the sides' order per slice: rotated (default) or a seeded shuffle",
+        help="with --interleave slice: the sides' order per slice, rotated or a seeded shuffle",
     )
     parser.add_argument(
         "--split", action="store_true", help="also time the test path's three steps apart"
@@ -389,10 +450,15 @@ def main() -> int:
         f"Python {platform.python_version()}, pydantic {pydantic.VERSION}, {platform.machine()}; "
         f"{args.clock} time"
     )
-    handles = handles_part(args.rounds, args.slice, args.order)
+    handles = handles_part(args.rounds, args.slice, args.order, args.interleave)
+    how = (
+        "each side's whole run in turn, order rotated by round"
+        if args.interleave == "run"
+        else f"interleaved slice by slice, order {args.order}d"
+    )
     print(
-        f"\nhandles -> SSE: {handles.count} events, verifier on; {args.rounds} rounds, "
-        f"interleaved by slices of {args.slice} constructs, order {args.order}d"
+        f"\nhandles -> SSE: {handles.count} events, verifier on; {args.rounds} rounds in slices "
+        f"of {args.slice} constructs, {how}"
     )
     print(_ratio_line("speedup, official build+encode / agui handles", handles.speedups))
     met = statistics.median(handles.speedups) >= TARGET_HANDLES
@@ -418,7 +484,7 @@ def main() -> int:
 
     if args.split:
         print("\ntest path, its steps timed apart (official / step; the steps add as 1/x):")
-        for name, values in test_path_split(args.rounds, args.slice).items():
+        for name, values in test_path_split(args.rounds, args.slice, args.interleave).items():
             print(_ratio_line(f"  {name}", values))
     print("\npublish_state() on large states, strategy by strategy: bench/bench_state.py")
     print("\nthe differ alone vs jsonpatch.make_patch: bench/bench_patch.py")
