@@ -274,6 +274,10 @@ def _ordered(sides: list[T], turn: int, index: int, order: str) -> list[T]:
     return shuffled
 
 
+Steps = list[list[tuple[str, Callable[[], object]]]]
+"""Per slice, each side's name and its work on the slice, in the sides' cyclic order."""
+
+
 def handles_part(
     rounds: int, size: int, order: str = "rotate", interleave: str = "run"
 ) -> HandleFigures:
@@ -303,7 +307,7 @@ def handles_part(
     for turn in range(-1, rounds):  # the first round warms up and is dropped
         gc.collect()
         run, tests = AguiRun(), TestPathRun()
-        steps: list[list[tuple[str, Callable[[], object]]]] = [
+        steps: Steps = [
             [
                 ("agui", partial(run.play, part)),
                 ("official", partial(official_encode, built)),
@@ -323,10 +327,6 @@ def handles_part(
             figures.test_path.append(totals["official"] / totals["test"])
             figures.ceiling.append(totals["official"] / totals["ceiling"])
     return figures
-
-
-Steps = list[list[tuple[str, Callable[[], object]]]]
-"""Per slice, each side's name and its work on the slice, in the sides' cyclic order."""
 
 
 def _whole_runs(steps: Steps, turn: int) -> dict[str, float]:
