@@ -331,16 +331,15 @@ def handles_part(
 
 def _whole_runs(steps: Steps, turn: int) -> dict[str, float]:
     """Each side's whole run timed in its turn, the sides' order rotated by round."""
-    names = [name for name, _ in steps[0]]
-    shift = turn % len(names)
+    count = len(steps[0])
     totals: dict[str, float] = {}
-    for position in names[shift:] + names[:shift]:
-        index = names.index(position)
+    for offset in range(count):
+        index = (turn + offset) % count
         gc.collect()  # each side starts from the same collector
         began = clock()
         for sides in steps:
             sides[index][1]()
-        totals[position] = clock() - began
+        totals[steps[0][index][0]] = clock() - began
     return totals
 
 
