@@ -538,10 +538,13 @@ class Serializations:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.count = 0
+        self.warnings: list[object] = []
+        """What each serialization was told to do with a serializer warning."""
         dump_json = TypeAdapter[Any].dump_json
 
         def counted(adapter: TypeAdapter[Any], value: object, **options: Any) -> bytes:
             self.count += 1
+            self.warnings.append(options.get("warnings", True))
             return dump_json(adapter, value, **options)
 
         monkeypatch.setattr(TypeAdapter, "dump_json", counted)
@@ -611,6 +614,22 @@ def test_a_short_state_is_serialized_each_time_and_a_long_one_only_when_changed(
     assert serialized.count == 1
     assert publish(long, sent) == "nothing"
     assert serialized.count == 1
+
+
+def test_a_state_is_serialized_with_warnings_as_errors_only_while_it_may_take_the_shortcuts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(state_module, "_SHORTCUTS_FROM", SHORTCUTS_FROM)
+    manager = StateManager(Tasks, some_tasks(2))
+    sent: list[StateSnapshotEvent | StateDeltaEvent] = []
+    serialized = Serializations(monkeypatch)
+    publish(manager, sent)  # its size is not known yet
+    publish(manager, sent)  # short: the shortcuts will not be taken
+    manager.value.tasks.extend([Task(id=n, title="t", done=False) for n in range(200)])
+    publish(manager, sent)  # long now, but the last publish was short
+    publish(manager, sent)  # the last publish was long: the shortcuts may be taken
+    assert serialized.warnings == ["error", True, True, "error"]
+    assert client_follows(manager, sent)
 
 
 def test_a_short_state_publishes_the_same_events_without_the_shortcuts(

@@ -171,9 +171,12 @@ class StateManager(Generic[S]):
         """The state's bytes, and whether the shortcuts may take them.
 
         They may for a state serialized by value with no warning, when its JSON is long enough
-        for them to save more than they cost.
+        for them to save more than they cost. Serializing with warnings as errors, which tells
+        the first apart, costs about three times a plain serialization on a short state, so it
+        is done only when the last publish's JSON was long enough too (or there is none yet).
         """
-        if self._by_value:
+        previous = self._published_bytes
+        if self._by_value and (previous is None or len(previous) >= _SHORTCUTS_FROM):
             try:
                 encoded = self._adapter.dump_json(self.value, warnings="error")
             except pydantic_core.PydanticSerializationError:
