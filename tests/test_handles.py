@@ -1028,6 +1028,25 @@ def test_a_handle_knows_the_line_of_the_code_that_opened_it() -> None:
     message.close()
 
 
+def test_a_handle_opened_deep_in_a_long_function_knows_its_line_and_not_the_current_one() -> None:
+    ctx, _ = new()
+
+    def opens() -> tuple[Handle[JsonValue], int]:
+        total = 0
+        for index in range(3):
+            total += index
+        handle = ctx.tool_call(
+            "get_weather",
+        )
+        return handle, total
+
+    call, _ = opens()
+    opened = opens.__code__.co_firstlineno + 4
+    assert call.opened_at == (__file__, opened)
+    assert call.opened_at == (__file__, opened)  # asked again, after the frame has gone
+    call.close()
+
+
 def test_a_handle_built_in_the_outermost_frame_of_a_program_knows_its_line() -> None:
     script = (
         "from agui import RunAgentInput, RunContext\n"

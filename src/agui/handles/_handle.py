@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable
-from types import FrameType, TracebackType
+from types import CodeType, FrameType, TracebackType
 from typing import Generic, NoReturn, Protocol, TypeVar
 
 from typing_extensions import Self
@@ -92,8 +92,22 @@ class Handle(Generic[S]):
         self._open = True
         self._ending = False
         self._grant = -1  # the pipeline's grant for this block's next delta: none yet
-        self.opened_at = _caller()
-        """The file and line of the code that opened this block (for the unclosed warning)."""
+        self._opened_in = _caller()
+
+    @property
+    def opened_at(self) -> tuple[str, int]:
+        """The file and line of the code that opened this block (for the unclosed warning).
+
+        Examples:
+            >>> from agui import RunAgentInput, RunContext
+            >>> ctx, _ = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+            >>> scope = {"ctx": ctx}
+            >>> exec(compile("step = ctx.step('plan')", "agent.py", "exec"), scope)
+            >>> scope["step"].opened_at
+            ('agent.py', 1)
+        """
+        code, offset = self._opened_in
+        return code.co_filename, _line_at(code, offset)
 
     @property
     def closed(self) -> bool:
@@ -237,11 +251,14 @@ def _opens_for_caller(module: object) -> bool:
     return module == "agui.context" or (type(module) is str and module.startswith("agui.handles."))
 
 
-def _caller() -> tuple[str, int]:
-    """The file and line of the code that opened a handle: the first frame that is not an opener.
+def _caller() -> tuple[CodeType, int]:
+    """Where the code that opened a handle is: its code and the offset of its current instruction.
 
-    Called from `Handle.__init__`, whose caller is a handle's own `__init__`, whose caller is an
-    opener (`ctx.message()`) or the code itself: the search starts there.
+    That is the first frame that is not an opener's. Called from `Handle.__init__`, whose caller
+    is a handle's own `__init__`, whose caller is an opener (`ctx.message()`) or the code itself:
+    the search starts there. The line is found from the offset only when it is asked for
+    (`_line_at`): a frame's `f_lineno` scans its code's line table, a cost that grows with the
+    function, on every open.
     """
     try:
         frame = _frame_at(3)
@@ -251,4 +268,11 @@ def _caller() -> tuple[str, int]:
         frame = _frame_at(2)
     while frame.f_back is not None and _opens_for_caller(frame.f_globals.get("__name__")):
         frame = frame.f_back
-    return frame.f_code.co_filename, frame.f_lineno
+    return frame.f_code, frame.f_lasti
+
+
+def _line_at(code: CodeType, offset: int) -> int:
+    """The line of the instruction at `offset` in `code`, as the frame's `f_lineno` said then."""
+    lines = code.co_lines()
+    found = (line for start, end, line in lines if start <= offset < end and line is not None)
+    return next(found, code.co_firstlineno)
