@@ -35,9 +35,10 @@ turn); the third is the general way, and the proof the shortcuts lean on is exac
   `datetime`), for the first publish after an outside `STATE_*` event, and for a change only
   JSON's types tell apart, such as `1` to `true`.
 
-The shortcuts (the mirror, its copy and the loose diff) are taken from 4 KiB of JSON on. Below
-that, as on a typical state of a few fields and a short list, each of them costs more than it
-saves, and the strict way from the parsed bytes is the quicker.
+The shortcuts (the mirror, its copy and the loose diff) are taken from 4 KiB of JSON on, when
+the last publish's JSON was that long too (a state that grows past it takes the strict way
+once). Below that, as on a typical state of a few fields and a short list, each of them costs
+more than it saves, and the strict way from the parsed bytes is the quicker.
 """
 
 from __future__ import annotations
@@ -171,9 +172,10 @@ class StateManager(Generic[S]):
         """The state's bytes, and whether the shortcuts may take them.
 
         They may for a state serialized by value with no warning, when its JSON is long enough
-        for them to save more than they cost. Serializing with warnings as errors, which tells
-        the first apart, costs about three times a plain serialization on a short state, so it
-        is done only when the last publish's JSON was long enough too (or there is none yet).
+        for them to save more than they cost. Only serializing with warnings as errors shows
+        that there was no warning, and on a short state it costs about three times a plain
+        serialization: so it is done only when the last publish's JSON was long enough too, or
+        there is none yet.
         """
         previous = self._published_bytes
         if self._by_value and (previous is None or len(previous) >= _SHORTCUTS_FROM):
