@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
 import logging
+import re
 import signal
 import subprocess
 import sys
 import warnings
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TypeVar, cast
 
@@ -45,7 +47,7 @@ from agui.events import (
     TextMessageEndEvent,
     TextMessageStartEvent,
 )
-from agui.runner import check_agent
+from agui.runner import agent_problem, check_agent
 from agui.runner import drive as drive_run
 from agui.testing import assert_valid, collect, serving
 from agui.transform import Transformer
@@ -690,11 +692,19 @@ def test_a_handle_that_cannot_close_after_the_agents_own_terminal_event_is_not_r
     assert types_of(events) == [RS, TMS, RE]
 
 
-# -- agents that are not async -----------------------------------------------------------------
+# -- what is not an agent ------------------------------------------------------------------------
 
 
 def _plain(ctx: Ctx) -> None:
     ctx.say("hi")
+
+
+async def _streams(ctx: Ctx) -> AsyncIterator[str]:
+    yield ctx.input.run_id
+
+
+async def _no_argument() -> None:
+    return None
 
 
 class PlainRun:
@@ -702,28 +712,84 @@ class PlainRun:
         ctx.say("hi")
 
 
+class StreamingRun:
+    async def run(self, ctx: Ctx) -> AsyncIterator[str]:
+        yield ctx.input.run_id
+
+
+class WideRun:
+    async def run(self, ctx: Ctx, extra: str) -> None:
+        ctx.say(extra)
+
+
 class AsyncCall:
     async def __call__(self, ctx: Ctx) -> None:
         ctx.say("hi")
 
 
+class AsyncCallPlainRun(AsyncCall):
+    def run(self, ctx: Ctx) -> None:
+        ctx.say("hi")
+
+
 NOT_AGENTS: list[tuple[str, object, str]] = [
     ("plain-function", _plain, "_plain is not an agent: it is a function that is not async"),
+    (
+        "async-generator",
+        _streams,
+        (
+            "_streams is not an agent: it is an async generator function (it yields): an agent "
+            "sends its events through the run context, ctx.emit(event) where it would yield event"
+        ),
+    ),
+    (
+        "no-argument",
+        _no_argument,
+        "_no_argument is not an agent: it does not take exactly one argument (the run context)",
+    ),
     ("plain-run-method", PlainRun(), "PlainRun is not an agent: its run method is not async"),
-    ("a-class", AsyncCall, "AsyncCall is not an agent: it is the class AsyncCall"),
-    ("not-callable", 42, "int is not an agent: it is a int, which cannot be called"),
+    (
+        "async-generator-run-method",
+        StreamingRun(),
+        "StreamingRun is not an agent: its run method is an async generator function (it yields)",
+    ),
+    (
+        "wide-run-method",
+        WideRun(),
+        "WideRun is not an agent: its run method does not take exactly one argument",
+    ),
+    (
+        "async-call-but-plain-run",
+        AsyncCallPlainRun(),
+        "AsyncCallPlainRun is not an agent: its run method is not async",
+    ),
+    ("a-class", AsyncCall, "AsyncCall is not an agent: it is the class AsyncCall; use an instance"),
+    ("not-callable", 42, "int is not an agent: it is a int (42), which cannot be called"),
 ]
 
 
 @pytest.mark.parametrize(
     ("agent", "message"), [case[1:] for case in NOT_AGENTS], ids=[case[0] for case in NOT_AGENTS]
 )
-def test_what_is_not_an_async_agent_is_refused_up_front_with_the_fix(
+def test_what_is_not_an_agent_is_refused_up_front_saying_what_it_is_and_the_fix(
     agent: object, message: str
 ) -> None:
-    with pytest.raises(UsageError, match=message) as caught:
+    with pytest.raises(UsageError, match=re.escape(message)) as caught:
         check_agent(agent)
     assert "an agent is an async function taking the run context" in str(caught.value)
+
+
+def test_an_agent_whose_signature_cannot_be_read_is_given_the_benefit_of_the_doubt(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def unreadable(_function: object) -> inspect.Signature:
+        message = "no signature found"
+        raise ValueError(message)
+
+    monkeypatch.setattr("agui.runner.inspect.signature", unreadable)
+
+    assert agent_problem(WideRun()) is None
+    assert agent_problem(_no_argument) is None
 
 
 def test_collect_and_run_refuse_a_plain_function_before_anything_runs() -> None:

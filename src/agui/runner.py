@@ -18,8 +18,9 @@ both, never two, never none:
 
 A handle still open when the run ends is closed by the driver and reported at the line that
 opened it (`agui.errors.UnclosedHandleWarning`, and the `agui` log): the run succeeds, but the
-author hears of the block that never closed where it should. An agent that is not async is
-refused before anything runs (`check_agent`), with the same message by every entry point.
+author hears of the block that never closed where it should. What cannot be an agent (a plain
+function, an async generator, a class) is refused before anything runs (`check_agent`), with
+the same message by every entry point.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import os
 import warnings
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Protocol, TypeVar, cast, runtime_checkable
 
 from agui.cancellation import CancellationToken
 from agui.context import RunContext
@@ -54,6 +55,7 @@ __all__ = [
     "Agent",
     "AgentFunction",
     "AgentLike",
+    "agent_problem",
     "check_agent",
     "drive",
     "run",
@@ -102,14 +104,10 @@ AgentLike = Agent[S] | AgentFunction[S]
 
 
 def check_agent(agent: object) -> None:
-    """Refuse, before anything runs, what cannot be an agent: a function that is not async.
+    """Refuse, before anything runs, what cannot be an agent: a `UsageError` saying what it is.
 
-    `run`, `drive`, `agui.testing.collect` and `agui.asgi_app` call this; an agent is an async
-    function taking the run context, or an object with an async `run(ctx)` method.
-
-    Raises:
-        UsageError: `agent` is a plain function, an object whose `run` is not async, or not
-            callable at all; the message says which.
+    `run`, `drive`, `agui.testing.collect`, `agui.asgi_app` and `agui serve` refuse the same
+    things in the same words (`agent_problem`).
 
     Examples:
         >>> def greet(ctx):
@@ -119,7 +117,7 @@ def check_agent(agent: object) -> None:
         ...
         agui.errors.UsageError: greet is not an agent: it is a function that is not async; ...
     """
-    problem = _agent_problem(agent)
+    problem = agent_problem(agent)
     if problem is not None:
         name = getattr(agent, "__qualname__", None) or type(agent).__name__
         message = (
@@ -129,21 +127,49 @@ def check_agent(agent: object) -> None:
         raise UsageError(message)
 
 
-def _agent_problem(agent: object) -> str | None:
+def agent_problem(agent: object) -> str | None:
+    """Why `agent` is not an agent, or `None` when it is one (what `check_agent` refuses).
+
+    An object with a `run` attribute is run by it, as the driver does, whatever else it has.
+
+    Examples:
+        >>> async def stream(ctx):
+        ...     yield "Hello!"
+        >>> print(agent_problem(stream))
+        it is an async generator function (it yields): an agent sends its events through the
+        run context, ctx.emit(event) where it would yield event
+        >>> agent_problem(lambda: None), agent_problem(42)
+        ('it is a function that is not async', 'it is a int (42), which cannot be called')
+    """
     if inspect.isclass(agent):
-        return f"it is the class {agent.__name__}; pass an instance of it"
+        return f"it is the class {agent.__name__}; use an instance of it"
     run: object = getattr(agent, "run", None)
     if run is not None:
-        return None if _is_async(run) else "its run method is not async"
+        return _callable_problem(run, "its run method")
     if not callable(agent):
-        return f"it is a {type(agent).__name__}, which cannot be called"
-    return None if _is_async(agent) else "it is a function that is not async"
+        return f"it is a {type(agent).__name__} ({agent!r:.60}), which cannot be called"
+    return _callable_problem(agent, "it")
 
 
-def _is_async(function: object) -> bool:
+def _callable_problem(function: object, subject: str) -> str | None:
     # An object with an async __call__ is as good as an async function.
     call = getattr(type(function), "__call__", None)  # noqa: B004 - its coroutine-ness is the question
-    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(call)
+    if inspect.isasyncgenfunction(function) or inspect.isasyncgenfunction(call):
+        return (
+            f"{subject} is an async generator function (it yields): an agent sends its events "
+            "through the run context, ctx.emit(event) where it would yield event"
+        )
+    if not (inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(call)):
+        return (
+            "it is a function that is not async" if subject == "it" else f"{subject} is not async"
+        )
+    try:
+        inspect.signature(cast("Callable[..., object]", function)).bind(None)
+    except TypeError:
+        return f"{subject} does not take exactly one argument (the run context)"
+    except ValueError:  # no signature to read (some builtins): give it the benefit of the doubt
+        pass
+    return None
 
 
 async def run(

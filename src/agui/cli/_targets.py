@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import inspect
 import os
 import sys
 import zlib
-from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
@@ -61,8 +59,10 @@ def load_agent(target: str) -> AgentLike[Any]:
         ...
         agui.errors.TargetError: 'agui.cli:load_agent' is not an agent: ...
     """
+    from agui.runner import agent_problem  # noqa: PLC0415 - lazy, so the command starts light
+
     value = load_target(target)
-    problem = _agent_problem(value)
+    problem = agent_problem(value)
     if problem is not None:
         message = (
             f"{target!r} is not an agent: {problem}; an agent is an async function taking the "
@@ -155,38 +155,6 @@ def _load_module(where: str) -> ModuleType:
             f"failed; python -c 'import {where}' shows the traceback)"
         )
         raise TargetError(message) from error
-
-
-def _agent_problem(value: object) -> str | None:
-    """Why `value` is not an agent, or `None` when it is one."""
-    if inspect.isclass(value):
-        return f"it is the class {value.__name__}; serve an instance of it"
-    if callable(value) and _is_async(value):
-        return None if _takes_one_argument(value) else "it does not take exactly one argument"
-    run = getattr(value, "run", None)
-    if run is not None:
-        if not inspect.iscoroutinefunction(run):
-            return "its run method is not async"
-        return None if _takes_one_argument(run) else "its run method does not take one argument"
-    if callable(value):
-        return "it is a function that is not async"
-    return f"it is {_describe(value)}"
-
-
-def _is_async(value: object) -> bool:
-    # An object with an async __call__ is as good as an async function, as the run driver holds.
-    call = getattr(type(value), "__call__", None)  # noqa: B004 - its coroutine-ness is the question
-    return inspect.iscoroutinefunction(value) or inspect.iscoroutinefunction(call)
-
-
-def _takes_one_argument(function: Callable[..., object]) -> bool:
-    try:
-        inspect.signature(function).bind(None)
-    except TypeError:
-        return False
-    except ValueError:  # no signature to read (some builtins): give it the benefit of the doubt
-        return True
-    return True
 
 
 def _describe(value: object) -> str:
