@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import TypeVar, cast
 
+import ag_ui.core
 import pytest
 from pydantic import JsonValue
 
 import agui.verify
-from agui import AgentError, EventType, ProtocolViolation, RunAgentInput, RunContext, UsageError
+from agui import (
+    AgentError,
+    EventType,
+    ProtocolViolation,
+    RunAgentInput,
+    RunContext,
+    UsageError,
+    encode_sse,
+    parse_event,
+)
 from agui._record import Kind, Record, materialize
 from agui.errors import Cancelled
 from agui.events import (
@@ -375,6 +385,74 @@ def test_serializable_custom_and_raw_payloads_pass() -> None:
     ctx.emit(CustomEvent(name="note", value={"text": "caf\u00e9 \U0001f600"}))
     ctx.emit(RawEvent(event=[1, None, "x"]))
     assert types_of(events.drain()) == [EventType.CUSTOM, EventType.RAW]
+
+
+def test_emitting_a_dict_is_refused_naming_parse_event_and_nothing_is_queued() -> None:
+    ctx, events = new()
+    wire = {"type": "CUSTOM", "name": "note", "value": 1}
+    with pytest.raises(
+        UsageError,
+        match=r"cannot emit a dict: agui emits its own event models \(agui.events\), whose JSON "
+        r"is the AG-UI wire form; read a dict of the wire form with agui.parse_event\(value\)",
+    ):
+        ctx.emit(cast("Event", wire))
+    assert events.drain() == []
+    ctx.emit(parse_event(wire))
+    assert types_of(events.drain()) == [EventType.CUSTOM]
+
+
+def test_an_official_sdk_event_is_refused_with_a_conversion_that_gives_the_wire_form() -> None:
+    ctx, events = new()
+    official = ag_ui.core.TextMessageStartEvent(message_id="m1", role="assistant")
+    with pytest.raises(
+        UsageError, match=r"cannot emit ag_ui\.[\w.]+\.TextMessageStartEvent"
+    ) as caught:
+        ctx.emit(cast("Event", official))
+    assert events.drain() == []
+    hint = "agui.parse_event(event.model_dump(mode='json', by_alias=True, exclude_none=True))"
+    assert hint in str(caught.value)
+
+    ctx.emit(parse_event(official.model_dump(mode="json", by_alias=True, exclude_none=True)))
+    assert [encode_sse(event) for event in events.drain()] == [
+        b'data: {"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}\n\n'
+    ]
+
+
+def test_emitting_what_is_no_event_at_all_is_refused_naming_an_event_to_build() -> None:
+    ctx, events = new()
+    with pytest.raises(
+        UsageError, match=r"cannot emit a str: .*; build one, such as agui.events.CustomEvent"
+    ):
+        ctx.emit(cast("Event", "hello"))
+    assert events.drain() == []
+
+
+class Note(CustomEvent, frozen=True):
+    """An application's own kind of CUSTOM event."""
+
+
+def test_a_subclass_of_an_agui_event_is_emitted_in_the_wire_form() -> None:
+    ctx, events = new()
+    ctx.emit(Note(name="note", value=1))
+    assert [encode_sse(event) for event in events.drain()] == [
+        b'data: {"type":"CUSTOM","name":"note","value":1}\n\n'
+    ]
+
+
+class Untyped:
+    """A transformer that answers every event with a dict of its wire form."""
+
+    def transform(self, event: Event) -> Sequence[Event]:
+        return (event, cast("Event", {"type": "CUSTOM", "name": "echo", "value": None}))
+
+
+def test_a_transformers_output_that_is_not_an_event_is_refused_after_the_outputs_before_it() -> (
+    None
+):
+    ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"), transformers=[Untyped()])
+    with pytest.raises(UsageError, match="cannot emit a dict"):
+        ctx.emit(CustomEvent(name="fine", value="text"))
+    assert types_of(events.drain()) == [EventType.CUSTOM]
 
 
 def test_emitting_after_a_terminal_event_raises_usage_error() -> None:

@@ -18,7 +18,9 @@ the pipeline also notes what left that the run must know: the tool calls started
 holds), and a terminal event (after which every emit is refused). A `CUSTOM` value or `RAW`
 event is checked to serialize before the verifier sees it: refused here, a payload the transport
 could not write is the agent's `UsageError`, and the driver closes the open blocks before
-`RUN_ERROR`, which it could not do for a failure found only at the transport.
+`RUN_ERROR`, which it could not do for a failure found only at the transport. So is anything
+that is not an agui event model, a transformer's output too: a dict, or another SDK's event,
+which would serialize in its own form and not the wire's.
 
 The record branch is the hot path. A handle's streamed delta, a text message's plain start and
 a message's or tool call's end are nearly every event of a stream. While the run is *plain* (no
@@ -61,7 +63,7 @@ from collections.abc import Callable, Sequence
 from typing import Generic, Protocol, TypeVar, cast
 
 from agui._record import Kind, Record, materialize
-from agui._text import check_payload, check_text
+from agui._text import check_event, check_payload, check_text
 from agui.cancellation import CancellationToken
 from agui.errors import Cancelled, UsageError
 from agui.events import (
@@ -167,9 +169,11 @@ class Pipeline(Generic[B]):
             raise UsageError(message)
         if not forced and self._token.cancelled:
             raise Cancelled(self._token.reason)
+        check_event(event)
         # Read by `type`: a pydantic class's `isinstance` costs about 75 ns when it misses.
         if self._transformers:
             for output in apply_transformers(self._transformers, event):
+                check_event(output)
                 if output.type in _PAYLOADS:
                     check_payload(cast("CustomEvent | RawEvent", output))
                 check_text(output)

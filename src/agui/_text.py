@@ -1,8 +1,11 @@
-"""Emitted text must be valid Unicode, and payloads JSON: refused where they are emitted.
+"""What is emitted must be an agui event, its text valid Unicode, its payload JSON: refused there.
 
-A lone surrogate (U+D800 to U+DFFF, unpaired) cannot be encoded as UTF-8, so a stream holding
-one fails at the transport, after the event was queued, with the agent's blocks still open. The
-handles refuse it in their text; the pipeline (`agui._pipeline`) checks every other event's text
+An event model from elsewhere (the official SDK's `ag_ui.core`, a dict) has no place on the
+stream: it would serialize in its own form, not the wire's (the official models write snake_case
+without their encoder), so the pipeline (`agui._pipeline`) refuses it, naming the conversion
+(`check_event`). A lone surrogate (U+D800 to U+DFFF, unpaired) cannot be encoded as UTF-8, so a
+stream holding one fails at the transport, after the event was queued, with the agent's blocks
+still open. The handles refuse it in their text; the pipeline checks every other event's text
 fields here before the verifier sees it, so the agent gets a `UsageError` and the driver closes
 the open blocks before `RUN_ERROR`. A `CUSTOM` value or `RAW` event is checked whole, by
 serializing it (`check_payload`), for the same reason. The text check costs a dictionary lookup
@@ -13,15 +16,53 @@ and one `isascii` per text field, since an event sent the full way pays it; ids 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import cast, get_args
 
 from pydantic import BaseModel
 from pydantic_core import to_json
 
 from agui.errors import UsageError
-from agui.events import CustomEvent, Event, RawEvent
+from agui.events import BaseEvent, CustomEvent, Event, RawEvent
 
-__all__ = ["check_payload", "check_text"]
+__all__ = ["check_event", "check_payload", "check_text"]
+
+_EVENTS = frozenset(cast("tuple[type, ...]", get_args(get_args(Event)[0])))
+
+
+def check_event(value: object) -> None:
+    """Refuse what is not an agui event model, saying how to make one of it.
+
+    Examples:
+        >>> from agui.events import StepStartedEvent
+        >>> check_event(StepStartedEvent(step_name="plan"))
+        >>> check_event({"type": "STEP_STARTED", "stepName": "plan"})
+        Traceback (most recent call last):
+        ...
+        agui.errors.UsageError: cannot emit a dict: agui emits its own event models ...
+    """
+    if type(value) in _EVENTS or isinstance(value, BaseEvent):
+        return
+    kind = type(value)
+    what = (
+        f"a {kind.__name__}"
+        if kind.__module__ == "builtins"
+        else f"{kind.__module__}.{kind.__qualname__}"
+    )
+    if isinstance(value, Mapping):
+        fix = "read a dict of the wire form with agui.parse_event(value)"
+    elif isinstance(value, BaseModel):
+        fix = (
+            "convert another SDK's event with "
+            "agui.parse_event(event.model_dump(mode='json', by_alias=True, exclude_none=True))"
+        )
+    else:
+        fix = "build one, such as agui.events.CustomEvent(name=..., value=...)"
+    message = (
+        f"cannot emit {what}: agui emits its own event models (agui.events), whose JSON is the "
+        f"AG-UI wire form; {fix}"
+    )
+    raise UsageError(message)
 
 
 def check_text(event: Event) -> None:
