@@ -486,6 +486,21 @@ def test_tool_result_answers_a_call_from_the_run_input() -> None:
     ]
 
 
+def test_a_tool_result_given_a_value_or_a_bad_id_is_refused_saying_how_to_send_it() -> None:
+    ctx, events = new(messages=_earlier_call())
+    with pytest.raises(
+        UsageError,
+        match=r"ctx.tool_result\(\) takes text \(a str\) or a list of content parts .*, not "
+        r"dict; send a value as JSON text with json.dumps\(value\)$",
+    ):
+        ctx.tool_result("old-call", {"answer": 42})  # type: ignore[arg-type]
+    with pytest.raises(
+        UsageError, match=r"ctx.tool_result\(\): the tool_call_id given \(an int\) does not fit"
+    ):
+        ctx.tool_result(7, "yes")  # type: ignore[arg-type]
+    assert events.drain() == []
+
+
 def test_tool_result_for_an_unknown_call_is_a_protocol_violation() -> None:
     ctx, _ = new()
     with pytest.raises(ProtocolViolation, match="'never-started': no such call was started"):

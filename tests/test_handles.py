@@ -13,7 +13,7 @@ from typing import Any, TypeVar, cast, get_args
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel, JsonValue, ValidationError
+from pydantic import BaseModel, JsonValue
 from typing_extensions import TypedDict
 
 from agui import (
@@ -986,10 +986,16 @@ def test_a_delta_that_is_not_text_is_refused_with_usage_error(kind: str, value: 
     assert sent == (2 if kind == "reasoning" else 1)
 
 
-def test_a_role_outside_the_literal_is_still_refused_by_the_model() -> None:
+def test_a_role_outside_the_literal_is_refused_naming_the_roles_a_message_takes() -> None:
     ctx, events = new()
-    with pytest.raises(ValidationError, match="role"):
+    with pytest.raises(
+        UsageError,
+        match=r"ctx.message\(\): the role given \(a str\) does not fit: Input should be "
+        r"'developer', 'system', 'assistant' or 'user'",
+    ):
         ctx.message("tool")  # type: ignore[arg-type]
+    assert events.drain() == []
+    assert ctx.open_handles == ()
     with ctx.message(Text("user"), name=Text("me")) as message:  # type: ignore[arg-type]
         pass
     start = only(events.drain(), TextMessageStartEvent)[0]
@@ -1007,10 +1013,18 @@ def test_a_tool_call_with_a_str_subclass_id_sends_the_plain_str_on_every_event()
     assert isinstance(call.id, Text)
 
 
-def test_a_tool_call_whose_name_is_not_text_is_refused_by_the_model() -> None:
-    ctx, _ = new()
-    with pytest.raises(ValidationError, match="tool_call_name"):
+def test_a_tool_call_whose_name_or_id_is_not_text_is_refused_naming_the_argument() -> None:
+    ctx, events = new()
+    with pytest.raises(
+        UsageError,
+        match=r"ctx.tool_call\(\): the name given \(an int\) does not fit: Input should be a "
+        r"valid string$",
+    ):
         ctx.tool_call(1)  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match=r"the call_id given \(a list\) does not fit"):
+        ctx.tool_call("f", call_id=["c1"])  # type: ignore[arg-type]
+    assert events.drain() == []
+    assert ctx.open_handles == ()
 
 
 # -- where a handle was opened ------------------------------------------------------------------
@@ -1153,6 +1167,57 @@ def test_a_result_of_valid_content_parts_goes_out() -> None:
     with ctx.tool_call("search") as call:
         call.result([TextPart(text="héllo")])
     assert only(events.drain(), ToolCallResultEvent)[0].content == [TextPart(text="héllo")]
+
+
+def test_a_result_that_is_a_dict_is_refused_naming_result_json_and_the_call_stays_open() -> None:
+    ctx, events = new()
+    with ctx.tool_call("weather") as call:
+        with pytest.raises(
+            UsageError,
+            match=r"result\(\) on tool call 'r-call-1' \(weather\) takes text \(a str\) or a list "
+            r"of content parts .*, not dict; send a value as JSON text with result_json\(value\)$",
+        ):
+            call.result({"tempC": 21})  # type: ignore[arg-type]
+        assert not call.closed
+        call.result_json({"tempC": 21})
+    assert types_of(events.drain()) == [
+        EventType.TOOL_CALL_START,
+        EventType.TOOL_CALL_END,
+        EventType.TOOL_CALL_RESULT,
+    ]
+
+
+def test_a_result_whose_content_parts_do_not_fit_is_refused_at_the_part_and_nothing_is_sent() -> (
+    None
+):
+    ctx, events = new()
+    with ctx.tool_call("search") as call:
+        parts = [TextPart(text="ok"), {"type": "text"}]
+        with pytest.raises(
+            UsageError,
+            match=r"result\(\) on tool call 'r-call-1' \(search\): the content given does not "
+            r"fit at /1/text: Field required$",
+        ):
+            call.result(parts)  # type: ignore[arg-type]
+        assert not call.closed
+    assert types_of(events.drain()) == [EventType.TOOL_CALL_START, EventType.TOOL_CALL_END]
+
+
+def test_a_step_name_or_an_encrypted_value_that_is_not_text_is_refused_naming_it() -> None:
+    ctx, events = new()
+    with pytest.raises(UsageError, match=r"ctx.step\(\): the name given \(an int\) does not fit"):
+        ctx.step(3)  # type: ignore[arg-type]
+    with ctx.tool_call("f") as call:
+        with pytest.raises(
+            UsageError,
+            match=r"encrypted_value\(\) on tool call 'r-call-1' \(f\): the value given \(an int\)",
+        ):
+            call.encrypted_value(7)  # type: ignore[arg-type]
+        call.end()
+    refused = pytest.raises(UsageError, match=r"on reasoning .*: the value given \(a NoneType\)")
+    with ctx.reasoning() as reasoning, refused:
+        reasoning.encrypted_value(None)  # type: ignore[arg-type]
+    assert EventType.REASONING_ENCRYPTED_VALUE not in types_of(events.drain())
 
 
 Opener = Callable[[RunContext[JsonValue]], object]

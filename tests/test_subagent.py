@@ -106,6 +106,16 @@ def test_every_event_of_a_subagent_carries_its_id_and_the_block_brackets_them() 
     assert_whole(events)
 
 
+def test_a_subagent_whose_name_is_not_text_is_refused_naming_the_argument() -> None:
+    ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+    with pytest.raises(
+        UsageError, match=r"ctx.subagent\(\): the name given \(an int\) does not fit: Input"
+    ):
+        ctx.subagent(5)  # type: ignore[arg-type]
+    assert events.drain() == []
+    assert ctx.open_handles == ()
+
+
 def test_a_subagents_ids_are_its_own_and_deterministic() -> None:
     ctx, _ = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
 

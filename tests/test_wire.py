@@ -10,7 +10,7 @@ import warnings
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import JsonValue, TypeAdapter
+from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 
 from agui.errors import (
     DecodeError,
@@ -40,7 +40,8 @@ from agui.messages import (
     UserMessage,
 )
 from agui.sse import encode_sse, event_json
-from agui.wire import parse_event, parse_input, parse_json
+from agui.types import RunAgentInput
+from agui.wire import misfits, parse_event, parse_input, parse_json
 
 JsonDict = dict[str, JsonValue]
 
@@ -1129,3 +1130,32 @@ def test_any_valid_event_round_trips_and_frames_as_one_lf_only_data_line(event: 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert parse_event(body) == event
+
+
+# -- misfits: validation errors as JSON Pointers into the data given ---------------------------
+
+
+def _refusal(cls: type[BaseModel], data: dict[str, object]) -> ValidationError:
+    with pytest.raises(ValidationError) as caught:
+        cls(**data)
+    return caught.value
+
+
+def test_misfits_point_into_the_data_by_its_own_keys_escaped_as_rfc_6901_asks() -> None:
+    data: dict[str, object] = {"thread_id": "t", "run_id": "r", "state": {"a/b": {"c~d": {1}}}}
+
+    assert misfits(data, _refusal(RunAgentInput, data)) == [
+        ("/state/a~1b/c~0d", "input was not a valid JSON value")
+    ]
+
+
+def test_misfits_give_one_place_once_and_only_the_union_arms_that_fit_the_data() -> None:
+    refused: dict[str, object] = {"message_id": "m", "tool_call_id": "c", "content": {"a": 1}}
+    parts: dict[str, object] = {"message_id": "m", "tool_call_id": "c", "content": [{"a": 1}]}
+
+    assert misfits(refused, _refusal(ToolCallResultEvent, refused)) == [
+        ("/content", "Input should be a valid string")
+    ]
+    assert misfits(parts, _refusal(ToolCallResultEvent, parts)) == [
+        ("/content/0", "Unable to extract tag using discriminator 'type'")
+    ]

@@ -25,7 +25,7 @@ from agui._numbering import numbered_past, tool_call_ids
 from agui._pipeline import Pipeline
 from agui.cancellation import CancellationToken
 from agui.errors import Cancelled, UsageError
-from agui.events import Event, StateDeltaEvent, StateSnapshotEvent, ToolCallResultEvent
+from agui.events import Event, StateDeltaEvent, StateSnapshotEvent
 from agui.handles import (
     Handle,
     MessageHandle,
@@ -36,6 +36,7 @@ from agui.handles import (
     TextRole,
     ToolCallHandle,
     invocation_input,
+    result_event,
 )
 from agui.messages import Message, UserMessage
 from agui.sink import EventReceiver
@@ -338,9 +339,8 @@ class RunContext(Generic[S]):
     ) -> str:
         """Send the result of a call that is not open here (say, one from a previous run)."""
         message_id = message_id if message_id is not None else self._new_message_id()
-        event = ToolCallResultEvent(
-            message_id=message_id, tool_call_id=tool_call_id, content=content, role="tool"
-        )
+        call, as_json = "ctx.tool_result()", "json.dumps(value)"
+        event = result_event(call, as_json, message_id, tool_call_id, content)
         self._pipeline.send(event)
         return message_id
 

@@ -39,7 +39,7 @@ from agui.errors import (
 from agui.patch import escape_pointer_token
 from agui.types import RunAgentInput
 
-__all__ = ["parse_event", "parse_input", "parse_json"]
+__all__ = ["misfits", "parse_event", "parse_input", "parse_json"]
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -144,6 +144,28 @@ def parse_input(data: Mapping[str, object] | str | bytes | bytearray) -> RunAgen
         message = f"the run input is invalid: {listed}"
         raise InvalidInput(message, errors=problems)
     return model
+
+
+def misfits(data: Mapping[str, object], error: ValidationError) -> list[tuple[str, str]]:
+    """Where `data` does not fit the model that refused it: `(JSON Pointer, message)` pairs.
+
+    One pair per place, pointing into `data` as given (its own keys, no union arm or tag), the
+    places a union arm that fits the data's type complains of, as `parse_input` reports them.
+
+    Examples:
+        >>> from pydantic import ValidationError
+        >>> from agui.events import ToolCallResultEvent
+        >>> fields = {"message_id": "m1", "tool_call_id": "c1", "content": [{"type": "text"}]}
+        >>> try:
+        ...     ToolCallResultEvent(**fields)
+        ... except ValidationError as error:
+        ...     misfits(fields, error)
+        [('/content/0/text', 'Field required')]
+    """
+    problems: dict[str, str] = {}
+    for item in _relevant(data, error):
+        problems.setdefault(_pointer(_data_path(data, item["loc"])[0]), item["msg"])
+    return list(problems.items())
 
 
 def _unknown_type_message(kind: str) -> str:

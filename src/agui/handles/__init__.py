@@ -34,7 +34,7 @@ from agui.handles._subagent import (
     SubagentOptions,
     invocation_input,
 )
-from agui.handles._tool_call import ToolCallHandle
+from agui.handles._tool_call import ToolCallHandle, result_event
 
 __all__ = [
     "Delegation",
@@ -48,4 +48,5 @@ __all__ = [
     "SubagentOptions",
     "ToolCallHandle",
     "invocation_input",
+    "result_event",
 ]

@@ -11,19 +11,22 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from types import CodeType, FrameType, TracebackType
-from typing import Generic, NoReturn, Protocol, TypeVar
+from typing import Generic, Literal, NoReturn, Protocol, TypeVar
 
+from pydantic import BaseModel, ValidationError
 from typing_extensions import Self
 
 from agui._pipeline import Pipeline
 from agui.errors import UsageError
-from agui.events import Event
+from agui.events import Event, ReasoningEncryptedValueEvent
+from agui.wire import misfits
 
-__all__ = ["Handle", "Owner", "unicode_problem"]
+__all__ = ["Handle", "Owner", "built", "unicode_problem"]
 
 S = TypeVar("S")
+M = TypeVar("M", bound=BaseModel)
 S_co = TypeVar("S_co", covariant=True)
 _log = logging.getLogger("agui")
 
@@ -67,6 +70,42 @@ def unicode_problem(text: object) -> str | None:
     except UnicodeEncodeError as error:
         return f"a lone surrogate (U+{ord(text[error.start]):04X}) at index {error.start}"
     return None
+
+
+def built(cls: type[M], call: str, arguments: Mapping[str, str], /, **fields: object) -> M:
+    """`cls(**fields)`, validated; a value that does not fit it is the caller's `UsageError`.
+
+    The message names each misfit by the argument of `call` it came in as (`arguments` maps a
+    field to that name), where pydantic's own error would name the event's field.
+
+    Examples:
+        >>> from agui.events import StepStartedEvent
+        >>> built(StepStartedEvent, "ctx.step()", {"step_name": "name"}, step_name=3)
+        Traceback (most recent call last):
+        ...
+        agui.errors.UsageError: ctx.step(): the name given (an int) does not fit: Input should ...
+    """
+    try:
+        return cls(**fields)
+    except ValidationError as error:
+        listed = "; ".join(
+            _misfit(pointer, detail, arguments, fields)
+            for pointer, detail in misfits(fields, error)
+        )
+        message = f"{call}: {listed}"
+        raise UsageError(message) from None
+
+
+def _misfit(
+    pointer: str, detail: str, arguments: Mapping[str, str], fields: Mapping[str, object]
+) -> str:
+    _, field, *inside = pointer.split("/")
+    argument = arguments.get(field, field)
+    if inside:
+        return f"the {argument} given does not fit at /{'/'.join(inside)}: {detail}"
+    kind = type(fields.get(field)).__name__
+    article = "an" if kind[:1] in "aeiou" else "a"
+    return f"the {argument} given ({article} {kind}) does not fit: {detail}"
 
 
 class Handle(Generic[S]):
@@ -196,6 +235,22 @@ class Handle(Generic[S]):
         """Send the opening events: only the first may be refused for cancellation."""
         for index, event in enumerate(events):
             self._pipeline.send(event, forced=index > 0)
+
+    def _send_encrypted(
+        self, subtype: Literal["message", "tool-call"], entity_id: str, value: str
+    ) -> None:
+        """Send an opaque value the client stores on this block (`encrypted_value()`)."""
+        self._check_open("encrypted_value")
+        self._check_unicode(value, "the value given to encrypted_value() on {handle}")
+        event = built(
+            ReasoningEncryptedValueEvent,
+            f"encrypted_value() on {self.describe()}",
+            {"encrypted_value": "value"},
+            subtype=subtype,
+            entity_id=entity_id,
+            encrypted_value=value,
+        )
+        self._pipeline.send(event)
 
     def _check_open(self, action: str) -> None:
         if not self._open:

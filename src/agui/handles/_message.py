@@ -11,7 +11,7 @@ from typing import Literal, TypeVar, cast
 from agui._pipeline import Pipeline
 from agui._record import Kind
 from agui.events import Event, TextMessageStartEvent
-from agui.handles._handle import Handle, Owner
+from agui.handles._handle import Handle, Owner, built
 
 __all__ = ["MessageHandle", "TextRole"]
 
@@ -109,4 +109,6 @@ class MessageHandle(Handle[S]):
 def _message_start(message_id: str, role: object, name: object) -> TextMessageStartEvent:
     if type(role) is str and role in _ROLES and (name is None or type(name) is str):
         return _text_start(message_id, role, name)
-    return TextMessageStartEvent(message_id=message_id, role=role, name=name)  # type: ignore[arg-type]
+    return built(
+        TextMessageStartEvent, "ctx.message()", {}, message_id=message_id, role=role, name=name
+    )

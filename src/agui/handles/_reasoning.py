@@ -11,7 +11,6 @@ from typing import TypeVar
 from agui._pipeline import Pipeline
 from agui._record import Kind
 from agui.events import (
-    ReasoningEncryptedValueEvent,
     ReasoningEndEvent,
     ReasoningMessageEndEvent,
     ReasoningMessageStartEvent,
@@ -69,12 +68,7 @@ class ReasoningHandle(Handle[S]):
 
     def encrypted_value(self, value: str) -> None:
         """Attach an opaque value the client stores on this reasoning message."""
-        self._check_open("encrypted_value")
-        self._check_unicode(value, "the value given to encrypted_value() on {handle}")
-        event = ReasoningEncryptedValueEvent(
-            subtype="message", entity_id=self.id, encrypted_value=value
-        )
-        self._pipeline.send(event)
+        self._send_encrypted("message", self.id, value)
 
     def end(self) -> None:
         """Close the reasoning message and its span now."""

@@ -11,7 +11,7 @@ from typing import TypeVar
 from agui._pipeline import Pipeline
 from agui.errors import UsageError
 from agui.events import StepFinishedEvent, StepStartedEvent
-from agui.handles._handle import Handle, Owner
+from agui.handles._handle import Handle, Owner, built
 
 __all__ = ["StepHandle"]
 
@@ -38,7 +38,7 @@ class StepHandle(Handle[S]):
         super().__init__(owner, pipeline)
         self.name = name
         self._check_unicode(name, "the name given to ctx.step()")
-        self._start(StepStartedEvent(step_name=name))
+        self._start(built(StepStartedEvent, "ctx.step()", {"step_name": "name"}, step_name=name))
 
     def describe(self) -> str:
         return f"step '{self.name}'"

@@ -33,7 +33,7 @@ from agui.events import (
     SubagentFinishedEvent,
     SubagentStartedEvent,
 )
-from agui.handles._handle import Handle, Owner
+from agui.handles._handle import Handle, Owner, built
 from agui.handles._message import MessageHandle, TextRole
 from agui.handles._reasoning import ReasoningHandle
 from agui.handles._step import StepHandle
@@ -210,7 +210,10 @@ class SubagentHandle(Handle[S], Generic[S, C]):
         self.context, self._view = spawn(task)
         self.id = cast("str", self._view.subagent_run_id)
         self._start(
-            SubagentStartedEvent(
+            built(
+                SubagentStartedEvent,
+                "ctx.subagent()",
+                {},
                 subagent_run_id=self.id,
                 name=name,
                 description=description,

@@ -16,12 +16,12 @@ from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 from agui._pipeline import Pipeline
 from agui._record import Kind
 from agui.errors import InvalidArguments, UsageError
-from agui.events import ReasoningEncryptedValueEvent, ToolCallResultEvent, ToolCallStartEvent
-from agui.handles._handle import Handle, Owner
+from agui.events import ToolCallResultEvent, ToolCallStartEvent
+from agui.handles._handle import Handle, Owner, built
 from agui.patch import escape_pointer_token
 from agui.types import ToolResultContent
 
-__all__ = ["ToolCallHandle"]
+__all__ = ["ToolCallHandle", "result_event"]
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -120,12 +120,7 @@ class ToolCallHandle(Handle[S]):
 
     def encrypted_value(self, value: str) -> None:
         """Attach an opaque value the client stores on this tool call."""
-        self._check_open("encrypted_value")
-        self._check_unicode(value, "the value given to encrypted_value() on {handle}")
-        event = ReasoningEncryptedValueEvent(
-            subtype="tool-call", entity_id=self.id, encrypted_value=value
-        )
-        self._pipeline.send(event)
+        self._send_encrypted("tool-call", self.id, value)
 
     def end(self) -> None:
         """End the call without a result: the client executes it and answers next run."""
@@ -143,12 +138,9 @@ class ToolCallHandle(Handle[S]):
             self._end_now()
             event = _tool_result(self.result_message_id, self._wire_id, content, "tool")
         else:
-            event = ToolCallResultEvent(
-                message_id=self.result_message_id,
-                tool_call_id=self._wire_id,
-                content=content,
-                role="tool",
-            )
+            call = f"result() on {self.describe()}"
+            ids = (self.result_message_id, self._wire_id)
+            event = result_event(call, "result_json(value)", *ids, content)
             for text in _texts(content):
                 self._check_unicode(text, "the result given to {handle}")
             self._end_now()
@@ -167,10 +159,45 @@ class ToolCallHandle(Handle[S]):
 def _tool_call_start(call_id: object, name: object, parent: object) -> ToolCallStartEvent:
     if type(call_id) is str and type(name) is str and (parent is None or type(parent) is str):
         return _tool_start(call_id, name, parent)
-    return ToolCallStartEvent(
-        tool_call_id=call_id,  # type: ignore[arg-type]
-        tool_call_name=name,  # type: ignore[arg-type]
-        parent_message_id=parent,  # type: ignore[arg-type]
+    return built(
+        ToolCallStartEvent,
+        "ctx.tool_call()",
+        {"tool_call_id": "call_id", "tool_call_name": "name"},
+        tool_call_id=call_id,
+        tool_call_name=name,
+        parent_message_id=parent,
+    )
+
+
+def result_event(
+    call: str, as_json: str, message_id: str, tool_call_id: object, content: object
+) -> ToolCallResultEvent:
+    """A tool result whose content is not a plain string: content parts, checked to fit.
+
+    Anything but text or a list of parts is refused by name, with `as_json`: how `call`'s caller
+    sends a value as JSON text instead.
+
+    Examples:
+        >>> result_event("result()", "result_json(value)", "m1", "c1", {"tempC": 21})
+        Traceback (most recent call last):
+        ...
+        agui.errors.UsageError: result() takes text (a str) or a list of content parts ...
+    """
+    if not isinstance(content, (str, list)):
+        message = (
+            f"{call} takes text (a str) or a list of content parts (agui.messages.TextPart, "
+            f"ImagePart, ...), not {type(content).__name__}; send a value as JSON text with "
+            f"{as_json}"
+        )
+        raise UsageError(message)
+    return built(
+        ToolCallResultEvent,
+        call,
+        {},
+        message_id=message_id,
+        tool_call_id=tool_call_id,
+        content=cast("object", content),  # parts, checked by the model
+        role="tool",
     )
 
 
