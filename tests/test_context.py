@@ -24,6 +24,7 @@ from agui import (
 from agui._record import Kind, Record, materialize
 from agui.errors import Cancelled
 from agui.events import (
+    BaseEvent,
     CustomEvent,
     Event,
     RawEvent,
@@ -437,6 +438,26 @@ def test_a_subclass_of_an_agui_event_is_emitted_in_the_wire_form() -> None:
     assert [encode_sse(event) for event in events.drain()] == [
         b'data: {"type":"CUSTOM","name":"note","value":1}\n\n'
     ]
+
+
+class Reminder(BaseEvent, frozen=True):
+    """An event type of an application's own, built on agui's envelope."""
+
+    type: str = "REMINDER"
+    text: str = ""
+
+
+def test_an_event_type_agui_does_not_define_is_refused_pointing_at_custom_events() -> None:
+    ctx, events = new()
+    for made in (Reminder(text="water the plants"), BaseEvent(type="TEXT_MESSAGE_START")):
+        with pytest.raises(
+            UsageError,
+            match=rf"cannot emit [\w.]*\.{type(made).__name__}: it is none of the event types "
+            r"AG-UI defines; an event of the app's own kind is a CUSTOM one: "
+            r"agui\.events\.CustomEvent\(name=\.\.\.\)$",
+        ):
+            ctx.emit(cast("Event", made))
+    assert events.drain() == []
 
 
 class Untyped:

@@ -27,7 +27,8 @@ from agui.events import BaseEvent, CustomEvent, Event, RawEvent
 
 __all__ = ["check_event", "check_payload", "check_text"]
 
-_EVENTS = frozenset(cast("tuple[type, ...]", get_args(get_args(Event)[0])))
+_CLASSES = cast("tuple[type, ...]", get_args(get_args(Event)[0]))
+_EVENTS = frozenset(_CLASSES)
 
 
 def check_event(value: object) -> None:
@@ -41,7 +42,7 @@ def check_event(value: object) -> None:
         ...
         agui.errors.UsageError: cannot emit a dict: agui emits its own event models ...
     """
-    if type(value) in _EVENTS or isinstance(value, BaseEvent):
+    if type(value) in _EVENTS or isinstance(value, _CLASSES):
         return
     kind = type(value)
     what = (
@@ -49,8 +50,12 @@ def check_event(value: object) -> None:
         if kind.__module__ == "builtins"
         else f"{kind.__module__}.{kind.__qualname__}"
     )
+    rule = "agui emits its own event models (agui.events), whose JSON is the AG-UI wire form"
     if isinstance(value, Mapping):
         fix = "read a dict of the wire form with agui.parse_event(value)"
+    elif isinstance(value, BaseEvent):  # the envelope, or a type of the app's own on it
+        rule = "it is none of the event types AG-UI defines"
+        fix = "an event of the app's own kind is a CUSTOM one: agui.events.CustomEvent(name=...)"
     elif isinstance(value, BaseModel):
         fix = (
             "convert another SDK's event with "
@@ -58,10 +63,7 @@ def check_event(value: object) -> None:
         )
     else:
         fix = "build one, such as agui.events.CustomEvent(name=..., value=...)"
-    message = (
-        f"cannot emit {what}: agui emits its own event models (agui.events), whose JSON is the "
-        f"AG-UI wire form; {fix}"
-    )
+    message = f"cannot emit {what}: {rule}; {fix}"
     raise UsageError(message)
 
 
