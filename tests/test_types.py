@@ -23,6 +23,7 @@ from agui.capabilities import (
     ToolsCapabilities,
     TransportCapabilities,
 )
+from agui.errors import UsageError
 from agui.messages import UserMessage
 from agui.types import (
     AddOperation,
@@ -97,10 +98,39 @@ def test_run_outcome_cancelled_has_no_fields() -> None:
 
 
 def test_an_interrupt_outcome_with_zero_interrupts_is_refused() -> None:
-    with pytest.raises(ValidationError, match="List should have at least 1 item"):
+    with pytest.raises(
+        UsageError,
+        match=r"RunOutcome.interrupt\(\) needs at least one Interrupt: an interrupted run stops "
+        r"on a question; return RunOutcome.success\(\) when there is nothing to ask",
+    ):
         RunOutcome.interrupt([])
     with pytest.raises(ValidationError, match="List should have at least 1 item"):
         OUTCOME.validate_python({"type": "interrupt", "interrupts": []})
+
+
+def test_an_outcome_given_a_string_for_its_list_is_refused_rather_than_split_into_letters() -> None:
+    with pytest.raises(
+        UsageError,
+        match=r"RunOutcome.interrupt\(\) takes a list of Interrupt, such as "
+        r"\[Interrupt\(id=..., reason=...\)\], not str$",
+    ):
+        RunOutcome.interrupt("approve?")  # type: ignore[arg-type]
+    with pytest.raises(
+        UsageError, match=r"RunOutcome.success\(\) takes a list of tool call ids, .*, not str$"
+    ):
+        RunOutcome.success(pending_tool_call_ids="r-call-1")
+    with pytest.raises(UsageError, match=r"takes a list of Interrupt, .*, not Interrupt$"):
+        RunOutcome.interrupt(Interrupt(id="i1", reason="confirmation"))  # type: ignore[arg-type]
+
+
+def test_an_outcome_whose_items_do_not_fit_is_refused_pointing_at_each_item() -> None:
+    with pytest.raises(
+        UsageError,
+        match=r"RunOutcome.interrupt\(\) was given what does not fit: '/1/reason': Field required$",
+    ):
+        RunOutcome.interrupt([Interrupt(id="i1", reason="r"), {"id": "i2"}])  # type: ignore[list-item]
+    with pytest.raises(UsageError, match=r"'/0': Input should be a valid string$"):
+        RunOutcome.success(pending_tool_call_ids=[7])  # type: ignore[list-item]
 
 
 @pytest.mark.parametrize(

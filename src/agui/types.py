@@ -9,11 +9,12 @@ the legacy optional nulls (`state`, `forwardedProps`, `tools[].parameters`, `res
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeVar, cast
 
-from pydantic import Field, JsonValue
+from pydantic import Field, JsonValue, ValidationError
 
 from agui._model import Opt, WireModel
+from agui.errors import UsageError
 from agui.messages import ContentPart, JsonObject, Message
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "ToolResultContent",
 ]
 
+OutcomeT = TypeVar("OutcomeT", bound="RunOutcome")
 _POINTER = r"^(/([^/~]|~[01])*)*$"
 _COUNT = Annotated[int, Field(strict=True, ge=0, le=2**53 - 1)]
 
@@ -125,18 +127,58 @@ class RunOutcome(WireModel, frozen=True):
     @staticmethod
     def success(*, pending_tool_call_ids: Opt[Sequence[str]] = None) -> SuccessOutcome:
         """The run did its work; list calls left for the client to execute, in call order."""
-        ids = list(pending_tool_call_ids) if pending_tool_call_ids is not None else None
-        return SuccessOutcome(pending_tool_call_ids=ids)
+        call = "RunOutcome.success()"
+        given = pending_tool_call_ids
+        ids = (
+            _listed(given, call, "tool call ids, such as [call.id]") if given is not None else None
+        )
+        return _outcome(SuccessOutcome, call, pending_tool_call_ids=ids)
 
     @staticmethod
     def interrupt(interrupts: Sequence[Interrupt]) -> InterruptOutcome:
-        """The run stops on questions the next run must answer (at least one)."""
-        return InterruptOutcome(interrupts=list(interrupts))
+        """The run stops on questions the next run must answer (at least one).
+
+        Examples:
+            >>> RunOutcome.interrupt([])
+            Traceback (most recent call last):
+            ...
+            agui.errors.UsageError: RunOutcome.interrupt() needs at least one Interrupt: ...
+        """
+        call = "RunOutcome.interrupt()"
+        listed = _listed(interrupts, call, "Interrupt, such as [Interrupt(id=..., reason=...)]")
+        if not listed:
+            message = (
+                f"{call} needs at least one Interrupt: an interrupted run stops on a question; "
+                "return RunOutcome.success() when there is nothing to ask"
+            )
+            raise UsageError(message)
+        return _outcome(InterruptOutcome, call, interrupts=listed)
 
     @staticmethod
     def cancelled() -> CancelledOutcome:
         """The run was stopped on purpose and did not fail."""
         return CancelledOutcome()
+
+
+def _listed(values: object, call: str, what: str) -> list[object]:
+    """`values` as a list; a string (a sequence of characters) or a non-sequence is refused."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+        message = f"{call} takes a list of {what}, not {type(values).__name__}"
+        raise UsageError(message)
+    return list(cast("Sequence[object]", values))
+
+
+def _outcome(cls: type[OutcomeT], call: str, **fields: object) -> OutcomeT:
+    """`cls(**fields)`; what does not fit it is the agent's `UsageError`, pointing at it."""
+    try:
+        return cls(**fields)
+    except ValidationError as error:
+        listed = "; ".join(
+            f"'{''.join(f'/{part}' for part in item['loc'][1:])}': {item['msg']}"
+            for item in error.errors(include_url=False)
+        )
+        message = f"{call} was given what does not fit: {listed}"
+        raise UsageError(message) from None
 
 
 class SuccessOutcome(RunOutcome, frozen=True):
