@@ -1728,9 +1728,26 @@ def test_bad_options_are_refused_when_the_app_is_built(
         asgi_app(hello, **options)
 
 
-def test_something_that_is_not_an_agent_is_refused() -> None:
-    with pytest.raises(UsageError, match="agent must be an async function"):
+def test_something_that_is_not_an_agent_is_refused_as_every_entry_point_refuses_it() -> None:
+    with pytest.raises(UsageError, match=r"int is not an agent: it is a int \(42\), which cannot"):
         asgi_app(42)  # type: ignore[arg-type]
+    called = hello(cast("Ctx", None))
+    with pytest.raises(
+        UsageError,
+        match=r"is not an agent: it is a coroutine, an agent already called: pass the function "
+        r"itself, not a call",
+    ):
+        asgi_app(called)  # type: ignore[arg-type]
+    called.close()
+
+
+def test_a_state_that_is_not_a_type_is_refused_when_the_app_is_built() -> None:
+    with pytest.raises(
+        UsageError,
+        match=r"the state type must be one the client's state can be read into .*, not a dict "
+        r"\(\{'tasks': \[\]\}\); pass the class itself$",
+    ):
+        asgi_app(hello, state=cast("type[JsonValue]", {"tasks": []}))
 
 
 def test_head_at_capabilities_answers_their_headers_without_a_body() -> None:

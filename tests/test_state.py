@@ -26,10 +26,10 @@ from typing_extensions import TypedDict
 
 from agui import EventType, RunAgentInput, RunContext, parse_event
 from agui import state as state_module
-from agui.errors import StateError
+from agui.errors import StateError, UsageError
 from agui.events import Event, StateDeltaEvent, StateSnapshotEvent
 from agui.sink import EventReceiver
-from agui.state import StateManager, _delta  # pyright: ignore[reportPrivateUsage]
+from agui.state import StateManager, _delta, state_adapter  # pyright: ignore[reportPrivateUsage]
 from agui.testing import fold
 from agui.transform import ToolResultToState
 from agui.types import AddOperation, RemoveOperation, ReplaceOperation
@@ -932,3 +932,25 @@ def test_a_published_delta_holds_operations_as_validation_makes_them() -> None:
     assert delta.delta == [validated]
     assert [vars(op) for op in delta.delta] == [vars(validated)]
     assert [op.__pydantic_extra__ for op in delta.delta] == [validated.__pydantic_extra__] == [{}]
+
+
+class Unreadable:
+    """A plain class: pydantic has no schema for it."""
+
+
+def test_a_state_type_pydantic_cannot_read_is_refused_saying_why() -> None:
+    request = RunAgentInput(thread_id="t", run_id="r")
+    for unreadable in (Unreadable, list[Unreadable]):
+        with pytest.raises(
+            UsageError,
+            match=r"the state type must be one the client's state can be read into \(a pydantic "
+            r"model, a dataclass, a TypedDict, or a form such as dict\[str, int\]\), not .*"
+            r"Unreadable.*, which pydantic cannot read \(PydanticSchemaGenerationError: ",
+        ):
+            RunContext.new(request, state=unreadable)
+
+
+def test_a_state_given_as_a_value_is_refused_asking_for_its_class() -> None:
+    with pytest.raises(UsageError, match=r"not a dict \(\{'n': 1\}\); pass the class itself$"):
+        state_adapter({"n": 1})
+    assert state_adapter(dict[str, int]).validate_python({"n": 1}) == {"n": 1}

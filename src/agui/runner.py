@@ -146,6 +146,8 @@ def agent_problem(agent: object) -> str | None:
     run: object = getattr(agent, "run", None)
     if run is not None:
         return _callable_problem(run, "its run method")
+    if inspect.iscoroutine(agent):
+        return "it is a coroutine, an agent already called: pass the function itself, not a call"
     if not callable(agent):
         return f"it is a {type(agent).__name__} ({agent!r:.60}), which cannot be called"
     return _callable_problem(agent, "it")

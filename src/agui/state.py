@@ -44,14 +44,14 @@ more than it saves, and the strict way from the parsed bytes is the quicker.
 from __future__ import annotations
 
 import functools
-from typing import Any, Generic, TypeAlias, TypeVar, cast
+from typing import Any, Generic, TypeAlias, TypeVar, cast, get_origin
 
 import pydantic_core
 from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 
 from agui import patch
 from agui._model import WireModel
-from agui.errors import PatchError, StateError
+from agui.errors import PatchError, StateError, UsageError
 from agui.events import Event, StateDeltaEvent, StateSnapshotEvent
 from agui.patch._differ import Differ
 from agui.patch._equality import Mirror, writes
@@ -65,7 +65,7 @@ from agui.types import (
     TestOperation,
 )
 
-__all__ = ["StateManager", "carries_state"]
+__all__ = ["StateManager", "carries_state", "state_adapter"]
 
 S = TypeVar("S")
 _Ops: TypeAlias = "list[dict[str, JsonValue]]"
@@ -254,8 +254,38 @@ def _adapter_of(state_type: Any) -> tuple[TypeAdapter[object], bool]:  # noqa: A
 
 
 def _adapter(state_type: Any) -> tuple[TypeAdapter[object], bool]:  # noqa: ANN401
-    adapter: TypeAdapter[object] = TypeAdapter(state_type if state_type is not None else JsonValue)
+    try:
+        adapter: TypeAdapter[object] = TypeAdapter(
+            state_type if state_type is not None else JsonValue
+        )
+    except Exception as error:  # noqa: BLE001 - pydantic raises several kinds for a non-type
+        raise UsageError(_not_a_state_type(state_type, error)) from None
     return adapter, _serializes_by_value(adapter.core_schema)
+
+
+def _not_a_state_type(state_type: object, error: Exception) -> str:
+    if isinstance(state_type, type) or get_origin(state_type) is not None:
+        what = f"{state_type!r:.60}, which pydantic cannot read ({type(error).__name__}: {error})"
+    else:
+        what = f"a {type(state_type).__name__} ({state_type!r:.40}); pass the class itself"
+    return (
+        "the state type must be one the client's state can be read into (a pydantic model, a "
+        f"dataclass, a TypedDict, or a form such as dict[str, int]), not {what}"
+    )
+
+
+def state_adapter(state_type: object) -> TypeAdapter[object]:
+    """The adapter of a state type, built once per type; what cannot be one is a `UsageError`.
+
+    Examples:
+        >>> state_adapter(dict[str, int]).validate_python({"n": 1})
+        {'n': 1}
+        >>> state_adapter({"tasks": []})
+        Traceback (most recent call last):
+        ...
+        agui.errors.UsageError: the state type must be one the client's state can be read into ...
+    """
+    return _adapter_of(state_type)[0]
 
 
 _cached_adapter = functools.lru_cache(maxsize=256)(_adapter)

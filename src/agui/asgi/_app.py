@@ -360,8 +360,8 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         ...
         agui.errors.UsageError: transformers must be a factory ...
     """
+    check_agent(agent)  # what cannot be an agent, refused as `agui.run` and `collect` refuse it
     check_options(
-        agent,
         transformers,
         (max_body_bytes, body_timeout),
         keepalive,
@@ -369,7 +369,6 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         cancel_grace,
         buffering=(max_buffered_bytes, buffer_hard_limit),
     )
-    check_agent(agent)  # a plain function, refused as `agui.run` and `collect` refuse it
     origins = OriginPolicy.build(allowed_origins, allowed_hosts)
     return AguiApp(
         agent,

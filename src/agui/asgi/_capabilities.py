@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from pydantic import JsonValue, TypeAdapter
+from pydantic import JsonValue
 
 from agui.asgi._admission import Refusal, Scope, Send
 from agui.asgi._writer import try_send
@@ -33,6 +33,7 @@ from agui.capabilities import (
     ToolsCapabilities,
     TransportCapabilities,
 )
+from agui.state import state_adapter
 
 if TYPE_CHECKING:
     from agui.types import Tool
@@ -76,7 +77,7 @@ def derive(agent: object, state: type[object] | None, *, protobuf: bool) -> Agen
     """
     schema: dict[str, JsonValue] | None = None
     if state is not None:
-        schema = TypeAdapter(state).json_schema()
+        schema = state_adapter(state).json_schema()
     return AgentCapabilities(
         transport=TransportCapabilities(streaming=True, http_binary=True if protobuf else None),
         tools=_tools(agent),

@@ -11,7 +11,6 @@ from agui.asgi._encoding import SSE, Encoding, proto_encoding
 from agui.asgi._streaming import buffering_problems
 from agui.errors import UsageError
 from agui.proto import PROTO_MEDIA_TYPE
-from agui.runner import Agent
 from agui.sink import HARD_LIMIT, HIGH_WATER
 from agui.sse import SSE_MEDIA_TYPE
 
@@ -34,7 +33,6 @@ def encodings_for(protobuf: bool | None) -> dict[str, Encoding]:  # noqa: FBT001
 
 
 def check_options(
-    agent: object,
     transformers: object,
     limits: tuple[int, float],
     keepalive: float | None,
@@ -44,11 +42,6 @@ def check_options(
     buffering: tuple[int, int] = (HIGH_WATER, HARD_LIMIT),
 ) -> None:
     problems: list[str] = []
-    if not (isinstance(agent, Agent) or callable(agent)):
-        problems.append(
-            f"agent must be an async function taking the run context or an object with an "
-            f"async run(ctx) method, not {type(agent).__name__}"
-        )
     if transformers is not None and not callable(transformers):
         problems.append(
             "transformers must be a factory that builds a fresh chain for each request "
