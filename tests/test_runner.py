@@ -788,8 +788,35 @@ def test_an_agent_whose_signature_cannot_be_read_is_given_the_benefit_of_the_dou
 
     monkeypatch.setattr("agui.runner.inspect.signature", unreadable)
 
+    async def no_argument() -> None:  # judged afresh: a verdict is kept per agent
+        return None
+
     assert agent_problem(WideRun()) is None
-    assert agent_problem(_no_argument) is None
+    assert agent_problem(no_argument) is None
+
+
+def test_an_agent_checked_on_every_run_has_its_signature_read_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reads: list[object] = []
+    signature = inspect.signature
+
+    def counted(function: Callable[..., object]) -> inspect.Signature:
+        reads.append(function)
+        return signature(function)
+
+    monkeypatch.setattr("agui.runner.inspect.signature", counted)
+
+    async def agent(ctx: Ctx) -> None:
+        ctx.say("hi")
+
+    for _ in range(3):
+        check_agent(agent)
+        assert finished(drive(cast("AgentFn", agent))).outcome == SuccessOutcome()
+    assert reads == [agent]
+    for _ in range(2):  # an int cannot be weakly referred to: judged again, the same way
+        with pytest.raises(UsageError, match="it is a int \\(42\\), which cannot be called"):
+            check_agent(42)
 
 
 def test_collect_and_run_refuse_a_plain_function_before_anything_runs() -> None:

@@ -31,6 +31,7 @@ import inspect
 import logging
 import os
 import warnings
+import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar, cast, runtime_checkable
@@ -106,9 +107,6 @@ AgentLike = Agent[S] | AgentFunction[S]
 def check_agent(agent: object) -> None:
     """Refuse, before anything runs, what cannot be an agent: a `UsageError` saying what it is.
 
-    `run`, `drive`, `agui.testing.collect`, `agui.asgi_app` and `agui serve` refuse the same
-    things in the same words (`agent_problem`).
-
     Examples:
         >>> def greet(ctx):
         ...     ctx.say("Hello!")
@@ -138,9 +136,20 @@ def agent_problem(agent: object) -> str | None:
         >>> print(agent_problem(stream))
         it is an async generator function (it yields): an agent sends its events through the
         run context, ctx.emit(event) where it would yield event
-        >>> agent_problem(lambda: None), agent_problem(42)
-        ('it is a function that is not async', 'it is a int (42), which cannot be called')
     """
+    # Kept while the agent lives: `drive` checks it every run; reading a signature costs 15 us.
+    with contextlib.suppress(KeyError, TypeError):  # not judged yet, or not weakly referable
+        return _verdicts[agent]
+    problem = _problem(agent)
+    with contextlib.suppress(TypeError):
+        _verdicts[agent] = problem
+    return problem
+
+
+_verdicts: weakref.WeakKeyDictionary[object, str | None] = weakref.WeakKeyDictionary()
+
+
+def _problem(agent: object) -> str | None:
     if inspect.isclass(agent):
         return f"it is the class {agent.__name__}; use an instance of it"
     run: object = getattr(agent, "run", None)
@@ -163,7 +172,7 @@ def _callable_problem(function: object, subject: str) -> str | None:
         )
     if not (inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(call)):
         return (
-            "it is a function that is not async" if subject == "it" else f"{subject} is not async"
+            f"{subject} is not async" if subject != "it" else "it is a function that is not async"
         )
     try:
         inspect.signature(cast("Callable[..., object]", function)).bind(None)
