@@ -2,7 +2,9 @@
 
 `agui.fold` indexes messages and tool calls by id so a run folds in linear time; this copy of
 the scanning algorithm (the official client's, line for line) is what the property tests in
-test_fold.py hold it to.
+test_fold.py hold it to. Chunk events reach it expanded by the fold's own `ChunkLanes`, as the
+client expands them before it applies anything; the expansion is tested on its own, against the
+conformance streams.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from typing import cast
 from pydantic import JsonValue
 
 from agui import patch
+from agui._chunk_lanes import ChunkLanes
 from agui.errors import PatchError
-from agui.events import Event, RunErrorEvent, RunFinishedEvent
+from agui.events import Event, RunErrorEvent, RunFinishedEvent, RunStartedEvent
 from agui.fold import FoldedSubagent
 from agui.messages import Message
 from agui.types import RunFinishedOutcome
@@ -41,16 +44,20 @@ class _Reducer:
         self.outcome: RunFinishedOutcome | None = None
         self.error: RunErrorEvent | None = None
         self.subagents: dict[str, FoldedSubagent] = {}
+        self.lanes = ChunkLanes()  # chunks expand as the client expands them, before the scan
 
     def apply(self, event: Event) -> None:
-        wire = cast("_Record", event.model_dump(mode="json"))
-        handler = getattr(self, "_on_" + event.type.lower(), None)
-        if handler is not None:
-            handler(wire)
-        if isinstance(event, RunFinishedEvent):
-            self.outcome = event.outcome
-        elif isinstance(event, RunErrorEvent):
-            self.error = event
+        for each in self.lanes.expand(event)[0]:
+            wire = cast("_Record", each.model_dump(mode="json"))
+            handler = getattr(self, "_on_" + each.type.lower(), None)
+            if handler is not None:
+                handler(wire)
+            if isinstance(each, RunStartedEvent):
+                self.outcome, self.error = None, None
+            elif isinstance(each, RunFinishedEvent):
+                self.outcome = each.outcome
+            elif isinstance(each, RunErrorEvent):
+                self.error = each
 
     def _find(self, message_id: JsonValue) -> _Record | None:
         return next((m for m in self.messages if m["id"] == message_id), None)
@@ -102,19 +109,6 @@ class _Reducer:
     _on_text_message_end = _end_text
     _on_reasoning_message_end = _end_text
 
-    def _chunk_text(self, wire: _Record, role: JsonValue) -> None:
-        if wire.get("messageId") is None:
-            return
-        self._open_text(wire, role)
-        if wire.get("delta") is not None:
-            self._append_text(wire)
-
-    def _on_text_message_chunk(self, wire: _Record) -> None:
-        self._chunk_text(wire, wire.get("role") or "assistant")
-
-    def _on_reasoning_message_chunk(self, wire: _Record) -> None:
-        self._chunk_text(wire, "reasoning")
-
     def _call(self, call_id: JsonValue) -> _Record | None:
         for message in self.messages:
             for call in cast("list[_Record]", message.get("toolCalls") or []):
@@ -158,14 +152,6 @@ class _Reducer:
 
     def _on_tool_call_end(self, wire: _Record) -> None:
         self._merge(self._call(wire["toolCallId"]), wire)
-
-    def _on_tool_call_chunk(self, wire: _Record) -> None:
-        if wire.get("toolCallId") is None:
-            return
-        if self._call(wire["toolCallId"]) is None and wire.get("toolCallName") is not None:
-            self._on_tool_call_start(wire)
-        if wire.get("delta") is not None:
-            self._on_tool_call_args(wire)
 
     def _on_tool_call_result(self, wire: _Record) -> None:
         message: _Record = {

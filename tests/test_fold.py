@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import cast
 
 import pytest
@@ -10,12 +11,14 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 
 from agui import RunAgentInput
+from agui.errors import UsageError
 from agui.events import (
     ActivityDeltaEvent,
     ActivitySnapshotEvent,
     CustomEvent,
     Event,
     MessagesSnapshotEvent,
+    RawEvent,
     ReasoningEncryptedValueEvent,
     ReasoningMessageChunkEvent,
     ReasoningMessageContentEvent,
@@ -151,18 +154,118 @@ def test_fold_builds_reasoning_messages() -> None:
 def test_fold_expands_text_and_reasoning_chunks() -> None:
     folded = fold(
         [
-            TextMessageChunkEvent(delta="no id: ignored"),
+            TextMessageChunkEvent(delta="no id, no stream: left out"),
             TextMessageChunkEvent(message_id="m1", role="user", delta="Hi"),
             TextMessageChunkEvent(message_id="m1", delta=" there"),
             TextMessageChunkEvent(message_id="m1"),
             ReasoningMessageChunkEvent(message_id="r1", delta="hmm"),
-            ReasoningMessageChunkEvent(delta="no id: ignored"),
+            ReasoningMessageChunkEvent(delta=", right"),
         ]
     )
     assert folded.messages == [
         UserMessage(id="m1", content="Hi there"),
-        ReasoningMessage(id="r1", content="hmm"),
+        ReasoningMessage(id="r1", content="hmm, right"),
     ]
+    assert folded.warnings == (
+        (
+            "event 0 (TEXT_MESSAGE_CHUNK): no stream is open for this TEXT_MESSAGE_CHUNK to "
+            "continue, and it carries no messageId; the client refuses it, and the fold leaves "
+            "it out"
+        ),
+    )
+
+
+def test_fold_continues_the_open_chunk_stream_with_chunks_that_carry_no_id() -> None:
+    folded = fold(
+        started(
+            TextMessageChunkEvent(message_id="m1", delta="Chunks "),
+            TextMessageChunkEvent(delta="expand."),
+            ToolCallChunkEvent(tool_call_id="c1", tool_call_name="f", parent_message_id="m1"),
+            ToolCallChunkEvent(delta='{"a":'),
+            RawEvent(event={"beat": 1}),
+            ToolCallChunkEvent(delta="1}"),
+        )
+    )
+    assert folded.messages == [
+        AssistantMessage(id="m1", content="Chunks expand.", tool_calls=[call("c1", "f", '{"a":1}')])
+    ]
+    assert folded.warnings == ()
+
+
+def test_fold_leaves_out_a_chunk_after_an_explicit_event_closed_its_stream() -> None:
+    folded = fold(
+        started(
+            TextMessageChunkEvent(message_id="m1", delta="Hi"),
+            CustomEvent(name="c", value=None),
+            TextMessageChunkEvent(delta=" lost"),
+        )
+    )
+    assert folded.messages == [AssistantMessage(id="m1", content="Hi")]
+    assert folded.warnings[0].startswith("event 3 (TEXT_MESSAGE_CHUNK): no stream is open")
+
+
+def test_fold_leaves_out_a_first_tool_chunk_without_a_name_and_says_so() -> None:
+    folded = fold(started(ToolCallChunkEvent(tool_call_id="c1", delta="{}")))
+    assert folded.messages == []
+    assert folded.warnings == (
+        (
+            "event 1 (TOOL_CALL_CHUNK): the first TOOL_CALL_CHUNK of a call carries its "
+            "toolCallName; this one does not; the client refuses it, and the fold leaves it out"
+        ),
+    )
+
+
+def test_fold_continues_a_subagents_chunks_in_its_own_lane() -> None:
+    folded = fold(
+        started(
+            SubagentStartedEvent(subagent_run_id="s1", name="helper"),
+            SubagentStartedEvent(subagent_run_id="s2", name="other"),
+            TextMessageChunkEvent(message_id="m1", delta="parent ", subagent_run_id=None),
+            TextMessageChunkEvent(message_id="a1", delta="one ", subagent_run_id="s1"),
+            TextMessageChunkEvent(message_id="b1", delta="two ", subagent_run_id="s2"),
+            TextMessageChunkEvent(delta="again", subagent_run_id="s1"),
+            TextMessageChunkEvent(delta="too"),
+            TextMessageChunkEvent(message_id="b1", delta="!"),
+        )
+    )
+    assert [(m.id, m.content) for m in folded.messages] == [
+        ("m1", "parent too"),
+        ("a1", "one again"),
+        ("b1", "two !"),
+    ]
+    assert folded.warnings == ()
+
+
+def test_fold_leaves_out_an_untagged_chunk_that_two_subagent_lanes_could_continue() -> None:
+    folded = fold(
+        started(
+            TextMessageChunkEvent(message_id="a1", delta="one", subagent_run_id="s1"),
+            TextMessageChunkEvent(message_id="b1", delta="two", subagent_run_id="s2"),
+            TextMessageChunkEvent(delta="whose?"),
+            SubagentFinishedEvent(subagent_run_id="s2"),
+            TextMessageChunkEvent(delta=" mine"),
+        )
+    )
+    assert [(m.id, m.content) for m in folded.messages] == [("a1", "one mine"), ("b1", "two")]
+    assert folded.warnings == (
+        (
+            "event 3 (TEXT_MESSAGE_CHUNK): this TEXT_MESSAGE_CHUNK carries neither an id nor a "
+            "subagentRunId, and 2 lanes have one open; attribute it to its subagent; the client "
+            "refuses it, and the fold leaves it out"
+        ),
+    )
+
+
+def test_fold_a_chunk_of_another_kind_or_id_closes_the_lanes_open_stream() -> None:
+    folded = fold(
+        started(
+            TextMessageChunkEvent(message_id="m1", delta="a"),
+            ReasoningMessageChunkEvent(message_id="r1", delta="b"),
+            TextMessageChunkEvent(delta="c"),
+        )
+    )
+    assert [(m.id, m.content) for m in folded.messages] == [("m1", "a"), ("r1", "b")]
+    assert len(folded.warnings) == 1
 
 
 @pytest.mark.parametrize(
@@ -192,6 +295,57 @@ def test_fold_reports_how_the_run_ended(
 ) -> None:
     folded = fold(started(terminal))
     assert (folded.outcome, folded.error) == (outcome, error)
+
+
+def test_fold_reports_the_last_runs_outcome_and_error_only() -> None:
+    recovered = fold(
+        [
+            RunStartedEvent(thread_id="t", run_id="r1"),
+            RunErrorEvent(message="boom"),
+            RunStartedEvent(thread_id="t", run_id="r2"),
+            RunFinishedEvent(thread_id="t", run_id="r2", outcome=SuccessOutcome()),
+        ]
+    )
+    assert (recovered.outcome, recovered.error) == (SuccessOutcome(), None)
+    interrupted = InterruptOutcome(interrupts=[Interrupt(id="i", reason="r")])
+    failed = fold(
+        [
+            RunStartedEvent(thread_id="t", run_id="r1"),
+            RunFinishedEvent(thread_id="t", run_id="r1", outcome=interrupted),
+            RunStartedEvent(thread_id="t", run_id="r2"),
+            RunErrorEvent(message="boom"),
+        ]
+    )
+    assert (failed.outcome, failed.error) == (None, RunErrorEvent(message="boom"))
+
+
+def test_fold_a_late_error_after_a_finished_run_keeps_both() -> None:
+    folded = fold(
+        started(
+            RunFinishedEvent(thread_id="t", run_id="r", outcome=SuccessOutcome()),
+            RunErrorEvent(message="late"),
+        )
+    )
+    assert (folded.outcome, folded.error) == (SuccessOutcome(), RunErrorEvent(message="late"))
+
+
+def test_fold_leaves_text_out_of_a_message_of_content_parts_and_says_so() -> None:
+    held: list[Message] = [UserMessage(id="u", content=[TextPart(text="hi")])]
+    folded = fold(
+        started(
+            TextMessageStartEvent(message_id="u"),
+            TextMessageContentEvent(message_id="u", delta="more"),
+            TextMessageEndEvent(message_id="u"),
+        ),
+        messages=held,
+    )
+    assert folded.messages == held
+    assert folded.warnings == (
+        (
+            "event 2 (TEXT_MESSAGE_CONTENT): message 'u' holds content parts, not text, so the "
+            "delta is left out; send a new message's id for new text"
+        ),
+    )
 
 
 def test_fold_ignores_hook_only_events() -> None:
@@ -412,6 +566,42 @@ def test_fold_sets_encrypted_values_on_calls_and_messages_only() -> None:
     assert activity == ActivityMessage(id="p1", activity_type="PLAN", content={})
 
 
+# -- fold: what it takes --------------------------------------------------------------------
+
+
+def test_fold_refuses_wire_dicts_and_names_the_reader() -> None:
+    with pytest.raises(UsageError, match=r"event 1 is a dict: read a wire dict with agui\.parse"):
+        fold(cast("list[Event]", [RunStartedEvent(thread_id="t", run_id="r"), {"type": "RAW"}]))
+
+
+def test_fold_refuses_one_event_given_for_a_list() -> None:
+    one = RunStartedEvent(thread_id="t", run_id="r")
+    with pytest.raises(UsageError, match=r"got one RunStartedEvent: pass \[event\]"):
+        fold(cast("list[Event]", one))
+
+
+def test_fold_refuses_held_messages_that_are_not_message_models() -> None:
+    given = cast("list[Message]", [{"id": "u1", "role": "user", "content": "hi"}])
+    with pytest.raises(UsageError, match=r"message 0 is a dict: build it from agui\.messages"):
+        fold([], messages=given)
+
+
+@pytest.mark.parametrize(
+    ("state", "problem"),
+    [
+        ({"tags": {1, 2}}, "/tags is a set"),
+        ({"a": [1, (2, 3)]}, "/a/1 is a tuple"),
+        ({"a/b": {1: "x"}}, "/a~1b has the key 1, which is not text"),
+        (b"raw", "the root is a bytes"),
+    ],
+)
+def test_fold_refuses_a_state_that_is_not_json_and_names_where(state: object, problem: str) -> None:
+    with pytest.raises(
+        UsageError, match=f"takes a JSON value, what a client holds, but {problem};"
+    ):
+        fold([], state=cast("JsonValue", state))
+
+
 # -- fold: state ------------------------------------------------------------------------------
 
 
@@ -425,6 +615,10 @@ def test_fold_applies_snapshots_and_deltas_and_keeps_the_state_when_a_patch_fail
         ]
     )
     assert folded.state == {"n": 2, "tasks": ["a"]}
+    (warning,) = folded.warnings
+    assert warning.startswith(
+        "event 2 (STATE_DELTA): the state patch does not apply, so the state is kept: operation 0"
+    )
 
 
 def test_fold_accepts_a_null_snapshot() -> None:
@@ -483,6 +677,11 @@ def test_fold_creates_replaces_and_patches_activity_messages() -> None:
     assert folded.messages == [
         ActivityMessage(id="p1", activity_type="PLAN2", content={"steps": ["a"]}, metadata=META)
     ]
+    (warning,) = folded.warnings
+    assert warning.startswith(
+        "event 3 (ACTIVITY_DELTA): the patch of activity message 'p1' does not apply, so its "
+        "content is kept: operation 0"
+    )
 
 
 def test_fold_a_replacing_activity_snapshot_replaces_content_and_keeps_metadata() -> None:
@@ -660,4 +859,7 @@ def test_fold_gives_the_messages_the_scanning_fold_gives_for_any_stream(
         with pytest.raises(ValidationError):
             fold(events, messages=held)
         return
-    assert fold(events, messages=held) == FoldedRun(expected, state, None, None, subagents)
+    folded = fold(events, messages=held)
+    assert dataclasses.replace(folded, warnings=()) == FoldedRun(
+        expected, state, None, None, subagents
+    )

@@ -71,6 +71,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "agui.verify.*",
             "agui.fold",
             "agui._message_thread",
+            "agui._chunk_lanes",
         ],
     ),
     (

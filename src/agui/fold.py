@@ -15,24 +15,25 @@ apply, a text event aimed at an activity message), so does the fold.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
-from collections.abc import Iterable, Sequence
-from typing import cast
+from collections.abc import Iterable, Iterator, Sequence
+from typing import NoReturn, cast, get_args
 
-from pydantic import JsonValue, TypeAdapter
+from pydantic import BaseModel, JsonValue, TypeAdapter
 
 from agui import patch
+from agui._chunk_lanes import ChunkLanes
 from agui._message_thread import Node, Thread
-from agui.errors import PatchError
-from agui.events import Event, RunErrorEvent, RunFinishedEvent
+from agui.errors import PatchError, UsageError
+from agui.events import BaseEvent, Event, RunErrorEvent, RunFinishedEvent, RunStartedEvent
 from agui.messages import Message
 from agui.types import RunFinishedOutcome
 
 __all__ = ["FoldedRun", "FoldedSubagent", "fold"]
 
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
+_MESSAGE_TYPES = cast("tuple[type[BaseModel], ...]", get_args(get_args(Message)[0]))
 _Record = dict[str, JsonValue]
 
 
@@ -60,8 +61,11 @@ class FoldedSubagent:
 class FoldedRun:
     """What a UI holds after a stream: messages, state, and how the last run ended.
 
-    A subagent's messages carry its `subagent_run_id`, as a 1.0 client keeps them;
+    `outcome` and `error` are the last run's: a `RUN_STARTED` clears what an earlier run
+    ended with. A subagent's messages carry its `subagent_run_id`, as a 1.0 client keeps them;
     `subagents` lists the invocations the stream announced, in the order they started.
+    `warnings` says what the fold could not apply, where the client warns or fails the run
+    (a patch that does not apply, a chunk with no stream to continue), one line each.
 
     Examples:
         >>> FoldedRun(messages=[], state={}, outcome=None, error=None).state
@@ -73,6 +77,7 @@ class FoldedRun:
     outcome: RunFinishedOutcome | None
     error: RunErrorEvent | None
     subagents: tuple[FoldedSubagent, ...] = ()
+    warnings: tuple[str, ...] = ()
 
 
 def fold(
@@ -97,16 +102,74 @@ def fold(
         >>> [(m.role, m.content) for m in folded.messages], folded.state, folded.outcome.type
         ([('assistant', 'Hello!')], {'done': True}, 'success')
     """
-    reducer = _Reducer([cast("_Record", m.model_dump(mode="json")) for m in messages], state)
-    for event in events:
-        reducer.apply(event)
+    reducer = _Reducer(_held(messages), _json_state(state))
+    for index, event in enumerate(_events(events)):
+        reducer.apply(index, event)
     return FoldedRun(
         messages=_MESSAGES.validate_python(reducer.messages),
         state=reducer.state,
         outcome=reducer.outcome,
         error=reducer.error,
         subagents=tuple(reducer.subagents.values()),
+        warnings=tuple(reducer.warnings),
     )
+
+
+def _events(events: Iterable[Event]) -> Iterator[Event]:
+    """The events, each checked to be an agui event model (a dict is the likeliest slip)."""
+    if isinstance(cast("object", events), BaseModel):
+        message = f"fold() takes a list of events, got one {type(events).__name__}: pass [event]"
+        raise UsageError(message)
+    for index, event in enumerate(events):
+        if not isinstance(cast("object", event), BaseEvent):
+            message = (
+                f"fold() takes agui event models, but event {index} is a "
+                f"{type(event).__name__}: read a wire dict with agui.parse_event(...)"
+            )
+            raise UsageError(message)
+        yield event
+
+
+def _held(messages: Sequence[Message]) -> list[_Record]:
+    records: list[_Record] = []
+    for index, message in enumerate(messages):
+        if not isinstance(cast("object", message), _MESSAGE_TYPES):
+            shown = type(message).__name__
+            problem = (
+                f"fold(messages=...) takes agui message models, but message {index} is a "
+                f"{shown}: build it from agui.messages (UserMessage(...), ...), or read a run "
+                "input's with agui.parse_input(...).messages"
+            )
+            raise UsageError(problem)
+        records.append(cast("_Record", message.model_dump(mode="json")))
+    return records
+
+
+def _json_state(state: JsonValue) -> JsonValue:
+    """The state, checked to be JSON all the way down: patches only apply to JSON."""
+    pending: list[tuple[str, object]] = [("", state)]
+    while pending:
+        where, value = pending.pop()
+        if isinstance(value, dict):
+            for key, item in cast("dict[object, object]", value).items():
+                if type(key) is not str:
+                    _refuse_state(f"{where or 'the root'} has the key {key!r}, which is not text")
+                pending.append((f"{where}/{patch.escape_pointer_token(key)}", item))
+        elif isinstance(value, list):
+            pending += (
+                (f"{where}/{i}", item) for i, item in enumerate(cast("list[object]", value))
+            )
+        elif value is not None and not isinstance(value, str | int | float):
+            _refuse_state(f"{where or 'the root'} is a {type(value).__name__}")
+    return state
+
+
+def _refuse_state(problem: str) -> NoReturn:
+    message = (
+        f"fold(state=...) takes a JSON value, what a client holds, but {problem}; pass the "
+        "state as JSON reads it: dicts with text keys, lists, str, int, float, bool and None"
+    )
+    raise UsageError(message)
 
 
 class _Reducer:
@@ -116,19 +179,32 @@ class _Reducer:
         self.outcome: RunFinishedOutcome | None = None
         self.error: RunErrorEvent | None = None
         self.subagents: dict[str, FoldedSubagent] = {}
+        self.warnings: list[str] = []
+        self._lanes = ChunkLanes()
+        self._at = ""  # the event being applied, as warnings name it
 
     @property
     def messages(self) -> list[_Record]:
         return self.thread.records()
 
-    def apply(self, event: Event) -> None:
-        handler = getattr(self, _handler_name(event.type), None)
-        if handler is not None:  # an event the fold ignores is not even dumped
-            handler(cast("_Record", event.model_dump(mode="json")))
-        if isinstance(event, RunFinishedEvent):
-            self.outcome = event.outcome
-        elif isinstance(event, RunErrorEvent):
-            self.error = event
+    def apply(self, index: int, event: Event) -> None:
+        self._at = f"event {index} ({event.type})"
+        expanded, dropped = self._lanes.expand(event)
+        if dropped is not None:
+            self._warn(f"{dropped}; the client refuses it, and the fold leaves it out")
+        for each in expanded:
+            handler = getattr(self, _handler_name(each.type), None)
+            if handler is not None:  # an event the fold ignores is not even dumped
+                handler(cast("_Record", each.model_dump(mode="json")))
+            if isinstance(each, RunStartedEvent):
+                self.outcome, self.error = None, None
+            elif isinstance(each, RunFinishedEvent):
+                self.outcome = each.outcome
+            elif isinstance(each, RunErrorEvent):
+                self.error = each
+
+    def _warn(self, problem: str) -> None:
+        self.warnings.append(f"{self._at}: {problem}")
 
     def _find(self, message_id: JsonValue) -> _Record | None:
         return self.thread.find(message_id)
@@ -165,11 +241,17 @@ class _Reducer:
 
     def _append_text(self, wire: _Record) -> None:
         target = self._find(wire["messageId"])
-        if target is not None and target.get("role") != "activity":
-            target["content"] = cast("str", target.get("content") or "") + cast(
-                "str", wire["delta"]
+        if target is None or target.get("role") == "activity":
+            return
+        held = target.get("content")
+        if isinstance(held, list):
+            self._warn(
+                f"message '{wire['messageId']}' holds content parts, not text, so the delta "
+                "is left out; send a new message's id for new text"
             )
-            self._merge(target, wire)
+            return
+        target["content"] = cast("str", held or "") + cast("str", wire["delta"])
+        self._merge(target, wire)
 
     _on_text_message_content = _append_text
     _on_reasoning_message_content = _append_text
@@ -179,19 +261,6 @@ class _Reducer:
 
     _on_text_message_end = _end_text
     _on_reasoning_message_end = _end_text
-
-    def _chunk_text(self, wire: _Record, role: JsonValue) -> None:
-        if wire.get("messageId") is None:
-            return
-        self._open_text(wire, role)
-        if wire.get("delta") is not None:
-            self._append_text(wire)
-
-    def _on_text_message_chunk(self, wire: _Record) -> None:
-        self._chunk_text(wire, wire.get("role") or "assistant")
-
-    def _on_reasoning_message_chunk(self, wire: _Record) -> None:
-        self._chunk_text(wire, "reasoning")
 
     def _call(self, call_id: JsonValue) -> _Record | None:
         held = self.thread.call(call_id)
@@ -231,14 +300,6 @@ class _Reducer:
     def _on_tool_call_end(self, wire: _Record) -> None:
         self._merge(self._call(wire["toolCallId"]), wire)
 
-    def _on_tool_call_chunk(self, wire: _Record) -> None:
-        if wire.get("toolCallId") is None:
-            return
-        if self._call(wire["toolCallId"]) is None and wire.get("toolCallName") is not None:
-            self._on_tool_call_start(wire)
-        if wire.get("delta") is not None:
-            self._on_tool_call_args(wire)
-
     def _on_tool_call_result(self, wire: _Record) -> None:
         message: _Record = {
             "id": wire["messageId"],
@@ -274,9 +335,11 @@ class _Reducer:
         self.state = wire["snapshot"]
 
     def _on_state_delta(self, wire: _Record) -> None:
-        # As the client does: a patch that does not apply leaves the prior state.
-        with contextlib.suppress(PatchError):
+        # As the client does: a patch that does not apply leaves the prior state, and warns.
+        try:
             self.state = patch.apply(self.state, cast("list[dict[str, JsonValue]]", wire["delta"]))
+        except PatchError as error:
+            self._warn(f"the state patch does not apply, so the state is kept: {error}")
 
     def _on_messages_snapshot(self, wire: _Record) -> None:
         incoming = cast("list[_Record]", wire["messages"])
@@ -313,8 +376,11 @@ class _Reducer:
                 target["content"], cast("list[dict[str, JsonValue]]", wire["patch"])
             )
             target["activityType"] = wire["activityType"]
-        except PatchError:
-            pass  # as the client does: warn and keep the content
+        except PatchError as error:  # as the client does: warn and keep the content
+            self._warn(
+                f"the patch of activity message '{wire['messageId']}' does not apply, so its "
+                f"content is kept: {error}"
+            )
 
     def _on_reasoning_encrypted_value(self, wire: _Record) -> None:
         if wire["subtype"] == "tool-call":

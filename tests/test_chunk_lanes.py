@@ -1,0 +1,155 @@
+"""agui._chunk_lanes: chunk events expanded into the events they stand for, lane by lane."""
+
+from __future__ import annotations
+
+from agui._chunk_lanes import ChunkLanes
+from agui.events import (
+    ActivitySnapshotEvent,
+    CustomEvent,
+    Event,
+    MessagesSnapshotEvent,
+    RawEvent,
+    ReasoningMessageChunkEvent,
+    ReasoningMessageContentEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageStartEvent,
+    RunFinishedEvent,
+    StateSnapshotEvent,
+    SubagentErrorEvent,
+    SubagentStartedEvent,
+    TextMessageChunkEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    ToolCallArgsEvent,
+    ToolCallChunkEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+
+
+def expand_all(*events: Event) -> list[Event]:
+    lanes = ChunkLanes()
+    return [each for event in events for each in lanes.expand(event)[0]]
+
+
+def test_a_first_text_chunk_opens_its_message_as_an_assistant_start() -> None:
+    assert expand_all(TextMessageChunkEvent(message_id="m1", name="bot", delta="Hi")) == [
+        TextMessageStartEvent(message_id="m1", role="assistant", name="bot"),
+        TextMessageContentEvent(message_id="m1", delta="Hi"),
+    ]
+
+
+def test_a_tool_chunk_stream_expands_to_start_args_and_end_at_the_runs_end() -> None:
+    assert expand_all(
+        ToolCallChunkEvent(tool_call_id="c1", tool_call_name="f", parent_message_id="m1"),
+        ToolCallChunkEvent(delta="{}"),
+        RunFinishedEvent(thread_id="t", run_id="r"),
+    ) == [
+        ToolCallStartEvent(tool_call_id="c1", tool_call_name="f", parent_message_id="m1"),
+        ToolCallArgsEvent(tool_call_id="c1", delta="{}"),
+        ToolCallEndEvent(tool_call_id="c1"),
+        RunFinishedEvent(thread_id="t", run_id="r"),
+    ]
+
+
+def test_a_reasoning_chunk_with_only_metadata_expands_to_an_empty_content_carrying_it() -> None:
+    assert expand_all(
+        ReasoningMessageChunkEvent(message_id="r1"),
+        ReasoningMessageChunkEvent(metadata={"k": 1}),
+        StateSnapshotEvent(snapshot={}),
+    ) == [
+        ReasoningMessageStartEvent(message_id="r1"),
+        ReasoningMessageContentEvent(message_id="r1", delta="", metadata={"k": 1}),
+        ReasoningMessageEndEvent(message_id="r1"),
+        StateSnapshotEvent(snapshot={}),
+    ]
+
+
+def test_a_chunk_carrying_only_a_raw_event_expands_to_an_empty_content() -> None:
+    expanded = expand_all(
+        TextMessageChunkEvent(message_id="m1"), TextMessageChunkEvent(raw_event={"x": 1})
+    )
+    assert expanded[1] == TextMessageContentEvent(message_id="m1", delta="")
+
+
+def test_raw_activity_and_subagent_starts_pass_through_without_closing_a_stream() -> None:
+    passing: list[Event] = [
+        RawEvent(event=1),
+        ActivitySnapshotEvent(message_id="a", activity_type="PLAN", content={}),
+        SubagentStartedEvent(subagent_run_id="s1", name="n"),
+    ]
+    expanded = expand_all(
+        TextMessageChunkEvent(message_id="m1"), *passing, TextMessageChunkEvent(delta="x")
+    )
+    assert expanded[1:] == [*passing, TextMessageContentEvent(message_id="m1", delta="x")]
+
+
+def test_an_explicit_event_closes_its_own_lane_only() -> None:
+    expanded = expand_all(
+        TextMessageChunkEvent(message_id="m1"),
+        TextMessageChunkEvent(message_id="a1", subagent_run_id="s1"),
+        CustomEvent(name="c", value=None, subagent_run_id="s1"),
+        TextMessageChunkEvent(delta="x"),
+    )
+    assert expanded[2:] == [
+        TextMessageEndEvent(message_id="a1", subagent_run_id="s1"),
+        CustomEvent(name="c", value=None, subagent_run_id="s1"),
+        TextMessageContentEvent(message_id="m1", delta="x"),
+    ]
+
+
+def test_a_subagents_end_closes_its_lane_and_a_messages_snapshot_closes_every_lane() -> None:
+    expanded = expand_all(
+        TextMessageChunkEvent(message_id="m1"),
+        TextMessageChunkEvent(message_id="a1", subagent_run_id="s1"),
+        SubagentErrorEvent(subagent_run_id="s1", message="failed"),
+        MessagesSnapshotEvent(messages=[]),
+    )
+    assert expanded[2:] == [
+        TextMessageEndEvent(message_id="a1", subagent_run_id="s1"),
+        SubagentErrorEvent(subagent_run_id="s1", message="failed"),
+        TextMessageEndEvent(message_id="m1"),
+        MessagesSnapshotEvent(messages=[]),
+    ]
+
+
+def test_a_chunk_with_another_id_closes_the_lanes_stream_and_opens_its_own() -> None:
+    assert expand_all(
+        TextMessageChunkEvent(message_id="m1"), TextMessageChunkEvent(message_id="m2")
+    )[1:] == [
+        TextMessageEndEvent(message_id="m1"),
+        TextMessageStartEvent(message_id="m2", role="assistant"),
+    ]
+
+
+def test_an_id_continues_its_stream_in_whichever_lane_holds_it() -> None:
+    lanes = ChunkLanes()
+    lanes.expand(TextMessageChunkEvent(message_id="a1", subagent_run_id="s1"))
+    assert lanes.expand(TextMessageChunkEvent(message_id="a1", delta="x")) == (
+        [TextMessageContentEvent(message_id="a1", delta="x", subagent_run_id="s1")],
+        None,
+    )
+
+
+def test_an_untagged_chunk_continues_the_only_lane_open_of_its_kind() -> None:
+    lanes = ChunkLanes()
+    lanes.expand(ToolCallChunkEvent(tool_call_id="c1", tool_call_name="f", subagent_run_id="s1"))
+    lanes.expand(TextMessageChunkEvent(message_id="m1"))
+    assert lanes.expand(ToolCallChunkEvent(delta="{}"))[0] == [
+        ToolCallArgsEvent(tool_call_id="c1", delta="{}", subagent_run_id="s1")
+    ]
+
+
+def test_a_chunk_that_cannot_be_placed_expands_to_nothing_and_says_why() -> None:
+    lanes = ChunkLanes()
+    assert lanes.expand(ReasoningMessageChunkEvent(delta="x")) == (
+        [],
+        (
+            "no stream is open for this REASONING_MESSAGE_CHUNK to continue, and it carries no "
+            "messageId"
+        ),
+    )
+    assert lanes.expand(ToolCallChunkEvent(delta="x"))[1] == (
+        "no stream is open for this TOOL_CALL_CHUNK to continue, and it carries no toolCallId"
+    )
