@@ -423,6 +423,15 @@ def test_a_payload_nested_300_levels_deep_raises_decode_error_not_recursion_erro
         parse_event(text)
 
 
+def test_json_nested_past_the_limit_is_called_too_deep_not_invalid() -> None:
+    text = '{"a":' * 201 + "1" + "}" * 201
+
+    with pytest.raises(DecodeError, match="nests deeper than 200 levels") as caught:
+        parse_json(text)
+
+    assert "not valid JSON" not in str(caught.value)
+
+
 def _nested_objects(depth: int) -> JsonValue:
     value: JsonValue = {}
     for _ in range(depth - 1):

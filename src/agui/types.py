@@ -369,7 +369,9 @@ def _no_messages() -> list[Message]:
 class RunAgentInput(WireModel, frozen=True):
     """The body of the POST that starts a run: thread, run, history, tools, state, answers.
 
-    Both key styles are accepted, and everything but the ids and messages may be absent.
+    Both key styles are accepted, and everything but the ids may be absent. The protocol
+    requires `messages`; absent, it reads as an empty history, but a `null` there is malformed
+    (it is not one of the legacy nulls a server must accept).
 
     Examples:
         >>> body = {"thread_id": "t", "run_id": "r", "messages": [], "state": None}

@@ -80,7 +80,13 @@ def parse_json(data: str | bytes | bytearray) -> object:
     try:
         return pydantic_core.from_json(data, allow_inf_nan=False)
     except ValueError as error:
-        message = f"the body is not valid JSON: {error}"
+        if str(error).startswith("recursion limit exceeded"):
+            message = (
+                f"the JSON nests deeper than {_DEPTH_LIMIT} levels, which agui does not read "
+                f"({error}); send a flatter document"
+            )
+        else:
+            message = f"the body is not valid JSON: {error}"
         raise DecodeError(message, path="") from None
 
 
@@ -244,7 +250,7 @@ def _classify(
         elif item["type"] == "missing" and pointer in stripped:
             problems.setdefault(pointer, "an unrecognised value was removed from a required field")
         elif item["type"] in _TOO_DEEP:
-            problems.setdefault(pointer, "nested too deeply: past the depth limit of 200 levels")
+            problems.setdefault(pointer, _TOO_DEEP_TO_VALIDATE)
         else:
             problems.setdefault(pointer, item["msg"])
     return list(removals.items()), list(problems.items())
@@ -252,6 +258,11 @@ def _classify(
 
 # pydantic-core names this error differently across versions.
 _TOO_DEEP = frozenset({"recursion_loop", "recursion_depth_exceeded"})
+_DEPTH_LIMIT = 200  # pydantic-core's JSON parser stops there
+_TOO_DEEP_TO_VALIDATE = (
+    "nested too deeply: past the depth pydantic validates (JSON text is refused past "
+    f"{_DEPTH_LIMIT} levels); send a flatter value"
+)
 
 
 def _relevant(data: object, error: ValidationError) -> list[ErrorDetails]:
