@@ -178,9 +178,16 @@ def holds(actual: object, expected: object) -> bool:
     return actual == expected and type(actual) is type(expected)
 
 
-def accepted(path: Path) -> bool:
+def accepted(path: Path, *, naming: str = "outcome") -> bool:
+    """Whether the client accepts the stream, and its verdict names `naming`; the placeholder
+    of an absent corpus is kept, so that its tests fail saying so."""
+    if path.stem == corpus.PLACEHOLDER:
+        return True
     fixture = load(path)
-    return expectation(fixture)["outcome"] == "completed" and fixture["name"] not in MALFORMED
+    expect = expectation(fixture)
+    return (
+        expect["outcome"] == "completed" and fixture["name"] not in MALFORMED and naming in expect
+    )
 
 
 @pytest.mark.parametrize("path", [fold_case(path) for path in STREAMS if accepted(path)])
@@ -199,8 +206,7 @@ def test_the_fold_holds_what_the_reference_client_holds(path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "path",
-    [case(path) for path in STREAMS if accepted(path) and "eventTypes" in expectation(load(path))],
+    "path", [case(path) for path in STREAMS if accepted(path, naming="eventTypes")]
 )
 def test_chunks_expand_into_the_events_the_reference_client_applies(path: Path) -> None:
     fixture = load(path)

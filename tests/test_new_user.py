@@ -233,7 +233,7 @@ def test_without_the_corpus_collection_succeeds_and_its_tests_fail_saying_so(
     assert "skipped" not in out, out
     summary = re.search(r"(\d+) failed", out)
     assert summary is not None, out
-    assert int(summary.group(1)) == 5, out
+    assert int(summary.group(1)) == 7, out
     assert " passed" not in out, out
     line = (
         f"the AG-UI conformance corpus is missing: {tmp_path} has no spec-1.1/streams, "
@@ -241,5 +241,5 @@ def test_without_the_corpus_collection_succeeds_and_its_tests_fail_saying_so(
         "repository (ag-ui-protocol/ag-ui, its spec/1.1/conformance and sdks/fixtures): put a "
         "copy there, or point AGUI_CONFORMANCE_DIR at one\n"
     )
-    assert out.count(line) == 5, out
+    assert out.count(line) == 7, out
     assert "Traceback" not in out
