@@ -1074,3 +1074,36 @@ def test_equal_exactly_never_calls_unlike_documents_the_same(a: JsonValue, b: Js
 
 def test_module_exports_are_sorted() -> None:
     assert patch.__all__ == sorted(patch.__all__)
+
+
+@pytest.mark.parametrize(
+    ("ops", "message"),
+    [
+        (
+            {"op": "add", "path": "/a", "value": 1},
+            r"the patch is one object, not a list.*\[operation\]",
+        ),
+        (None, r"the patch is None, not a list of operations; pass a list"),
+        ("add", r"the patch is a str, not a list of operations"),
+        (b"[]", r"the patch is a bytes, not a list of operations"),
+    ],
+)
+def test_a_patch_that_is_not_a_list_of_operations_is_refused_whole(
+    ops: object, message: str
+) -> None:
+    with pytest.raises(PatchError, match=message) as caught:
+        apply({}, cast("list[dict[str, JsonValue]]", ops))
+    assert caught.value.index is None
+
+
+def test_a_tuple_of_operations_applies_as_a_list_does() -> None:
+    ops: tuple[dict[str, JsonValue], ...] = ({"op": "add", "path": "/a", "value": 1},)
+    assert apply({}, ops) == {"a": 1}
+
+
+def test_documents_nested_past_the_recursion_limit_are_a_patch_error_to_diff() -> None:
+    old: JsonValue = 1
+    for _ in range(5000):
+        old = [old]
+    with pytest.raises(PatchError, match=r"nest too deep to diff.*200 levels"):
+        diff(old, [old])

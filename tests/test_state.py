@@ -18,6 +18,7 @@ from pydantic import (
     Field,
     JsonValue,
     PrivateAttr,
+    RootModel,
     TypeAdapter,
     computed_field,
     field_serializer,
@@ -148,6 +149,43 @@ def test_a_type_without_defaults_and_no_client_state_is_a_state_error() -> None:
         typed(Settings)
 
 
+def test_no_client_state_and_no_defaults_does_not_blame_the_clients_state() -> None:
+    with pytest.raises(
+        StateError, match=r"^the client sent no state, and an empty one does not fit Settings"
+    ):
+        typed(Settings)
+
+
+class Aliased(BaseModel):
+    user_name: str = Field("anonymous", alias="userName")
+
+
+def test_an_aliased_field_reads_from_its_alias_and_from_what_was_published() -> None:
+    ctx, events = typed(Aliased, {"userName": "ann"})
+    ctx.publish_state()
+    (snapshot,) = events.drain()
+    assert isinstance(snapshot, StateSnapshotEvent)
+
+    again, _ = typed(Aliased, snapshot.snapshot)
+
+    assert again.state == Aliased(userName="ann")
+
+
+class Items(RootModel[list[int]]):
+    root: list[int] = Field(default_factory=list[int])
+
+
+class RequiredItems(RootModel[list[int]]):
+    pass
+
+
+def test_a_root_model_or_list_state_takes_its_default_when_the_client_sent_none() -> None:
+    assert typed(Items)[0].state == Items([])
+    assert typed(list[int])[0].state == []
+    with pytest.raises(StateError, match=r"no state, and an empty one does not fit RequiredItems"):
+        typed(RequiredItems)
+
+
 def test_a_typeddict_with_a_wrong_value_names_its_type() -> None:
     with pytest.raises(StateError, match=r"does not fit Counter: 'count': Input should be"):
         typed(Counter, {"count": "many"})
@@ -215,6 +253,26 @@ def test_published_deltas_and_snapshots_parse_back_to_equal_events() -> None:
     assert only(drained, StateDeltaEvent)[0].delta == [
         AddOperation(path="/tasks/20", value="one more")
     ]
+
+
+@pytest.mark.parametrize("shortcuts_from", [0, 1 << 30])
+@pytest.mark.parametrize("published_before", [False, True])
+def test_a_state_nested_past_what_agui_reads_back_is_a_state_error(
+    monkeypatch: pytest.MonkeyPatch, shortcuts_from: int, *, published_before: bool
+) -> None:
+    monkeypatch.setattr(state_module, "_SHORTCUTS_FROM", shortcuts_from)
+    ctx, events = untyped()
+    if published_before:
+        ctx.publish_state()
+    inner: list[JsonValue] = [1]
+    for _ in range(198):
+        inner = [inner]
+    as_dict(ctx.state)["deep"] = [inner]  # 201 levels, with the object around it
+    with pytest.raises(StateError, match=r"nests deeper than 200 levels.*keep the state shallower"):
+        ctx.publish_state()
+    as_dict(ctx.state)["deep"] = inner
+    ctx.publish_state()
+    assert [event.type for event in events.drain()][-1] in {"STATE_SNAPSHOT", "STATE_DELTA"}
 
 
 def test_a_state_that_cannot_be_serialized_is_a_state_error() -> None:

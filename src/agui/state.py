@@ -47,7 +47,7 @@ import functools
 from typing import Any, Generic, TypeAlias, TypeVar, cast, get_origin
 
 import pydantic_core
-from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
+from pydantic import BaseModel, JsonValue, RootModel, TypeAdapter, ValidationError
 
 from agui import patch
 from agui._model import WireModel
@@ -72,6 +72,7 @@ _Ops: TypeAlias = "list[dict[str, JsonValue]]"
 _Next: TypeAlias = "tuple[Mirror | None, JsonValue, _Ops]"
 """What a publish moves the baseline to: the mirror to keep, the published JSON, the patch."""
 _SHORTCUTS_FROM = 4_096
+_READ_DEPTH = 200  # pydantic-core reads JSON to 200 levels, the wire too
 """The length of JSON from which the shortcuts save time: below it they cost more than they save."""
 
 _OPERATIONS: dict[str, type[WireModel]] = {
@@ -115,18 +116,27 @@ class StateManager(Generic[S]):
     def _decode(self, state_type: type[S] | None, initial: JsonValue | None) -> S:
         if initial is None and state_type is None:
             return cast("S", {})
-        source: JsonValue = {} if initial is None else initial
+        source = _empty_of(state_type) if initial is None else initial
         try:
-            return self._adapter.validate_python(source)
+            # By name too: what is published (by field name, unless the model serializes by
+            # alias) must read back, and a client may send either form.
+            return self._adapter.validate_python(source, by_alias=True, by_name=True)
         except ValidationError as error:
             details = "; ".join(
                 f"'{'/'.join(str(p) for p in item['loc'])}': {item['msg']}"
                 for item in error.errors(include_url=False)
             )
-            message = (
-                f"the client's state does not fit {self._type_name}: {details}; "
-                "send a state of that shape, or give the fields defaults"
-            )
+            if initial is None:
+                message = (
+                    f"the client sent no state, and an empty one does not fit "
+                    f"{self._type_name}: {details}; give the fields defaults, or have the "
+                    "client send a state"
+                )
+            else:
+                message = (
+                    f"the client's state does not fit {self._type_name}: {details}; "
+                    "send a state of that shape, or give the fields defaults"
+                )
             raise StateError(message) from None
 
     @property
@@ -192,7 +202,7 @@ class StateManager(Generic[S]):
         if not self._own:  # the baseline is not plain JSON made here, from the state's bytes
             return None
         mirror = Mirror.of(live, copy=False)
-        if mirror is None:
+        if mirror is None or len(mirror.depths) > _READ_DEPTH:
             return None
         differ = Differ(strict=False)
         differ.value("", self._published, mirror.root)
@@ -205,7 +215,12 @@ class StateManager(Generic[S]):
     def _rebuild(self, live: object, encoded: bytes, *, copy: bool) -> _Next:
         """The strict way: the JSON `encoded` holds, and `agui.patch.diff` from the baseline."""
         mirror = Mirror.of(live) if copy else None
-        if mirror is not None and writes(mirror.root, encoded):
+        # Past the depth JSON is read to, parsing refuses the state, as it should
+        if (
+            mirror is not None
+            and len(mirror.depths) <= _READ_DEPTH
+            and writes(mirror.root, encoded)
+        ):
             current = mirror.root
         else:
             current = _parse(encoded)
@@ -311,9 +326,32 @@ def _serializes_by_value(schema: object) -> bool:
     return True
 
 
+def _empty_of(state_type: object) -> JsonValue:
+    """What a state of `state_type` reads from when the client sent none: its defaults.
+
+    A root model or a list type has no fields to default, so it reads from its own default
+    (a root model's) or from an empty list; anything else from an empty object.
+    """
+    if isinstance(state_type, type) and issubclass(state_type, RootModel):
+        field = cast("type[RootModel[object]]", state_type).model_fields["root"]
+        if field.is_required():
+            return {}  # nothing to default to: refused, as a model without defaults is
+        return cast("JsonValue", field.get_default(call_default_factory=True))
+    origin = cast("object", get_origin(state_type) or state_type)
+    return [] if isinstance(origin, type) and issubclass(origin, list | tuple) else {}
+
+
 def _parse(encoded: bytes) -> JsonValue:
     # Keys repeat (a list of records has the same few); caching them makes parsing quicker.
-    return cast("JsonValue", pydantic_core.from_json(encoded, cache_strings="keys"))
+    try:
+        return cast("JsonValue", pydantic_core.from_json(encoded, cache_strings="keys"))
+    except ValueError:  # the one way JSON written by pydantic fails to parse: its depth
+        message = (
+            f"the state's JSON nests deeper than {_READ_DEPTH} levels, which agui does not "
+            "read back (nor would it take it in the client's next request); keep the state "
+            "shallower"
+        )
+        raise StateError(message) from None
 
 
 def _smaller(

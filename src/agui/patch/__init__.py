@@ -103,6 +103,10 @@ def diff(old: JsonValue, new: JsonValue) -> list[dict[str, JsonValue]]:
         The operations, as dicts with keys in the order `op`, `path`, `value`; empty when
         the documents are the same JSON value.
 
+    Raises:
+        PatchError: The documents nest deeper than the walk can follow (Python's recursion
+            limit, several hundred levels; JSON that agui reads stops at 200).
+
     Examples:
         >>> for op in diff({"a": 1, "b": [1, 2], "c": 0}, {"a": True, "b": [2], "d/e": None}):
         ...     print(op)
@@ -112,7 +116,14 @@ def diff(old: JsonValue, new: JsonValue) -> list[dict[str, JsonValue]]:
         {'op': 'add', 'path': '/d~1e', 'value': None}
     """
     differ = Differ(strict=True)
-    differ.value("", old, new)
+    try:
+        differ.value("", old, new)
+    except RecursionError:
+        msg = (
+            "the documents nest too deep to diff: the walk reached Python's recursion limit; "
+            "keep documents shallower (JSON that agui reads stops at 200 levels)"
+        )
+        raise PatchError(msg) from None
     return differ.ops
 
 
@@ -131,6 +142,8 @@ def apply(doc: JsonValue, ops: Sequence[Mapping[str, JsonValue]]) -> JsonValue:
 
     Raises:
         PatchError: An operation is malformed or does not apply; `index` is its position.
+            `ops` that is not a list of operations (one operation alone, `None`, a string)
+            is refused whole, with `index` `None`.
 
     Examples:
         >>> doc = {"tasks": [{"title": "a"}, {"title": "b"}]}
@@ -144,6 +157,7 @@ def apply(doc: JsonValue, ops: Sequence[Mapping[str, JsonValue]]) -> JsonValue:
         ...     print(error.index, error)
         1 operation 1 (remove): path '/tasks/2' does not exist: the array has 2 items, ...
     """
+    _check_list(cast("object", ops))
     patcher = _Patcher(doc)
     for index, op in enumerate(ops):
         try:
@@ -154,6 +168,23 @@ def apply(doc: JsonValue, ops: Sequence[Mapping[str, JsonValue]]) -> JsonValue:
             msg = f"operation {index}{label}: {error}"
             raise PatchError(msg, index=index) from None
     return patcher.root
+
+
+def _check_list(ops: object) -> None:
+    if isinstance(ops, Sequence) and not isinstance(ops, str | bytes | bytearray):
+        return
+    if isinstance(ops, Mapping):
+        msg = (
+            "the patch is one object, not a list of operations; "
+            "wrap the operation in a list: [operation]"
+        )
+    else:
+        msg = (
+            f"the patch is {'None' if ops is None else 'a ' + type(ops).__name__}, not a list "
+            "of operations; pass a list "
+            "such as [{'op': 'add', 'path': '/a', 'value': 1}], or [] for no change"
+        )
+    raise PatchError(msg)
 
 
 class _OpError(Exception):
