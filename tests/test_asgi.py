@@ -10,6 +10,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+import re
 import sys
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, MutableMapping
@@ -304,6 +305,7 @@ def test_a_missing_accept_header_is_answered_with_sse() -> None:
         "application/json",
         "Application/JSON; charset=UTF-8",
         "application/json;charset=utf-8",
+        'application/json; profile="run"; charset="UTF8"',
         "application/vnd.api+json",
         "text/json",
     ],
@@ -400,13 +402,77 @@ def test_an_empty_body_is_refused_with_400(body: bytes) -> None:
     }
 
 
-@pytest.mark.parametrize("body", [b"{", b'{"threadId": "t",}', b"NaN", b"\xff\xfe"])
+@pytest.mark.parametrize("body", [b"{", b'{"threadId": "t",}', b"NaN"])
 def test_a_body_that_is_not_json_is_refused_with_400(body: bytes) -> None:
     exchange = drive(call(asgi_app(hello), body=body))
 
     assert exchange.status == 400
     assert exchange.json()["code"] == "INVALID_JSON"
     assert exchange.json()["message"].startswith("the body is not valid JSON")
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        (b"\xff\xfe", r"it looks like UTF-16 or UTF-32"),
+        ('{"threadId": "t"}'.encode("utf-16"), r"it looks like UTF-16 or UTF-32"),
+        ('{"threadId": "t"}'.encode("utf-32-le"), r"it looks like UTF-16 or UTF-32"),
+        ('{"threadId": "caf\u00e9", "runId": "r"}'.encode("latin-1"), r"byte 17 is not"),
+    ],
+)
+def test_a_body_that_is_not_utf8_is_refused_with_400_saying_so(body: bytes, why: str) -> None:
+    exchange = drive(call(asgi_app(hello), body=body))
+
+    assert exchange.status == 400
+    assert exchange.json()["code"] == "INVALID_JSON"
+    message = exchange.json()["message"]
+    assert re.match(r"the body is not UTF-8 \(" + why + r"\); JSON travels as UTF-8", message)
+
+
+def test_a_body_that_starts_with_a_byte_order_mark_is_read_without_it() -> None:
+    exchange = drive(call(asgi_app(hello), body=b"\xef\xbb\xbf" + BODY))
+
+    assert exchange.status == 200
+    assert [e.type for e in exchange.events()][-1] == EventType.RUN_FINISHED
+
+
+@pytest.mark.parametrize("charset", ["latin-1", "UTF-16", '"windows-1252"'])
+def test_a_body_announced_in_another_charset_than_utf8_is_refused_with_415(charset: str) -> None:
+    headers = {**JSON_HEADERS, "content-type": f"application/json; charset={charset}"}
+    exchange = drive(call(asgi_app(hello), headers=headers))
+
+    assert exchange.status == 415
+    assert exchange.json()["code"] == "UNSUPPORTED_MEDIA_TYPE"
+    named = charset.strip('"').lower()
+    assert exchange.json()["message"].startswith(
+        f"the body is announced as charset {named!r}; JSON travels as UTF-8"
+    )
+    assert exchange.reads == 0
+
+
+@pytest.mark.parametrize("coding", ["gzip", "br", "GZIP, deflate"])
+def test_a_compressed_body_is_refused_with_415_before_reading(coding: str) -> None:
+    headers = {**JSON_HEADERS, "content-encoding": coding}
+    exchange = drive(call(asgi_app(hello), headers=headers))
+
+    assert exchange.status == 415
+    assert exchange.json() == {
+        "code": "UNSUPPORTED_MEDIA_TYPE",
+        "message": (
+            f"the body is sent with Content-Encoding {coding.lower()!r}, which this endpoint "
+            "does not decode: send it uncompressed (a run's input is one JSON document)"
+        ),
+    }
+    assert exchange.headers["accept-encoding"] == "identity"
+    assert exchange.reads == 0
+
+
+@pytest.mark.parametrize("coding", ["identity", " Identity ", ""])
+def test_an_identity_content_encoding_is_read_as_no_encoding(coding: str) -> None:
+    headers = {**JSON_HEADERS, "content-encoding": coding}
+    exchange = drive(call(asgi_app(hello), headers=headers))
+
+    assert exchange.status == 200
 
 
 def test_an_input_that_does_not_validate_is_refused_with_422_naming_the_fields() -> None:

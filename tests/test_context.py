@@ -706,3 +706,9 @@ def test_a_messages_start_waits_as_a_record_unless_it_has_a_name() -> None:
     items = events.drain_items()
     assert items[0] == (Kind.TEXT_START, "r-msg-1", "user")
     assert items[2] == TextMessageStartEvent(message_id="r-msg-2", role="assistant", name="ann")
+
+
+def test_a_context_refuses_a_wire_dict_for_its_input_naming_parse_input() -> None:
+    wire = cast("RunAgentInput", {"threadId": "t", "runId": "r"})
+    with pytest.raises(UsageError, match=r"a run's input is a RunAgentInput, got a dict: read"):
+        RunContext.new(wire)

@@ -574,6 +574,12 @@ def test_fold_refuses_wire_dicts_and_names_the_reader() -> None:
         fold(cast("list[Event]", [RunStartedEvent(thread_id="t", run_id="r"), {"type": "RAW"}]))
 
 
+@pytest.mark.parametrize(("given", "named"), [(None, "None"), (3, "a int")])
+def test_fold_refuses_what_is_no_list_at_all(given: object, named: str) -> None:
+    with pytest.raises(UsageError, match=rf"fold\(\) takes a list of events, got {named}$"):
+        fold(cast("list[Event]", given))
+
+
 def test_fold_refuses_one_event_given_for_a_list() -> None:
     one = RunStartedEvent(thread_id="t", run_id="r")
     with pytest.raises(UsageError, match=r"got one RunStartedEvent: pass \[event\]"):

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import cast
 
 import pytest
 from pydantic import JsonValue
 
 from agui import EventType, ProtocolViolation, RunAgentInput, RunContext, RunOutcome, testing
 from agui import fold as agui_fold
+from agui.errors import UsageError
 from agui.events import (
     Event,
     RunErrorEvent,
@@ -101,3 +103,22 @@ def test_the_kit_offers_the_fold_of_agui_fold() -> None:
     assert folded == agui_fold.FoldedRun(
         messages=[AssistantMessage(id="m1", content="")], state={}, outcome=None, error=None
     )
+
+
+def test_assert_valid_refuses_wire_dicts_naming_the_reader() -> None:
+    with pytest.raises(UsageError, match=r"assert_valid\(\) takes agui event models, but event 0"):
+        assert_valid(cast("list[Event]", [{"type": "RUN_STARTED"}]))
+
+
+def test_assert_valid_refuses_one_event_given_for_a_list() -> None:
+    with pytest.raises(UsageError, match=r"got one RunStartedEvent: pass \[event\]"):
+        assert_valid(cast("list[Event]", RunStartedEvent(thread_id="t", run_id="r")))
+
+
+def test_collect_refuses_a_wire_dict_for_the_input_naming_parse_input() -> None:
+    async def hello(ctx: RunContext[JsonValue]) -> None:
+        ctx.say("hi")
+
+    wire = cast("RunAgentInput", {"threadId": "t", "runId": "r"})
+    with pytest.raises(UsageError, match=r"input is a RunAgentInput, got a dict: .*parse_input"):
+        asyncio.run(collect(hello, wire))

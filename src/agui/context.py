@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Sequence
-from typing import Generic, TypeVar, overload
+from typing import Generic, TypeVar, cast, overload
 
 from pydantic import JsonValue
 from typing_extensions import Unpack
@@ -76,6 +76,13 @@ class RunContext(Generic[S]):
         token: CancellationToken | None = None,
         started: bool = False,
     ) -> None:
+        if not isinstance(cast("object", input), RunAgentInput):
+            message = (
+                f"a run's input is a RunAgentInput, got a {type(input).__name__}: read a wire "
+                "dict with agui.parse_input(...), or build one: RunAgentInput(thread_id=..., "
+                "run_id=...)"
+            )
+            raise UsageError(message)
         self.input = input
         self.token = token if token is not None else CancellationToken()
         self.result: JsonValue | None = None

@@ -103,7 +103,7 @@ def fold(
         ([('assistant', 'Hello!')], {'done': True}, 'success')
     """
     reducer = _Reducer(_held(messages), _json_state(state))
-    for index, event in enumerate(_events(events)):
+    for index, event in enumerate(event_models(events, "fold()")):
         reducer.apply(index, event)
     return FoldedRun(
         messages=_MESSAGES.validate_python(reducer.messages),
@@ -115,15 +115,23 @@ def fold(
     )
 
 
-def _events(events: Iterable[Event]) -> Iterator[Event]:
-    """The events, each checked to be an agui event model (a dict is the likeliest slip)."""
+def event_models(events: Iterable[Event], taker: str) -> Iterator[Event]:
+    """The events, each checked to be an agui event model (a dict is the likeliest slip).
+
+    `taker` names the function for the message; `agui.testing.assert_valid` checks the same.
+    """
     if isinstance(cast("object", events), BaseModel):
-        message = f"fold() takes a list of events, got one {type(events).__name__}: pass [event]"
+        message = f"{taker} takes a list of events, got one {type(events).__name__}: pass [event]"
+        raise UsageError(message)
+    given = cast("object", events)
+    if not isinstance(given, Iterable):
+        got = "None" if given is None else f"a {type(given).__name__}"
+        message = f"{taker} takes a list of events, got {got}"
         raise UsageError(message)
     for index, event in enumerate(events):
         if not isinstance(cast("object", event), BaseEvent):
             message = (
-                f"fold() takes agui event models, but event {index} is a "
+                f"{taker} takes agui event models, but event {index} is a "
                 f"{type(event).__name__}: read a wire dict with agui.parse_event(...)"
             )
             raise UsageError(message)

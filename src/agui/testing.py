@@ -16,7 +16,7 @@ from typing import TypeVar
 from agui.asgi._server import serving
 from agui.errors import ProtocolViolation
 from agui.events import Event
-from agui.fold import FoldedRun, fold
+from agui.fold import FoldedRun, event_models, fold
 from agui.messages import AssistantMessage
 from agui.runner import AgentLike, run
 from agui.transform import Transformer
@@ -78,7 +78,7 @@ def assert_valid(events: Iterable[Event], *, input: RunAgentInput | None = None)
     )
     verifier = Verifier(known_tool_call_ids=known)
     index = -1
-    for index, event in enumerate(events):
+    for index, event in enumerate(event_models(events, "assert_valid()")):
         try:
             verifier.observe(event)
         except Exception as error:  # noqa: BLE001 - re-raised with the position added

@@ -89,6 +89,8 @@ OFFERED: tuple[str, ...] = (SSE_MEDIA_TYPE,)
 """The media types this endpoint answers with by default, in order of preference."""
 _NAMED_ONLY = frozenset({PROTO_MEDIA_TYPE})
 """Media types a wildcard range never selects: the `Accept` header must name them."""
+_UTF8_NAMES = frozenset({"utf-8", "utf8"})
+_UTF8_BOM = b"\xef\xbb\xbf"
 
 _Range = tuple[str, str, float]
 _uncancel: Callable[[asyncio.Task[Any]], int] = getattr(asyncio.Task, "uncancel", lambda _: 0)
@@ -256,6 +258,28 @@ def check_content_type(headers: Mapping[str, str]) -> None:
     if not is_json_content_type(content_type):
         message = f"expected a JSON request body, got Content-Type {content_type!r}"
         raise Refusal(415, "UNSUPPORTED_MEDIA_TYPE", message)
+    charset = _charset(content_type)
+    if charset is not None and charset not in _UTF8_NAMES:
+        message = (
+            f"the body is announced as charset {charset!r}; JSON travels as UTF-8 (RFC 8259): "
+            "send it as UTF-8, with charset=utf-8 or no charset"
+        )
+        raise Refusal(415, "UNSUPPORTED_MEDIA_TYPE", message)
+    coding = headers.get("content-encoding", "identity").strip().lower()
+    if coding not in ("", "identity"):
+        message = (
+            f"the body is sent with Content-Encoding {coding!r}, which this endpoint does not "
+            "decode: send it uncompressed (a run's input is one JSON document)"
+        )
+        raise Refusal(415, "UNSUPPORTED_MEDIA_TYPE", message, [("accept-encoding", "identity")])
+
+
+def _charset(content_type: str) -> str | None:
+    for parameter in content_type.split(";")[1:]:
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "charset":
+            return value.strip().strip('"').lower()
+    return None
 
 
 async def read_body(
@@ -326,9 +350,10 @@ def decode_input(body: bytes) -> RunAgentInput:
         message = "the request body is empty; expected an AG-UI RunAgentInput JSON object"
         raise Refusal(400, "EMPTY_BODY", message)
     try:
-        raw = parse_json(body)
+        # RFC 8259 lets a parser ignore a byte order mark; it carries nothing
+        raw = parse_json(body.removeprefix(_UTF8_BOM))
     except DecodeError as error:
-        raise Refusal(400, "INVALID_JSON", str(error)) from None
+        raise Refusal(400, "INVALID_JSON", _not_json(body, error)) from None
     if not isinstance(raw, Mapping):
         problem = f"the run input must be a JSON object, not {_json_kind(raw)}"
         raise _invalid_input(InvalidInput(problem, errors=[("", problem)]))
@@ -342,6 +367,23 @@ def decode_input(body: bytes) -> RunAgentInput:
     for warning in caught:
         _log.info("run input: %s", warning.message)
     return run_input
+
+
+def _not_json(body: bytes, error: DecodeError) -> str:
+    """Why the body is not JSON, saying so when the cause is that it is not UTF-8."""
+    if body.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in body[:4]:
+        return (
+            "the body is not UTF-8 (it looks like UTF-16 or UTF-32); JSON travels as UTF-8 "
+            "(RFC 8259): send it as UTF-8"
+        )
+    try:
+        body.decode()
+    except UnicodeDecodeError as bad:
+        return (
+            f"the body is not UTF-8 (byte {bad.start} is not); JSON travels as UTF-8 "
+            "(RFC 8259): send it as UTF-8"
+        )
+    return str(error)
 
 
 def _too_large(limit: int, declared: int | None) -> str:
