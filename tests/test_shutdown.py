@@ -226,6 +226,40 @@ def test_a_plain_uvicorn_past_its_graceful_timeout_still_ends_the_stream(
     assert any("timeout graceful shutdown exceeded" in r.getMessage() for r in caplog.records)
 
 
+def test_an_agent_that_ignores_the_shutdowns_cancellation_is_logged_as_left_running(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    ignored = threading.Event()
+
+    async def agent(ctx: Ctx) -> None:
+        ctx.say("working")
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            ignored.set()  # and carries on, for longer than the grace period
+            await asyncio.sleep(3)
+
+    with (
+        caplog.at_level(logging.ERROR, logger="agui.asgi"),
+        serving(asgi_app(agent, cancel_grace=0.5)) as url,
+    ):
+        port = urlsplit(url).port
+        assert port is not None
+        sock, answer = open_stream(port, "run-1")
+        reader = threading.Thread(target=lambda: read_to_end(sock, answer), daemon=True)
+        reader.start()
+    reader.join(WAIT_SECONDS)
+
+    assert ignored.is_set()
+    logged = [r.getMessage() for r in caplog.records if r.name == "agui.asgi"]
+    assert logged == [
+        (
+            "run task 'agui run run-1' ignored being cancelled (the server is shutting down) "
+            "for 0.5 s; it is left running"
+        )
+    ]
+
+
 def test_a_graceful_server_ends_the_runs_before_uvicorn_waits_on_their_connections(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

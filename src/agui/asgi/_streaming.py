@@ -56,6 +56,7 @@ TransformerFactory = Callable[[], Sequence[Transformer]]
 
 _log = logging.getLogger("agui.asgi")
 _SHUTDOWN = "the server is shutting down"
+_IGNORED = "run task %r ignored being cancelled (%s) for %.1f s; it is left running"
 
 
 class Streamer(Generic[S]):
@@ -165,7 +166,9 @@ class Streamer(Generic[S]):
             # the run, and give its stream the grace period to carry the terminal event out;
             # the cancellation then goes on, as the server (or a timeout around it) expects.
             _shut_down(run, token)
-            await asyncio.wait({pumping}, timeout=self._grace)
+            await asyncio.wait({pumping, run}, timeout=self._grace)
+            if not run.done():
+                _log.error(_IGNORED, run.get_name(), _SHUTDOWN, self._grace)
             raise
         finally:
             for task in (pumping, *watchers):
@@ -209,8 +212,7 @@ class Streamer(Generic[S]):
         run.cancel()
         done, _ = await asyncio.wait({run}, timeout=self._grace)
         if not done:
-            message = "run task %r ignored being cancelled (%s) for %.1f s; it is left running"
-            _log.error(message, run.get_name(), why, self._grace)
+            _log.error(_IGNORED, run.get_name(), why, self._grace)
 
     async def _notify(self, run_input: RunAgentInput) -> None:
         hook = self._on_disconnect
