@@ -6,7 +6,7 @@ import asyncio
 import dataclasses
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Annotated, cast
 
 import pytest
@@ -177,6 +177,23 @@ def test_a_name_providers_refuse_is_refused_at_decoration(name: str) -> None:
         tool(name=name)(lambda: None)
 
 
+def test_what_is_not_a_function_is_refused_as_a_tool_at_decoration() -> None:
+    with pytest.raises(UsageError, match=r"^a tool is a function, plain or async, not an int$"):
+        tool(cast("Callable[..., object]", 42))
+
+
+def test_a_generator_function_is_refused_as_a_tool_at_decoration() -> None:
+    def numbers() -> Iterator[int]:
+        yield 1
+
+    async def words() -> AsyncIterator[str]:
+        yield "a"
+
+    for function in (numbers, words):
+        with pytest.raises(UsageError, match=r"is a generator function, and a tool returns one"):
+            tool(cast("Callable[..., object]", function))
+
+
 def test_star_args_have_no_schema() -> None:
     def f(*args: int) -> int:
         return len(args)
@@ -239,10 +256,11 @@ def test_validate_escapes_slashes_and_tildes_in_the_json_pointers_it_reports() -
     ("arguments", "expected"),
     [
         ("{not json", "are not JSON"),
-        ("[1, 2]", "must be a JSON object, not list"),
+        ("[1, 2]", "must be a JSON object, not an array"),
+        ("null", "must be a JSON object, not null"),
         ("{}", "'/location': Field required"),
     ],
-    ids=["not json", "not an object", "missing field"],
+    ids=["not json", "not an object", "null", "missing field"],
 )
 def test_arguments_the_tool_cannot_take_give_an_error_result_the_model_can_read(
     arguments: str, expected: str

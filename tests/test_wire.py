@@ -96,10 +96,10 @@ def test_bytes_that_are_not_json_raise_decode_error(data: bytes | str, match: st
 @pytest.mark.parametrize(
     ("data", "match"),
     [
-        (b"[1, 2]", "must be a JSON object, not list"),
-        (b"42", "must be a JSON object, not int"),
-        (b'"RAW"', "must be a JSON object, not str"),
-        (b"null", "must be a JSON object, not NoneType"),
+        (b"[1, 2]", "must be a JSON object, not an array"),
+        (b"42", "must be a JSON object, not a number or boolean"),
+        (b'"RAW"', "must be a JSON object, not a string"),
+        (b"null", "must be a JSON object, not null"),
     ],
     ids=["array", "number", "string", "null"],
 )

@@ -39,7 +39,7 @@ from agui.errors import (
 from agui.patch import escape_pointer_token
 from agui.types import RunAgentInput
 
-__all__ = ["misfits", "parse_event", "parse_input", "parse_json"]
+__all__ = ["json_kind", "misfits", "parse_event", "parse_input", "parse_json"]
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -90,6 +90,22 @@ def parse_json(data: str | bytes | bytearray) -> object:
         raise DecodeError(message, path="") from None
 
 
+def json_kind(value: object) -> str:
+    """What kind of JSON value `value` is, as an error message names it.
+
+    Examples:
+        >>> json_kind([1]), json_kind("x"), json_kind(None), json_kind(2), json_kind({})
+        ('an array', 'a string', 'null', 'a number or boolean', 'an object')
+    """
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    return "null" if value is None else "a number or boolean"
+
+
 def parse_event(data: Mapping[str, object] | str | bytes | bytearray) -> ev.Event:
     """Read one AG-UI event from a JSON object, its text, or its UTF-8 bytes.
 
@@ -108,7 +124,7 @@ def parse_event(data: Mapping[str, object] | str | bytes | bytearray) -> ev.Even
     """
     raw = parse_json(data) if isinstance(data, (str, bytes, bytearray)) else data
     if not isinstance(raw, Mapping):
-        message = f"an event must be a JSON object, not {type(raw).__name__}"
+        message = f"an event must be a JSON object, not {json_kind(raw)}"
         raise MalformedEvent(message, path="")
     obj = cast("Mapping[str, object]", raw)
     kind = obj.get("type")
@@ -142,7 +158,7 @@ def parse_input(data: Mapping[str, object] | str | bytes | bytearray) -> RunAgen
     """
     raw = parse_json(data) if isinstance(data, (str, bytes, bytearray)) else data
     if not isinstance(raw, Mapping):
-        message = f"the run input must be a JSON object, not {type(raw).__name__}"
+        message = f"the run input must be a JSON object, not {json_kind(raw)}"
         raise InvalidInput(message, errors=[("", message)])
     model, problems = _validate(RunAgentInput, cast("Mapping[str, object]", raw), "RunAgentInput")
     if model is None:

@@ -38,6 +38,7 @@ from agui.context import RunContext
 from agui.errors import AguiError, InvalidArguments, UsageError
 from agui.patch import escape_pointer_token
 from agui.types import Tool
+from agui.wire import json_kind
 
 __all__ = ["BackendTool", "ToolResult", "Toolbox", "tool"]
 
@@ -89,6 +90,7 @@ class BackendTool(Generic[P, R_co]):
         requires_approval: bool = False,
         expose_errors: bool = False,
     ) -> None:
+        _check_function(fn)
         self._fn = fn
         self.name: str = name if name is not None else getattr(fn, "__name__", "tool")
         if not _NAME.match(self.name):
@@ -184,7 +186,7 @@ class BackendTool(Generic[P, R_co]):
                 message = f"{where} are not JSON ({error})"
                 raise InvalidArguments(message, tool_call_id=call_id, tool_name=self.name) from None
         if not isinstance(arguments, Mapping):
-            message = f"{where} must be a JSON object, not {type(arguments).__name__}"
+            message = f"{where} must be a JSON object, not {json_kind(arguments)}"
             raise InvalidArguments(message, tool_call_id=call_id, tool_name=self.name)
         signature = self._sig()
         try:
@@ -312,6 +314,22 @@ def tool(
         )
 
     return decorate(fn) if fn is not None else decorate
+
+
+def _check_function(fn: object) -> None:
+    """A tool is a function that returns one result: not a value, not a generator."""
+    if not callable(fn):
+        kind = type(fn).__name__
+        article = "an" if kind[:1].lower() in "aeiou" else "a"
+        message = f"a tool is a function, plain or async, not {article} {kind}"
+        raise UsageError(message)
+    if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+        name = getattr(fn, "__name__", "tool")
+        message = (
+            f"tool {name!r} is a generator function, and a tool returns one result: return "
+            "the value (a list, for several items)"
+        )
+        raise UsageError(message)
 
 
 class Toolbox:

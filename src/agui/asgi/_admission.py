@@ -51,7 +51,7 @@ from agui.errors import DecodeError, InvalidInput, UnknownMemberWarning
 from agui.proto import PROTO_MEDIA_TYPE
 from agui.sse import SSE_MEDIA_TYPE
 from agui.types import RunAgentInput
-from agui.wire import parse_input, parse_json
+from agui.wire import json_kind, parse_input, parse_json
 
 __all__ = [
     "MAX_LISTED_PROBLEMS",
@@ -355,7 +355,7 @@ def decode_input(body: bytes) -> RunAgentInput:
     except DecodeError as error:
         raise Refusal(400, "INVALID_JSON", _not_json(body, error)) from None
     if not isinstance(raw, Mapping):
-        problem = f"the run input must be a JSON object, not {_json_kind(raw)}"
+        problem = f"the run input must be a JSON object, not {json_kind(raw)}"
         raise _invalid_input(InvalidInput(problem, errors=[("", problem)]))
     # Unknown members are stripped; say so in the log rather than as process-wide warnings.
     with warnings.catch_warnings(record=True) as caught:
@@ -408,11 +408,3 @@ def _invalid_input(error: InvalidInput) -> Refusal:
     if len(problems) > len(listed):
         refusal.body["omitted"] = len(problems) - len(listed)
     return refusal
-
-
-def _json_kind(value: object) -> str:
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    return "null" if value is None else "a number or boolean"
