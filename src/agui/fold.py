@@ -30,7 +30,7 @@ from agui.events import BaseEvent, Event, RunErrorEvent, RunFinishedEvent, RunSt
 from agui.messages import Message
 from agui.types import RunFinishedOutcome
 
-__all__ = ["FoldedRun", "FoldedSubagent", "fold"]
+__all__ = ["FoldedRun", "FoldedSubagent", "event_models", "fold"]
 
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 _MESSAGE_TYPES = cast("tuple[type[BaseModel], ...]", get_args(get_args(Message)[0]))
@@ -119,6 +119,15 @@ def event_models(events: Iterable[Event], taker: str) -> Iterator[Event]:
     """The events, each checked to be an agui event model (a dict is the likeliest slip).
 
     `taker` names the function for the message; `agui.testing.assert_valid` checks the same.
+
+    Examples:
+        >>> from agui.events import RunStartedEvent
+        >>> list(event_models([RunStartedEvent(thread_id="t", run_id="r")], "fold()"))[0].type
+        'RUN_STARTED'
+        >>> list(event_models([{"type": "RUN_STARTED"}], "fold()"))
+        Traceback (most recent call last):
+        ...
+        agui.errors.UsageError: fold() takes agui event models, but event 0 is a dict: ...
     """
     if isinstance(cast("object", events), BaseModel):
         message = f"{taker} takes a list of events, got one {type(events).__name__}: pass [event]"
