@@ -12,6 +12,7 @@ import asyncio
 import errno
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -22,6 +23,7 @@ import time
 from collections.abc import Iterator, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, cast
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -225,6 +227,7 @@ def test_the_thread_holds_the_conversation_and_state_of_its_runs(memory_url: str
         ("POST", "runs/nope/cancel", 404, "RUN_NOT_FOUND"),
         ("GET", "threads/nope", 404, "THREAD_NOT_FOUND"),
         ("GET", "runs/nope/events?after=first", 400, "INVALID_EVENT_ID"),
+        ("GET", "runs/nope/events?after=9223372036854775808", 400, "INVALID_EVENT_ID"),
         ("POST", "runs/nope/events", 405, "METHOD_NOT_ALLOWED"),
         ("GET", "runs/nope/cancel", 405, "METHOD_NOT_ALLOWED"),
     ],
@@ -236,6 +239,81 @@ def test_the_routes_refuse_what_they_cannot_answer(
 
     assert response.status_code == status
     assert response.json()["code"] == code
+
+
+@pytest.mark.parametrize(
+    ("run_id", "thread_id", "code", "problem"),
+    [
+        ("a/b", "t-ids", "INVALID_RUN_ID", r"the run id 'a/b' holds '/'"),
+        ("", "t-ids", "INVALID_RUN_ID", r"the run id '' is empty"),
+        ("..", "t-ids", "INVALID_RUN_ID", r"the run id '\.\.' is a dot segment"),
+        ("r" * 513, "t-ids", "INVALID_RUN_ID", r"the run id 'r{40}\.\.\.' is 513 characters long"),
+        ("r-ids", "t/1", "INVALID_THREAD_ID", r"the thread id 't/1' holds '/'"),
+    ],
+)
+def test_a_run_whose_ids_cannot_be_a_path_segment_is_refused_before_it_starts(
+    memory_url: str, run_id: str, thread_id: str, code: str, problem: str
+) -> None:
+    response = httpx.post(memory_url, json=body(thread_id, run_id), timeout=TIMEOUT)
+    later = httpx.post(memory_url, json=body(thread_id, "r-ids-later", 1), timeout=TIMEOUT)
+
+    message = response.json()["message"]
+    assert response.status_code == 400
+    assert response.json()["code"] == code
+    assert re.match(problem + r".*; .* as one segment .* at most 512 characters", message)
+    # A run refused for its own id holds nothing: its thread is free for the next.
+    assert later.status_code == (400 if code == "INVALID_THREAD_ID" else 200)
+
+
+@pytest.mark.parametrize("run_id", ["a?b#c%d e", "r" * 512, "ünï:cödé"])
+def test_a_run_id_with_any_other_characters_is_read_back_at_its_percent_encoded_path(
+    memory_url: str, run_id: str
+) -> None:
+    thread_id = run_id[::-1]
+    posted = httpx.post(memory_url, json=body(thread_id, run_id, 2), timeout=TIMEOUT)
+    path = quote(run_id, safe="")
+
+    again = httpx.get(f"{memory_url}runs/{path}/events", timeout=TIMEOUT)
+    cancel = httpx.post(f"{memory_url}runs/{path}/cancel", timeout=TIMEOUT)
+    thread = httpx.get(f"{memory_url}threads/{quote(thread_id, safe='')}", timeout=TIMEOUT)
+
+    assert posted.status_code == 200
+    assert frames_of(again.text) == frames_of(posted.text)
+    assert_whole_run(frames_of(again.text), 2)
+    assert cancel.json()["code"] == "RUN_ENDED"
+    assert thread.json()["runIds"] == [run_id]
+
+
+def test_an_event_id_past_the_last_frame_is_refused_and_the_last_one_is_not(
+    memory_url: str,
+) -> None:
+    posted = httpx.post(memory_url, json=body("t-past", "r-past", 2), timeout=TIMEOUT)
+    last = frames_of(posted.text)[-1][0]
+    assert last is not None
+    read_some(memory_url, body("t-past-live", "r-past-live", 500, 0.02), 2)
+
+    at_end = httpx.get(
+        f"{memory_url}runs/r-past/events", headers={"last-event-id": str(last)}, timeout=TIMEOUT
+    )
+    past = httpx.get(f"{memory_url}runs/r-past/events?after={last + 1}", timeout=TIMEOUT)
+    started = time.monotonic()
+    past_live = httpx.get(
+        f"{memory_url}runs/r-past-live/events", headers={"last-event-id": "400"}, timeout=TIMEOUT
+    )
+    waited = time.monotonic() - started
+    httpx.post(f"{memory_url}runs/r-past-live/cancel", timeout=TIMEOUT)
+
+    assert (at_end.status_code, frames_of(at_end.text)) == (200, [])
+    assert past.status_code == 400
+    assert past.json()["code"] == "INVALID_EVENT_ID"
+    assert re.match(
+        rf"the event id {last + 1} is past the last frame of run 'r-past' in its log, .*"
+        "send the id of the last frame you read",
+        past.json()["message"],
+    )
+    assert past_live.status_code == 400
+    assert past_live.json()["code"] == "INVALID_EVENT_ID"
+    assert waited < 2.0
 
 
 def test_the_routes_are_guarded_by_authorize() -> None:
@@ -507,6 +585,23 @@ def test_a_cancel_on_b_stops_a_run_on_a(workers: tuple[Worker, Worker]) -> None:
     assert outcome(frames[-1][1]) == "cancelled"
     assert len(frames) < 200
     assert again.status_code == 409
+
+
+def test_on_b_the_last_event_id_of_a_run_on_a_is_its_end_and_one_more_is_refused(
+    workers: tuple[Worker, Worker],
+) -> None:
+    a, b = workers
+    posted = httpx.post(a.url, json=body("w-past", "w-past", 2), timeout=TIMEOUT)
+    last = frames_of(posted.text)[-1][0]
+    assert last is not None
+
+    at_end = httpx.get(f"{b.url}runs/w-past/events?after={last}", timeout=TIMEOUT)
+    past = httpx.get(f"{b.url}runs/w-past/events?after={last + 1}", timeout=TIMEOUT)
+    start = httpx.get(f"{b.url}runs/w-past/events?after=1", timeout=TIMEOUT)
+
+    assert (at_end.status_code, frames_of(at_end.text)) == (200, [])
+    assert (past.status_code, past.json()["code"]) == (400, "INVALID_EVENT_ID")
+    assert frames_of(start.text) == frames_of(posted.text)[1:]
 
 
 def test_the_thread_on_b_holds_two_runs_on_a(workers: tuple[Worker, Worker]) -> None:

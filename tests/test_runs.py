@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import subprocess
 import sys
 import uuid
@@ -18,7 +19,9 @@ from typing import Any
 import pytest
 
 from agui.errors import RunLogError, UsageError
-from agui.runs import MemoryRunLog, RedisRunLog, RunLog, ThreadRecord
+from agui.runs import MemoryRunLog, RedisRunLog, RunLog, Settings, ThreadRecord
+from agui.runs._log import LONGEST
+from agui.runs._tail import Tail
 from redis_server import RedisServer, free_port, running_redis
 
 START = b'{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}'
@@ -287,6 +290,103 @@ def test_a_log_that_does_not_own_a_run_cannot_write_it(
 def test_bad_settings_are_refused_naming_each() -> None:
     with pytest.raises(UsageError, match=r"ttl must be .* not 0.*maxlen must be a positive"):
         MemoryRunLog(ttl=0, maxlen=0)
+
+
+@pytest.mark.parametrize(
+    ("settings", "refused"),
+    [
+        ({"maxlen": 2.5}, r"maxlen must be a positive whole number of events, not 2\.5 "),
+        ({"maxlen": True}, r"maxlen must be a positive whole number of events, not True "),
+        ({"lease": 1e-9}, r"lease must be a number of seconds from 0\.001 .*, not 1e-09 "),
+        ({"lease": float("inf")}, r"lease must be .* to 315360000 \(ten years\), not inf "),
+        ({"lease": float("nan")}, r"lease must be a number of seconds .*, not nan "),
+        ({"ttl": 1e18}, r"ttl must be a number of seconds .*, not 1e\+18 "),
+        ({"ttl": "5"}, r"ttl must be a number of seconds .*, not '5' "),
+        ({"max_run_seconds": True}, r"max_run_seconds must be a number of seconds .*, not True "),
+    ],
+)
+def test_a_setting_out_of_range_or_of_the_wrong_type_is_refused_when_the_log_is_built(
+    settings: dict[str, Any], refused: str
+) -> None:
+    with pytest.raises(UsageError, match=refused + r"\(fix the run log's settings\)"):
+        Settings(**settings)
+
+
+def test_the_bounds_of_the_settings_are_taken_by_both_logs_and_their_local_copy() -> None:
+    async def main() -> None:
+        redis_log = RedisRunLog("redis://127.0.0.1:1/0", lease=0.001, max_run_seconds=LONGEST)
+        tail = Tail(redis_log)
+        try:
+            assert tail.settings.max_run_seconds == LONGEST
+            assert MemoryRunLog(ttl=LONGEST, max_run_seconds=1).settings.ttl == LONGEST
+        finally:
+            await tail.aclose()
+
+    asyncio.run(main())
+
+
+def test_ids_that_spell_another_id_s_key_keep_to_their_own_run_and_thread(
+    make_log: Factory,
+) -> None:
+    async def scenario(log: RunLog) -> None:
+        await log.begin("x", "t1")
+        await log.append("x", [START])
+        # Under the old layout, `run:x:log` was both this run and the log of 'x'.
+        assert await log.begin("x:log", "t2") is None
+        assert await log.begin("log:x", "t3") is None
+        page = await log.read("x:log", 0, wait=0)
+        assert page is not None
+        assert (page.frames, page.ended) == ([], False)
+        # And `thread:t:busy` both the record of thread 't:busy' and the reservation of 't'.
+        await log.begin("r-busy", "t:busy")
+        record = ThreadRecord("t:busy", messages=[], state={}, run_ids=["r-busy"])
+        assert await log.append("r-busy", [START, FINISH], thread=record)
+        assert await log.begin("r-t", "t") is None
+        assert await log.begin("r-t2", "t") == "r-t"
+        assert await log.thread("t") is None
+        assert await log.thread("t:busy") == record
+
+    run(make_log, scenario)
+
+
+def test_an_empty_append_is_refused_by_both_logs_and_changes_nothing(make_log: Factory) -> None:
+    async def scenario(log: RunLog) -> None:
+        await log.begin("r1", "t1")
+
+        with pytest.raises(UsageError, match=r"an append was given no frames; .*make no call"):
+            await log.append("r1", [])
+        with pytest.raises(UsageError, match=r"an append was given no frames"):
+            await log.append("r1", [], thread=RECORD)
+
+        page = await log.read("r1", 0, wait=0)
+        assert page is not None
+        assert (page.frames, page.ended) == ([], False)
+        assert await log.append("r1", [START])
+        assert await log.thread("t1") is None
+
+    run(make_log, scenario)
+
+
+def test_a_redis_that_refuses_a_command_is_reported_as_refusing_not_unreachable(
+    redis_server: RedisServer,
+) -> None:
+    prefix = f"test-{uuid.uuid4().hex[:8]}:"
+    with socket.create_connection(("127.0.0.1", redis_server.port), timeout=2.0) as conn:
+        conn.sendall(f"SET {prefix}run:r1 not-a-hash\r\n".encode())
+        assert conn.recv(16).startswith(b"+OK")
+
+    async def main() -> None:
+        log = RedisRunLog(redis_server.url, prefix=prefix)
+        try:
+            with pytest.raises(
+                RunLogError,
+                match=r"refused a command: WRONGTYPE .*nothing but this log writes keys under",
+            ):
+                await log.read("r1", 0, wait=0)
+        finally:
+            await log.aclose()
+
+    asyncio.run(main())
 
 
 def test_an_unreachable_redis_raises_run_log_error() -> None:

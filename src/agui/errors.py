@@ -253,9 +253,9 @@ class Cancelled(AguiError):
 
 
 class RunLogError(AguiError):
-    """The store of durable runs (`agui.runs`, such as Redis) cannot be reached.
+    """The store of durable runs (`agui.runs`, such as Redis) cannot be reached, or refuses.
 
-    A run whose log fails is stopped, and its readers get a `RUN_ERROR` with this code.
+    The message says which, and what the store answered. A run whose log fails is stopped, and its readers get a `RUN_ERROR` with this code.
 
     Examples:
         >>> RunLogError("the run log (Redis) cannot be reached").code

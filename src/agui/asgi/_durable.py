@@ -27,7 +27,7 @@ from agui.asgi._admission import Receive, Refusal, Scope, Send, check_accept, se
 from agui.asgi._encoding import Encoding
 from agui.asgi._following import Follower
 from agui.asgi._origins import OriginPolicy
-from agui.asgi._routes import Route, parse_route, resume_after
+from agui.asgi._routes import Route, check_ids, parse_route, resume_after
 from agui.asgi._streaming import Streamer, TransformerFactory, log_failure
 from agui.asgi._writer import try_send
 from agui.cancellation import CancellationToken
@@ -114,6 +114,7 @@ class Durable(Generic[S]):
             return
         run_id = run_input.run_id
         try:
+            check_ids(run_id, run_input.thread_id)
             holder = await self._log_call(log.begin(run_id, run_input.thread_id))
             if holder is not None:
                 raise _busy(run_input, holder)
@@ -193,9 +194,7 @@ class Durable(Generic[S]):
             if route.kind == "events":
                 encoding = self._encodings[check_accept(headers, tuple(self._encodings))]
                 after = resume_after(scope, headers)
-                first = await self._log_call(log.read(route.target, after, 0))
-                if first is None:
-                    raise _run_not_found(route.target)
+                first = await self._resumed(log, route.target, after)
                 await follower.stream(route.target, after, first, encoding, cors, receive, send)
             elif route.kind == "cancel":
                 await self._cancel(log, route.target, cors, send)
@@ -204,6 +203,24 @@ class Durable(Generic[S]):
         except Refusal as refusal:
             raise _with_cors(refusal, cors) from None
         return True
+
+    async def _resumed(self, log: RunLog, run_id: str, after: int) -> Page:
+        """The page after frame `after`, which the log must hold or have held (400 if not)."""
+        # Read from the frame before, still one read: the page shows whether frame `after` was
+        # ever written, so an id past the run's last frame is refused, not taken for its end.
+        page = await self._log_call(log.read(run_id, max(0, after - 1), 0))
+        if page is None:
+            raise _run_not_found(run_id)
+        if after == 0:
+            return page
+        if not page.frames:
+            message = (
+                f"the event id {after} is past the last frame of run {run_id!r} in its log, so "
+                "this endpoint never sent it; send the id of the last frame you read, or none to "
+                "read the run from its start"
+            )
+            raise Refusal(400, "INVALID_EVENT_ID", message)
+        return Page([frame for frame in page.frames if frame[0] > after], page.ended)
 
     async def _cancel(
         self, log: RunLog, run_id: str, cors: list[tuple[bytes, bytes]], send: Send

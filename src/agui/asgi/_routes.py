@@ -6,6 +6,11 @@ know its mount, as with the capabilities route): `<P>/runs/<run id>/events`,
 so they cannot shadow the endpoint. Where a reader resumes comes from `Last-Event-ID` (what a
 browser's `EventSource` sends when it reconnects) or else `?after=`; both name the id of the last
 frame the reader has.
+
+Since a run's id and its thread's are path segments of those routes, a durable endpoint takes
+only ids a URL can carry as one segment (`check_ids`): not empty, no `/`, not `.` or `..` (which
+clients resolve away), at most `MAX_ID_LENGTH` characters. A run it could not answer for is
+refused before it starts, rather than run and never found.
 """
 
 from __future__ import annotations
@@ -17,7 +22,13 @@ from urllib.parse import parse_qs
 
 from agui.asgi._admission import Refusal, Scope
 
-__all__ = ["Route", "parse_route", "resume_after"]
+__all__ = ["MAX_ID_LENGTH", "Route", "check_ids", "parse_route", "resume_after"]
+
+MAX_ID_LENGTH = 512
+"""The longest run or thread id a durable endpoint takes: a URL with it fits any server's limit."""
+_MAX_EVENT_ID = 2**63 - 1
+"""The largest id a log can number a frame with (a stream entry's is a 64-bit integer)."""
+_DOT_SEGMENTS = frozenset({".", ".."})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,10 +79,53 @@ def resume_after(scope: Scope, headers: Mapping[str, str]) -> int:
         query = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1"))
         given = query.get("after", ["0"])[-1]
     text = given.strip()
-    if not text.isdigit() or not text.isascii():
+    if not text.isdigit() or not text.isascii() or int(text) > _MAX_EVENT_ID:
         message = (
             f"the event id {given!r} is not one this endpoint sent: ids are the numbers of the "
             "`id:` lines of a run's stream; send the last one you read, or none to start over"
         )
         raise Refusal(400, "INVALID_EVENT_ID", message)
     return int(text)
+
+
+def check_ids(run_id: str, thread_id: str) -> None:
+    """Refuse (400) a run whose run or thread id cannot be one segment of a route's path.
+
+    Examples:
+        >>> check_ids("r1", "t1")
+        >>> try:
+        ...     check_ids("a/b", "t1")
+        ... except Refusal as refusal:
+        ...     print(refusal.status, refusal.code)
+        400 INVALID_RUN_ID
+    """
+    for name, field, code, value in (
+        ("run", "runId", "INVALID_RUN_ID", run_id),
+        ("thread", "threadId", "INVALID_THREAD_ID", thread_id),
+    ):
+        problem = _segment_problem(value)
+        if problem is not None:
+            message = (
+                f"the {name} id {_shown(value)} {problem}; a durable endpoint serves each run and "
+                f"thread at a path that holds its id as one segment (runs/<run id>/events, "
+                f"threads/<thread id>); pick a {field} that is not empty, '.' or '..', has no "
+                f"'/' and at most {MAX_ID_LENGTH} characters (a UUID, say)"
+            )
+            raise Refusal(400, code, message)
+
+
+def _segment_problem(value: str) -> str | None:
+    if not value:
+        return "is empty"
+    if "/" in value:
+        return "holds '/'"
+    if value in _DOT_SEGMENTS:
+        return "is a dot segment, which clients resolve away"
+    if len(value) > MAX_ID_LENGTH:
+        return f"is {len(value)} characters long"
+    return None
+
+
+def _shown(value: str) -> str:
+    # A refusal of a huge id must not be huge itself.
+    return repr(value) if len(value) <= MAX_ID_LENGTH else repr(value[:40] + "...")

@@ -45,6 +45,10 @@ MAX_RUN_SECONDS = 3_600.0
 """The default longest a run may go on, in seconds, with or without a client: an hour."""
 MAXLEN = 10_000
 """The default number of a run's latest events a log keeps (older ones are trimmed)."""
+SHORTEST = 0.001
+"""The shortest time a setting may name, in seconds: a millisecond, the Redis log's resolution."""
+LONGEST = 315_360_000.0
+"""The longest time a setting may name, in seconds: ten years, well within Redis's expiry times."""
 
 CancelAnswer = Literal["accepted", "unknown", "ended"]
 """What asking to cancel a run found: live (the owner is told), no such run, or already ended."""
@@ -82,7 +86,11 @@ class Settings:
         >>> Settings(lease=0)
         Traceback (most recent call last):
         ...
-        agui.errors.UsageError: lease must be a positive number of seconds, not 0 ...
+        agui.errors.UsageError: lease must be a number of seconds from 0.001 ..., not 0 ...
+        >>> Settings(maxlen=True)
+        Traceback (most recent call last):
+        ...
+        agui.errors.UsageError: maxlen must be a positive whole number of events, not True ...
     """
 
     lease: float = LEASE
@@ -95,17 +103,21 @@ class Settings:
     """How many of a run's latest events are kept; older ones are trimmed."""
 
     def __post_init__(self) -> None:
+        durations = (
+            ("lease", self.lease),
+            ("ttl", self.ttl),
+            ("max_run_seconds", self.max_run_seconds),
+        )
         problems = [
-            f"{name} must be a positive number of seconds, not {value}"
-            for name, value in (
-                ("lease", self.lease),
-                ("ttl", self.ttl),
-                ("max_run_seconds", self.max_run_seconds),
-            )
-            if not value > 0
+            f"{name} must be a number of seconds from {SHORTEST:g} (a millisecond) to "
+            f"{LONGEST:.0f} (ten years), not {value!r}"
+            for name, value in durations
+            if not _is_duration(value)
         ]
-        if self.maxlen < 1:
-            problems.append(f"maxlen must be a positive number of events, not {self.maxlen}")
+        if not _is_count(self.maxlen):
+            problems.append(
+                f"maxlen must be a positive whole number of events, not {self.maxlen!r}"
+            )
         if problems:
             raise UsageError("; ".join(problems) + " (fix the run log's settings)")
 
@@ -118,6 +130,35 @@ class Settings:
     def poll(self) -> float:
         """The longest a reader waits for frames before it looks at the lease again."""
         return min(self.lease / 10, 1.0)
+
+
+def _is_duration(value: object) -> bool:
+    # A bool is an int to Python, and `lease=True` is a slip, not one second.
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return SHORTEST <= value <= LONGEST  # NaN is neither
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def check_frames(frames: Sequence[bytes]) -> None:
+    """Refuse an empty batch, the same way on every log (`RunLog.append`).
+
+    Examples:
+        >>> check_frames([b"{}"])
+        >>> check_frames([])
+        Traceback (most recent call last):
+        ...
+        agui.errors.UsageError: an append was given no frames; ...
+    """
+    if not frames:
+        message = (
+            "an append was given no frames; a batch adds at least one frame to its run (and the "
+            "last batch holds the run's terminal event); pass the frames, or make no call"
+        )
+        raise UsageError(message)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -171,7 +212,7 @@ class ThreadRecord:
 class RunLog(Protocol):
     """Where a durable endpoint keeps its runs: frames, leases, cancellation, threads.
 
-    Every method is a coroutine; a store that cannot be reached raises
+    Every method is a coroutine; a store that cannot be reached, or refuses a command, raises
     `agui.errors.RunLogError`. See `MemoryRunLog` and `RedisRunLog`.
     """
 
@@ -193,7 +234,7 @@ class RunLog(Protocol):
 
         With `thread`, the batch is the run's last: the run ends, the thread record is written
         and the thread is free. `False` when the run is no longer this log's to write (it was
-        called lost, or it expired): its owner stops it.
+        called lost, or it expired): its owner stops it. An empty batch raises `UsageError`.
         """
         ...
 

@@ -25,6 +25,7 @@ from agui.runs._log import (
     Page,
     Settings,
     ThreadRecord,
+    check_frames,
     lost_frame,
 )
 
@@ -132,6 +133,7 @@ class MemoryRunLog:
         self, run_id: str, frames: Sequence[bytes], *, thread: ThreadRecord | None = None
     ) -> bool:
         """Add a batch of frames; with `thread`, the last (see `RunLog.append`)."""
+        check_frames(frames)
         run = self._run(run_id)
         if run is None or not run.live or run.owner != self._owner:
             return False

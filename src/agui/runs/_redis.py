@@ -32,6 +32,7 @@ from agui.runs._log import (
     Page,
     Settings,
     ThreadRecord,
+    check_frames,
     lost_frame,
 )
 
@@ -68,8 +69,8 @@ class RedisRunLog:
         maxlen: int = MAXLEN,
     ) -> None:
         try:
+            from redis import exceptions  # noqa: PLC0415
             from redis.asyncio import Redis  # noqa: PLC0415 - the optional extra
-            from redis.exceptions import RedisError  # noqa: PLC0415
         except ImportError:
             message = 'RedisRunLog needs the redis package: pip install "agui-server[redis]"'
             raise UsageError(message) from None
@@ -85,19 +86,34 @@ class RedisRunLog:
         self._watchers: dict[str, Callable[[], object]] = {}
         self._listener: asyncio.Task[None] | None = None
         self._lost = lost_frame()
-        self._errors = (RedisError, OSError)
+        self._unreachable = (exceptions.ConnectionError, exceptions.TimeoutError, OSError)
+        self._refused = exceptions.RedisError
 
+    # Each key is the prefix, a kind without ':' and the id last: two keys are equal only for
+    # the same kind and the same id, whatever the ids hold (a run 'x:log' is not the log of 'x').
     def _keys(self, run_id: str) -> tuple[str, str]:
-        return f"{self.prefix}run:{run_id}", f"{self.prefix}run:{run_id}:log"
+        return f"{self.prefix}run:{run_id}", f"{self.prefix}log:{run_id}"
 
     def _busy(self, thread_id: str) -> str:
-        return f"{self.prefix}thread:{thread_id}:busy"
+        return f"{self.prefix}busy:{thread_id}"
+
+    def _thread(self, thread_id: str) -> str:
+        return f"{self.prefix}thread:{thread_id}"
 
     async def _call(self, command: Awaitable[T]) -> T:
         try:
             return await command
-        except self._errors as error:
+        except self._unreachable as error:
             raise _unavailable(error) from error
+        except self._refused as error:
+            raise self._refusal(error) from error
+
+    def _refusal(self, error: BaseException) -> RunLogError:
+        return RunLogError(
+            f"the run log (Redis) refused a command: {error}; the server answered, so it is "
+            "reachable but would not do it: check that it is writable (a primary, under its "
+            f"maxmemory) and that nothing but this log writes keys under {self.prefix!r}"
+        )
 
     def _live_ms(self) -> int:
         return int((self.settings.max_run_seconds + self.settings.ttl) * 1000) + 1
@@ -123,12 +139,13 @@ class RedisRunLog:
         self, run_id: str, frames: Sequence[bytes], *, thread: ThreadRecord | None = None
     ) -> bool:
         """Add a batch of frames in one script; with `thread`, the last (see `RunLog.append`)."""
+        check_frames(frames)
         run_key, log_key = self._keys(run_id)
         thread_id = "" if thread is None else thread.thread_id
         record = b"" if thread is None else json.dumps(thread.wire()).encode()
         done = await self._call(
             self._scripts["APPEND"](
-                keys=[run_key, log_key, self._busy(thread_id), f"{self.prefix}thread:{thread_id}"],
+                keys=[run_key, log_key, self._busy(thread_id), self._thread(thread_id)],
                 args=[
                     self._owner,
                     len(frames),
@@ -227,7 +244,7 @@ class RedisRunLog:
 
     async def thread(self, thread_id: str) -> ThreadRecord | None:
         """The thread's record (see `RunLog.thread`)."""
-        found = await self._call(self._redis.get(f"{self.prefix}thread:{thread_id}"))
+        found = await self._call(self._redis.get(self._thread(thread_id)))
         return None if found is None else ThreadRecord.from_wire(json.loads(found))
 
     async def aclose(self) -> None:

@@ -1,12 +1,13 @@
 """The Lua scripts of the Redis run log: each change to a run is one atomic script.
 
 A run is three keys under the log's prefix: `run:<id>` (a hash: `state` live or ended, `owner`,
-`lease` as the server's clock in milliseconds, `last` frame id, `cancel`), `run:<id>:log` (a
+`lease` as the server's clock in milliseconds, `last` frame id, `cancel`), `log:<id>` (a
 stream; one entry per batch of frames, its id `0-<last frame id of the batch>`, its field `f`
 for a batch that leaves the run live or `e` for the one that ends it, its value the frames'
-JSON joined by newlines, which compact JSON never holds) and `thread:<id>:busy` (the live run
+JSON joined by newlines, which compact JSON never holds) and `busy:<thread id>` (the live run
 holding the thread, expiring with the lease). A thread's record is `thread:<id>`, its wire
-JSON. Times to keep a key are in milliseconds.
+JSON. Every key is the prefix, its kind, `:` and the id, the id last, so no id, whatever it
+holds, names another's key. Times to keep a key are in milliseconds.
 
 Scripts rather than pipelines because each decision reads and writes together: an owner must not
 append to a run a reader has just called lost, and a run must not be called lost while its owner
@@ -38,7 +39,7 @@ local function settle(run, log, prefix, run_id, frame, ttl, maxlen)
   redis.call('HSET', run, 'state', 'ended', 'last', last)
   redis.call('PEXPIRE', run, ttl)
   redis.call('PEXPIRE', log, ttl)
-  local busy = prefix .. 'thread:' .. fields[4] .. ':busy'
+  local busy = prefix .. 'busy:' .. fields[4]
   if redis.call('GET', busy) == run_id then
     redis.call('DEL', busy)
   end
@@ -101,7 +102,7 @@ if fields[1] ~= 'live' or fields[2] ~= ARGV[1] then
   return 'gone'
 end
 redis.call('HSET', KEYS[1], 'lease', now_ms() + tonumber(ARGV[2]))
-local busy = ARGV[4] .. 'thread:' .. fields[4] .. ':busy'
+local busy = ARGV[4] .. 'busy:' .. fields[4]
 local holder = redis.call('GET', busy)
 if not holder or holder == ARGV[3] then
   redis.call('SET', busy, ARGV[3], 'PX', ARGV[2])

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from agui.events import RunErrorEvent
-from agui.runs._log import CancelAnswer, LeaseAnswer, Page, RunLog, ThreadRecord
+from agui.runs._log import LONGEST, CancelAnswer, LeaseAnswer, Page, RunLog, ThreadRecord
 from agui.runs._memory import MemoryRunLog
 from agui.sse import event_json
 
@@ -52,7 +52,8 @@ class Tail:
     def __init__(self, log: RunLog) -> None:
         self._log = log
         self.settings = log.settings
-        longest = log.settings.max_run_seconds + 3_600.0  # never lost: this process owns it
+        # Never lost, since this process owns it; within what a setting may be.
+        longest = min(log.settings.max_run_seconds + 3_600.0, LONGEST)
         # A memory log is in this process already: a copy would only double it.
         self._local = (
             None
