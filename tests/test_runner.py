@@ -935,6 +935,25 @@ def test_a_cancelled_task_still_ends_the_run_cancelled_and_raises() -> None:
     assert finished(events).outcome == CancelledOutcome()
 
 
+def test_a_cancelled_error_of_the_agents_own_ends_the_run_cancelled_and_goes_no_further() -> None:
+    async def agent(ctx: Ctx) -> None:
+        elsewhere = asyncio.ensure_future(asyncio.sleep(60))
+        with ctx.message() as message:
+            message.delta("waiting on a task someone else cancels")
+            asyncio.get_running_loop().call_soon(elsewhere.cancel)
+            await elsewhere
+
+    async def main() -> list[Event]:
+        events = await collect(agent, request())  # returns: its caller was not cancelled
+        await asyncio.sleep(0)
+        return events
+
+    events = asyncio.run(main())
+    assert_valid(events)
+    assert types_of(events) == [RS, TMS, TMC, TME, EventType.RUN_FINISHED]
+    assert finished(events).outcome == CancelledOutcome()
+
+
 # -- nothing of the agent's values or texts without debug --------------------------------------
 
 

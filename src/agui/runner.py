@@ -10,7 +10,9 @@ both, never two, never none:
   message per code, and the exception's text only with `debug=True` (the server log always has
   the traceback). That includes what is not an `Exception`: `SystemExit` and `GeneratorExit`
   end the run with code `AGENT_EXIT`, `KeyboardInterrupt` with `AGENT_INTERRUPTED`, and the
-  process serving it lives on. `asyncio.CancelledError` is cancellation, below.
+  process serving it lives on. `asyncio.CancelledError` is cancellation, below; one the agent
+  raised while its task was not being cancelled (it awaited something cancelled elsewhere) ends
+  the run cancelled too, and goes no further.
 - The run is cancelled (`Cancelled`, a tripped token, or the task being cancelled): handles are
   closed, then `RUN_FINISHED` with the `cancelled` outcome.
 - `RUN_FINISHED` is refused by the verifier (a raw-emitted block left open): `RUN_ERROR` with
@@ -247,7 +249,12 @@ async def drive(agent: AgentLike[S], ctx: RunContext[S], *, debug: bool = False)
             outcome = await _call(agent, ctx, left_open)
         except asyncio.CancelledError:
             _end_cancelled(ctx)
-            raise
+            # Cancellation of this task goes on; a CancelledError of the agent's own (it awaited
+            # something cancelled elsewhere) ends only its run, as any other error would.
+            task = asyncio.current_task()
+            assert task is not None  # noqa: S101 - a coroutine awaited by asyncio runs in a task
+            if _cancelling(task):
+                raise
         except Cancelled:
             _end_cancelled(ctx)
         except BaseException as error:  # noqa: BLE001 - even SystemExit must end only the run
@@ -288,6 +295,10 @@ async def _call(
 
 
 _PACKAGE = str(Path(__file__).parent) + os.sep
+# Python 3.10 cannot tell who raised a CancelledError: there, it is always taken as this task's.
+_cancelling: Callable[[asyncio.Task[object]], int] = getattr(
+    asyncio.Task, "cancelling", lambda _: 1
+)
 
 
 def _foreign(handle: Handle[S]) -> bool:
