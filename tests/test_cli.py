@@ -117,9 +117,10 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A directory holding `agents.py`, made the working directory; sys.path is restored."""
     (tmp_path / "agents.py").write_text(AGENT_FILE)
     (tmp_path / "broken.py").write_text("raise RuntimeError('this module fails on import')\n")
+    (tmp_path / "exits.py").write_text("raise SystemExit(3)\n")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", list(sys.path))
-    for name in ("agents", "broken"):
+    for name in ("agents", "broken", "exits"):
         monkeypatch.delitem(sys.modules, name, raising=False)
     return tmp_path
 
@@ -209,6 +210,26 @@ def test_serve_loads_a_module_target_and_a_state_type_from_the_working_directory
     assert [m.content for m in folded.messages] == ["count is 42"]
 
 
+def test_serve_on_another_loopback_address_answers_requests_naming_it(project: Path) -> None:
+    with agui_serve("agents.py:agent", "--host", "127.0.0.2", cwd=project) as url:
+        assert url.startswith("http://127.0.0.2:")
+        events = post_run(url, {"threadId": "t", "runId": "r"})
+        with httpx.Client(timeout=STARTUP_SECONDS) as client:
+            rebound = client.post(url, json={}, headers={"host": "attacker.example"})
+
+    assert [m.content for m in fold(events).messages] == ["Hello from a file"]
+    assert rebound.status_code == 403
+    assert rebound.json()["code"] == "HOST_NOT_ALLOWED"
+
+
+def test_serve_prints_its_url_percent_encoded_and_answers_at_it(project: Path) -> None:
+    with agui_serve("agents.py:agent", "--path", "/my agents/café", cwd=project) as url:
+        assert url.endswith("/my%20agents/caf%C3%A9")
+        events = post_run(url, {"threadId": "t", "runId": "r"})
+
+    assert [m.content for m in fold(events).messages] == ["Hello from a file"]
+
+
 def test_serve_reports_a_bad_target_with_exit_status_2(project: Path) -> None:
     completed = subprocess.run(  # noqa: S603 - the project's own console script
         [str(AGUI), "serve", "agents:missing"],
@@ -249,6 +270,8 @@ def test_help_is_printed_by_the_console_script(args: list[str]) -> None:
         ("no_such_module_xyz:agent", "cannot import module 'no_such_module_xyz'"),
         ("broken:agent", "cannot import module 'broken': RuntimeError: this module fails"),
         ("broken.py:agent", "cannot load 'broken.py': RuntimeError: this module fails on import"),
+        ("exits:agent", "cannot import module 'exits': it exited at import (SystemExit: 3); a"),
+        ("exits.py:agent", "cannot load 'exits.py': it exited at import (SystemExit: 3); a"),
         ("agents:missing", "'agents' has no attribute 'missing'"),
         ("agents.py:Runner.missing", "'agents.py' has no attribute 'Runner.missing'"),
         ("agents", "target 'agents' must be package.module:attr or path/to/file.py:attr"),
@@ -302,6 +325,50 @@ def test_the_command_line_is_parsed_with_help_and_usage_errors(
     assert main(argv) == status
     captured = capsys.readouterr()
     assert text in (captured.out if stream == "out" else captured.err)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["serve", "x:y", "--nope"],
+            "agui serve: error: unrecognized arguments: --nope (see 'agui serve --help')\n",
+        ),
+        (
+            ["watch", "http://127.0.0.1:1/", "--nope", "extra"],
+            "agui watch: error: unrecognized arguments: --nope extra (see 'agui watch --help')\n",
+        ),
+        (
+            ["--nope", "verify", "-"],
+            "agui: error: unrecognized arguments: --nope (see 'agui --help')\n",
+        ),
+    ],
+    ids=["serve", "watch", "before-the-command"],
+)
+def test_an_unknown_option_is_reported_by_the_parser_it_was_given_to(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    assert main(argv) == 2
+    assert capsys.readouterr().err == message
+
+
+@pytest.mark.parametrize("command", ["watch", "verify"])
+@pytest.mark.parametrize("given", ["-1", "0", "nan", "inf", "-inf", "1e10", "86401"])
+def test_a_timeout_that_is_not_a_positive_number_of_seconds_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], command: str, given: str
+) -> None:
+    assert main([command, "http://127.0.0.1:1/", f"--timeout={given}"]) == 2
+    assert capsys.readouterr().err == (
+        f"agui {command}: error: argument --timeout: {given} is not a timeout: give a number of "
+        f"seconds above 0 and at most 86400 (a day), such as 60 (see 'agui {command} --help')\n"
+    )
+
+
+def test_a_timeout_that_is_not_a_number_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["watch", "http://127.0.0.1:1/", "--timeout", "soon"]) == 2
+    assert "argument --timeout: invalid number of seconds: 'soon'" in capsys.readouterr().err
 
 
 def test_a_missing_uvicorn_is_named_with_the_extra_to_install(
@@ -390,6 +457,69 @@ def test_an_ipv6_address_is_shown_in_brackets(
 
     assert main(["serve", "agents:agent", "--host", "::1"]) == 0
     assert capsys.readouterr().out == "agui: serving on http://[::1]:8123/\n"
+
+
+def _host_status(app: App, host: str) -> int:
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b""}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    async def call() -> None:
+        headers = [(b"host", host.encode())]
+        scope = {"type": "http", "method": "GET", "path": "/capabilities", "headers": headers}
+        await app(scope, receive, send)
+
+    import asyncio  # noqa: PLC0415 - only these tests run a loop
+
+    asyncio.run(call())
+    status: int = sent[0]["status"]
+    return status
+
+
+@pytest.mark.parametrize(
+    ("host", "admitted", "refused"),
+    [
+        ("localhost", ["localhost:1", "127.0.0.1:1", "[::1]:1"], ["127.0.0.2:1", "x.example"]),
+        ("127.0.0.2", ["127.0.0.2:1", "localhost:1"], ["127.0.0.3:1", "x.example"]),
+    ],
+)
+def test_serve_on_loopback_admits_this_machines_names_and_the_host_it_binds(
+    project: Path,
+    fake_server: type[FakeServer],
+    host: str,
+    admitted: list[str],
+    refused: list[str],
+) -> None:
+    del project
+    assert main(["serve", "agents:agent", "--port", "0", "--host", host]) == 0
+    [(config, _)] = fake_server.served
+    app = cast("App", config.app)
+
+    assert [_host_status(app, name) for name in admitted] == [200] * len(admitted)
+    assert [_host_status(app, name) for name in refused] == [403] * len(refused)
+
+
+def test_serve_on_every_interface_admits_any_host(
+    project: Path, fake_server: type[FakeServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    del project
+
+    class Listening(socket.socket):
+        def getsockname(self) -> tuple[str, int]:
+            return ("0.0.0.0", 8123)  # noqa: S104 - what the socket reports, nothing is bound
+
+    def listening(_host: str, _port: int) -> socket.socket:
+        return Listening()
+
+    monkeypatch.setattr(_serve, "listen", listening)
+
+    assert main(["serve", "agents:agent", "--host", "0.0.0.0"]) == 0  # noqa: S104
+    [(config, _)] = fake_server.served
+    assert _host_status(cast("App", config.app), "agent.example") == 200
 
 
 def test_the_served_app_answers_only_at_its_path(
@@ -1496,6 +1626,63 @@ def test_watch_raw_keeps_a_multi_line_frame_on_one_line(
     ]
 
 
+async def accented_agent(ctx: agui.RunContext[object]) -> None:
+    ctx.say("Grüße aus Köln, 世界 👋")
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_watch_raw_writes_utf_8_whatever_the_encoding_of_standard_output(encoding: str) -> None:
+    env = {**os.environ, "PYTHONIOENCODING": encoding}
+    with serving(agui.asgi_app(accented_agent)) as url:
+        completed = subprocess.run(  # noqa: S603 - the project's own console script
+            [str(AGUI), "watch", url, "--raw"],
+            capture_output=True,
+            env=env,
+            timeout=STARTUP_SECONDS,
+            check=False,
+        )
+
+    assert completed.returncode == 0, completed.stderr
+    lines = completed.stdout.decode("utf-8").splitlines()
+    assert json.loads(lines[2])["delta"] == "Grüße aus Köln, 世界 👋"
+    checked = subprocess.run(  # noqa: S603 - the project's own console script
+        [str(AGUI), "verify", "-"],
+        input=completed.stdout,
+        capture_output=True,
+        timeout=STARTUP_SECONDS,
+        check=False,
+    )
+    assert checked.stdout == b"<stdin>: 5 events in 1 run: valid (JSON lines)\n"
+
+
+def test_watch_raw_writes_text_to_a_standard_output_without_bytes_beneath(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    with serving(agui.asgi_app(accented_agent)) as url:
+        assert main(["watch", url, "--raw"]) == 0
+
+    assert json.loads(out.getvalue().splitlines()[2])["delta"] == "Grüße aus Köln, 世界 👋"
+
+
+def test_watch_raw_writes_a_lone_surrogate_as_its_json_escape(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    monkeypatch.setattr(sys, "stdout", out)
+    multi = b'data: {"type": "CUSTOM", "name": "x",\ndata: "value": "\\ud800 \xc3\xa9"}\n\n'
+    with serving(replaying(multi)) as url:
+        status = main(["watch", url, "--raw"])
+    out.flush()
+
+    assert status == 1  # no run around the event
+    written = out.buffer.getvalue()
+    assert written == b'{"type":"CUSTOM","name":"x","value":"\\ud800 \xc3\xa9"}\n'
+    assert json.loads(written)["value"] == "\ud800 \u00e9"
+    assert "truncated" in capsys.readouterr().err
+
+
 def test_a_frame_too_large_to_read_is_reported(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -1505,6 +1692,7 @@ def test_a_frame_too_large_to_read_is_reported(
 
     assert status == 2
     assert "an SSE frame grew past 8 bytes" in err
+    assert "grew past 8 bytes without ending (frame 0 of the stream, from byte 0);" in err
 
 
 def test_a_long_error_body_is_cut_at_64_kib(capsys: pytest.CaptureFixture[str]) -> None:

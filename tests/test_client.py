@@ -168,6 +168,29 @@ def test_any_chunking_of_a_stream_gives_the_same_frames(stream: bytes, data: st.
     assert chunked.incomplete == whole.incomplete
 
 
+def _frames_or_error(parser: SSEParser, chunks: list[bytes]) -> tuple[list[str], str | None]:
+    frames: list[str] = []
+    try:
+        for chunk in chunks:
+            frames += parser.feed(chunk)
+    except FrameTooLarge as error:
+        return frames, str(error)
+    return frames, None
+
+
+@given(stream=_STREAMS, data=st.data())
+def test_where_a_frame_grew_too_large_does_not_depend_on_the_chunking(
+    stream: bytes, data: st.DataObject
+) -> None:
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=12)))
+    pieces = [stream[a:b] for a, b in zip([0, *cuts], [*cuts, len(stream)], strict=True)]
+    whole_frames, whole_error = _frames_or_error(SSEParser(max_frame_bytes=12), [stream])
+    frames, error = _frames_or_error(SSEParser(max_frame_bytes=12), pieces)
+    assert error == whole_error
+    if error is None:
+        assert frames == whole_frames
+
+
 def test_a_frame_over_the_limit_raises_frame_too_large() -> None:
     parser = SSEParser(max_frame_bytes=16)
     parser.feed(b"data: 0123\n")
@@ -175,6 +198,15 @@ def test_a_frame_over_the_limit_raises_frame_too_large() -> None:
         parser.feed(b"data: 0123456789\n")
     assert caught.value.code == "FRAME_TOO_LARGE"
     assert isinstance(caught.value, DecodeError)
+
+
+def test_a_frame_too_large_names_its_frame_and_the_byte_it_began_at() -> None:
+    parser = SSEParser(max_frame_bytes=16)
+    parser.feed(b"data: a\n\n: ping\n\ndata: b\r\n\r")
+    where = r"\(frame 2 of the stream, from byte 28\); the stream is cut off"
+    with pytest.raises(FrameTooLarge, match=where) as caught:
+        parser.feed(b"\ndata: 0123456789abcdef")
+    assert (caught.value.frame, caught.value.offset, caught.value.source) == (2, 28, None)
 
 
 def test_a_line_over_the_limit_raises_before_it_ends() -> None:
@@ -320,12 +352,21 @@ class Recorder:
             await send({"type": "http.response.body", "body": b""})
         elif path == "/huge-error":
             await _answer(send, 503, b"text/plain", [b"x" * 50_000] * 3)
-        elif path == "/proto":
-            await _answer(send, 200, b"application/vnd.ag-ui.event+proto", [b"\x00\x00"])
+        elif path in PROTO_TYPES:
+            await _answer(send, 200, PROTO_TYPES[path], [b"\x00\x00"])
+        elif path == "/page":
+            await _answer(send, 200, b"text/html; charset=utf-8", [b"<html>Sign in</html>"])
+        elif path == "/untyped":
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await send({"type": "http.response.body", "body": b"".join(CRLF_STREAM)})
         else:
             await _answer(send, 200, b"text/event-stream", STREAMS[path])
 
 
+PROTO_TYPES = {
+    "/proto": b"application/vnd.ag-ui.event+proto",
+    "/proto-with-parameters": b"Application/Vnd.AG-UI.Event+Proto; charset=binary",
+}
 STREAMS: dict[str, Sequence[bytes]] = {
     "/crlf": CRLF_STREAM,
     "/truncated": TRUNCATED_STREAM,
@@ -638,18 +679,44 @@ def test_a_malformed_event_is_fatal_and_names_its_frame() -> None:
     against_server(test)
 
 
-def test_a_frame_over_the_clients_limit_raises() -> None:
+def test_a_frame_over_the_clients_limit_raises_naming_where_it_is() -> None:
     async def test(base: str, _app: Recorder) -> None:
-        with pytest.raises(FrameTooLarge, match="grew past 40 bytes"):
+        with pytest.raises(
+            FrameTooLarge,
+            match=r"^the stream from http://.*/crlf: an SSE frame grew past 40 bytes .*"
+            r"\(frame 0 of the stream, from byte 15\); the stream is cut off",
+        ):
             await AGUIClient(base + "/crlf", max_frame_bytes=40).run(INPUT)
 
     against_server(test)
 
 
-def test_a_protobuf_answer_is_refused_clearly() -> None:
+@pytest.mark.parametrize("path", list(PROTO_TYPES))
+def test_a_protobuf_answer_is_refused_clearly_whatever_its_parameters(path: str) -> None:
     async def test(base: str, _app: Recorder) -> None:
         with pytest.raises(DecodeError, match="protobuf binding"):
-            await AGUIClient(base + "/proto").run(INPUT)
+            await AGUIClient(base + path).run(INPUT)
+
+    against_server(test)
+
+
+def test_an_answer_that_is_not_an_event_stream_names_the_type_it_has() -> None:
+    async def test(base: str, _app: Recorder) -> None:
+        with pytest.raises(
+            DecodeError,
+            match=r"/page answered HTTP 200 with text/html; charset=utf-8, not an event stream: "
+            r"an AG-UI endpoint answers a run with text/event-stream",
+        ) as caught:
+            await AGUIClient(base + "/page").run(INPUT)
+        assert not isinstance(caught.value, ProtocolViolation)
+
+    against_server(test)
+
+
+def test_an_answer_without_a_content_type_is_read_as_a_stream() -> None:
+    async def test(base: str, _app: Recorder) -> None:
+        events = await AGUIClient(base + "/untyped").run(INPUT)
+        assert events[-1].type == "RUN_FINISHED"
 
     against_server(test)
 
@@ -766,6 +833,17 @@ def test_a_stream_cut_mid_run_is_resumed_and_read_as_one_run() -> None:
     assert int(get[2]) >= 2
 
 
+def test_an_agui_endpoint_with_a_query_string_resumes_a_run_whose_id_needs_quoting() -> None:
+    app = Cutting(agui.asgi_app(ticking, runs=MemoryRunLog()), {"POST": 3})
+    run = RunAgentInput(thread_id="t-quoted", run_id="r a?b")
+
+    with serving_in_thread(app) as url:
+        resumed = asyncio.run(AGUIClient(url + "?key=1", reconnect_delay=0.01).run(run))
+
+    assert [e.value for e in resumed if isinstance(e, CustomEvent)] == list(range(30))
+    assert app.requests[1][:2] == ("GET", "/runs/r a?b/events")
+
+
 def test_resuming_gives_up_after_its_tries_in_a_row_bring_nothing() -> None:
     app = Cutting(agui.asgi_app(ticking, runs=MemoryRunLog()), {"POST": 2, "GET": 0})
 
@@ -787,9 +865,11 @@ def test_a_cut_stream_without_ids_is_not_resumed() -> None:
     assert [method for method, _, _ in app.requests] == ["POST"]
 
 
-def test_a_stream_that_ends_early_with_ids_is_resumed_and_a_lost_run_is_an_error() -> None:
-    started = b'id: 1\ndata: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n'
-    finished = b'id: 2\ndata: {"type":"RUN_FINISHED","threadId":"t","runId":"r"}\n\n'
+STARTED_WITH_ID = b'id: 1\ndata: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n'
+FINISHED_WITH_ID = b'id: 2\ndata: {"type":"RUN_FINISHED","threadId":"t","runId":"r"}\n\n'
+
+
+def test_a_stream_that_ends_early_with_ids_is_resumed_and_a_lost_run_is_truncated() -> None:
     seen: list[str | None] = []
 
     async def app(scope: MutableMapping[str, Any], _receive: Any, send: Any) -> None:
@@ -804,16 +884,76 @@ def test_a_stream_that_ends_early_with_ids_is_resumed_and_a_lost_run_is_an_error
             return
         sse = [(b"content-type", b"text/event-stream")]
         await send({"type": "http.response.start", "status": 200, "headers": sse})
-        await send({"type": "http.response.body", "body": finished if known else started})
+        body = FINISHED_WITH_ID if known else STARTED_WITH_ID
+        await send({"type": "http.response.body", "body": body})
 
     run = RunAgentInput(thread_id="t", run_id="r")
     with serving_in_thread(app) as url:
         events = asyncio.run(AGUIClient(url + "ok", reconnect_delay=0).run(run))
-        with pytest.raises(HTTPStatusError, match=r"HTTP 404 from .*/gone/runs/r/events"):
+        with pytest.raises(
+            ProtocolViolation,
+            match=r"The stream from .*/gone ended without a terminal event: run 'r' is still "
+            r"active \(1 frames read\); resuming it failed: HTTP 404 from .*/gone/runs/r/events",
+        ) as caught:
             asyncio.run(AGUIClient(url + "gone", reconnect_delay=0).run(run))
 
     assert [e.type for e in events] == ["RUN_STARTED", "RUN_FINISHED"]
     assert seen == ["-", "1", "-", "1"]
+    assert caught.value.rule is Rule.TRUNCATED
+    assert isinstance(caught.value.__cause__, HTTPStatusError)
+    assert caught.value.__cause__.status == 404
+
+
+def test_a_resume_answered_with_something_other_than_a_stream_is_named_in_the_truncation() -> None:
+    async def app(scope: MutableMapping[str, Any], _receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        resumed = scope["method"] == "GET"
+        media = b"text/html" if resumed else b"text/event-stream"
+        await send(
+            {"type": "http.response.start", "status": 200, "headers": [(b"content-type", media)]}
+        )
+        await send(
+            {"type": "http.response.body", "body": b"<html>" if resumed else STARTED_WITH_ID}
+        )
+
+    with (
+        serving_in_thread(app) as url,
+        pytest.raises(
+            ProtocolViolation,
+            match=r"resuming it failed: the server at .* answered HTTP 200 with text/html",
+        ) as caught,
+    ):
+        asyncio.run(AGUIClient(url, reconnect_delay=0).run(INPUT))
+
+    assert caught.value.rule is Rule.TRUNCATED
+    assert isinstance(caught.value.__cause__, DecodeError)
+
+
+def test_the_resume_url_keeps_the_query_string_and_quotes_the_run_id_as_one_segment() -> None:
+    asked: list[tuple[str, bytes, bytes]] = []
+    run_id = "r/1 é?"
+    started = STARTED_WITH_ID.replace(b'"runId":"r"', b'"runId":"r/1 \xc3\xa9?"')
+    finished = FINISHED_WITH_ID.replace(b'"runId":"r"', b'"runId":"r/1 \xc3\xa9?"')
+
+    async def app(scope: MutableMapping[str, Any], _receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        asked.append((scope["method"], scope["raw_path"], scope["query_string"]))
+        sse = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": sse})
+        body = finished if scope["method"] == "GET" else started
+        await send({"type": "http.response.body", "body": body})
+
+    run = RunAgentInput(thread_id="t", run_id=run_id)
+    with serving_in_thread(app) as url:
+        events = asyncio.run(AGUIClient(url + "agent/?key=a%2Fb", reconnect_delay=0).run(run))
+
+    assert [e.type for e in events] == ["RUN_STARTED", "RUN_FINISHED"]
+    assert asked == [
+        ("POST", b"/agent/", b"key=a%2Fb"),
+        ("GET", b"/agent/runs/r%2F1%20%C3%A9%3F/events", b"key=a%2Fb"),
+    ]
 
 
 def test_the_parser_keeps_the_id_of_the_last_frame_it_gave() -> None:

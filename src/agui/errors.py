@@ -255,7 +255,8 @@ class Cancelled(AguiError):
 class RunLogError(AguiError):
     """The store of durable runs (`agui.runs`, such as Redis) cannot be reached, or refuses.
 
-    The message says which, and what the store answered. A run whose log fails is stopped, and its readers get a `RUN_ERROR` with this code.
+    The message says which, and what the store answered. A run whose log fails is stopped, and
+    its readers get a `RUN_ERROR` with this code.
 
     Examples:
         >>> RunLogError("the run log (Redis) cannot be reached").code
@@ -324,23 +325,38 @@ class InvalidInput(DecodeError):
 class FrameTooLarge(DecodeError):
     """An SSE frame grew past the reader's `max_frame_bytes` before it ended.
 
+    `frame` counts the frames before it and `offset` is the byte it began at, both from the
+    start of the response, when known; `source` names the stream (the client gives its URL).
+
     Examples:
         >>> from agui.client import SSEParser
         >>> SSEParser(max_frame_bytes=8).feed(b"data: 0123456789")
         Traceback (most recent call last):
         ...
-        agui.errors.FrameTooLarge: an SSE frame grew past 8 bytes without ending...
+        agui.errors.FrameTooLarge: an SSE frame grew past 8 bytes without ending (frame 0 of ...
     """
 
     code: ClassVar[str] = "FRAME_TOO_LARGE"
 
-    def __init__(self, limit: int) -> None:
+    def __init__(
+        self,
+        limit: int,
+        *,
+        frame: int | None = None,
+        offset: int | None = None,
+        source: str | None = None,
+    ) -> None:
+        where = "" if frame is None else f" (frame {frame} of the stream, from byte {offset})"
+        prefix = "" if source is None else f"the stream from {source}: "
         message = (
-            f"an SSE frame grew past {limit} bytes without ending; the stream is cut off. "
-            "Raise max_frame_bytes if the server sends events that large"
+            f"{prefix}an SSE frame grew past {limit} bytes without ending{where}; the stream is "
+            "cut off. Raise max_frame_bytes if the server sends events that large"
         )
         super().__init__(message)
         self.limit = limit
+        self.frame = frame
+        self.offset = offset
+        self.source = source
 
 
 _CLIENT_ERRORS = range(400, 500)

@@ -22,15 +22,18 @@ agui serve myapp.agents:support --state myapp.state:Draft --debug
 ```
 
 `--port 0` picks a free port. Once the socket is bound, the command prints one line,
-`agui: serving on http://HOST:PORT/PATH`, so scripts and tests can read the address; the socket
-is already listening then. Ctrl-C (SIGINT) shuts the server down gracefully, with status 0. A
-target that cannot be loaded is reported in one line on stderr, naming what is wrong: the file
-or module, the attribute, or why the object is not an agent.
+`agui: serving on http://HOST:PORT/PATH` (PATH percent-encoded), so scripts and tests can read
+the address; the socket is already listening then. Bound to a loopback address, it answers only
+requests whose `Host` names this machine (`localhost`, `127.0.0.1`, `::1`) or the `--host`
+given. Ctrl-C (SIGINT) shuts the server down gracefully, with status 0. A target that cannot be
+loaded is reported in one line on stderr, naming what is wrong: the file or module, the
+attribute, or why the object is not an agent.
 
 **demo, watch, verify.** `agui demo` and `agui watch` show a run as a person reads it:
 `[Run Started]`, `[Tool Call: NAME] ARGUMENTS`, `[Tool Result: NAME] CONTENT`, the answer as
 its deltas arrive, `[Run Finished]`, and the state at the end (`[Final State]`). With `--raw`
-they print the events instead, one wire JSON object a line, which `agui verify -` reads back.
+they print the events instead, one wire JSON object a line, in UTF-8 whatever the terminal's
+encoding, which `agui verify -` reads back.
 Every event is checked by agui's verifier as it arrives, and a violation is shown with its
 rule where it happens; `agui verify` prints each one with its event's index. They go on after
 a violation: the first violation of each run is reported and the rest of that run counted

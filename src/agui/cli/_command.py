@@ -32,6 +32,9 @@ __all__ = [
 ]
 
 
+_LONGEST_TIMEOUT = 24 * 60 * 60
+
+
 def wrap(text: str) -> str:
     """Help text wrapped for a terminal (the raw formatter keeps the exit-status table as is)."""
     return textwrap.fill(text, width=78)
@@ -64,11 +67,28 @@ def add_request_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=_timeout,
         default=60.0,
         metavar="SECONDS",
         help="how long to wait for the connection and between two reads (60)",
     )
+
+
+def _timeout(text: str) -> float:
+    """A timeout from the command line: more than 0 seconds, and at most a day."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        message = f"invalid number of seconds: {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
+    # A socket cannot wait much longer than 292 years; no read is worth more than a day.
+    if not 0 < seconds <= _LONGEST_TIMEOUT:  # nan fails both comparisons
+        message = (
+            f"{text} is not a timeout: give a number of seconds above 0 and at most "
+            f"{_LONGEST_TIMEOUT} (a day), such as 60"
+        )
+        raise argparse.ArgumentTypeError(message)
+    return seconds
 
 
 def request(args: argparse.Namespace) -> tuple[RunAgentInput, dict[str, str]]:

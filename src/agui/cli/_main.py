@@ -20,8 +20,8 @@ import importlib
 import os
 import sys
 import textwrap
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NoReturn, cast
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, NoReturn, TypeVar, cast, overload
 
 from agui import __version__
 
@@ -48,6 +48,8 @@ EXIT_USAGE = 2
 """Exit status of a command line, an environment or an input that cannot be used."""
 EXIT_INTERRUPTED = 130
 """Exit status of a command stopped with Ctrl-C (128 + SIGINT, as shells report it)."""
+
+_N = TypeVar("_N")
 
 _COMMANDS = {
     "serve": ("agui.cli._serve", "serve an agent over HTTP (AG-UI over SSE) with uvicorn"),
@@ -77,6 +79,33 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """Print the usage error in one line, with where to read the usage, and exit with 2."""
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+class _CommandParser(Parser):
+    """A command's parser: options it does not know are its usage errors, under its own name.
+
+    argparse hands what a subparser does not know back to the top parser, whose error would
+    name `agui` and its usage rather than the command's (`agui serve --nope`).
+    """
+
+    @overload
+    def parse_known_args(
+        self, args: Iterable[str] | None = None, namespace: None = None
+    ) -> tuple[argparse.Namespace, list[str]]: ...
+    @overload
+    def parse_known_args(
+        self, args: Iterable[str] | None, namespace: _N
+    ) -> tuple[_N, list[str]]: ...
+    @overload
+    def parse_known_args(self, *, namespace: _N) -> tuple[_N, list[str]]: ...
+    def parse_known_args(
+        self, args: Iterable[str] | None = None, namespace: object = None
+    ) -> tuple[object, list[str]]:
+        """Parse as argparse does, but refuse what is left over, naming this command."""
+        known, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return known, extras
 
 
 def statuses(*meanings: tuple[int, str]) -> str:
@@ -156,7 +185,9 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
     """The parser of the whole line, with only `command`'s subparser (and layers) loaded."""
     parser = Parser(prog="agui")
     parser.add_argument("--version", action="version", version=f"agui {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    commands = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=_CommandParser
+    )
     module = importlib.import_module(_COMMANDS[command][0])
     add: Callable[[Commands], None] = getattr(module, f"add_{command}")
     add(cast("Commands", commands))  # its parsers are `Parser`s, one-line errors included

@@ -21,6 +21,7 @@ import signal
 import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from agui.asgi import BODY_TIMEOUT, LOOPBACK_HOSTS, MAX_BODY_BYTES, Receive, Scope, Send, asgi_app
 from agui.asgi._routes import parse_route
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["add_serve"]
 
 _GRACEFUL_SHUTDOWN_SECONDS = 5
+_PATH_SAFE = "/!$&'()*+,;=:@"  # RFC 3986 path characters that need no percent-encoding
 _HIGHEST_PORT = 65535
 
 
@@ -60,8 +62,8 @@ def add_serve(commands: Commands) -> None:
             f"body at most {MAX_BODY_BYTES // (1 << 20)} MiB, arriving whole within "
             f"{BODY_TIMEOUT:g} s; an idle keep-alive connection is closed after "
             f"{KEEPALIVE_TIMEOUT} s. Bound to a loopback address, it answers only requests "
-            f"whose Host is {', '.join(LOOPBACK_HOSTS)} (a page on another name that resolves "
-            "here is refused)."
+            f"whose Host is {', '.join(LOOPBACK_HOSTS)} or the --host it binds (a page on "
+            "another name that resolves here is refused)."
         ),
         epilog=statuses(
             (
@@ -176,32 +178,44 @@ def _serve(args: argparse.Namespace) -> int:
         )
         return fail("serve", message)
     host, port = sock.getsockname()[:2]
-    loopback = ipaddress.ip_address(host).is_loopback
     endpoint = asgi_app(
         agent,
         cancel_grace=args.grace,
         state=state,
         debug=bool(args.debug),
         inspector=bool(args.inspector),
-        allowed_hosts=LOOPBACK_HOSTS if loopback else None,
+        allowed_hosts=_allowed_hosts(args.host, host),
         runs=runs,
     )
     app = _PathApp(endpoint, path, routes=runs is not None)
     grace = math.ceil(args.grace)
     config = uvicorn.Config(app, host=host, port=port, timeout_graceful_shutdown=grace, **LIMITS)
     shown = f"[{host}]" if ":" in str(host) else host
+    shown += f":{port}{quote(path, safe=_PATH_SAFE)}"
     # uvicorn re-raises the signal it shut down on once it is done: SIGTERM, like Ctrl-C, then
     # raises KeyboardInterrupt here rather than killing the process (status 0, not -15).
     terminate = signal.signal(signal.SIGTERM, signal.default_int_handler)
     with sock:
         try:
-            print(f"agui: serving on http://{shown}:{port}{path}", flush=True)  # noqa: T201
+            print(f"agui: serving on http://{shown}", flush=True)  # noqa: T201
             graceful_server(config, endpoint.aclose).run(sockets=[sock])
         except KeyboardInterrupt:  # uvicorn has shut down gracefully and re-raised the signal
             pass
         finally:
             signal.signal(signal.SIGTERM, terminate)
     return EXIT_OK
+
+
+def _allowed_hosts(given: str, bound: str) -> tuple[str, ...] | None:
+    """The names `Host` may give: on loopback, this machine's and the host bound; else any.
+
+    The host the user bound (`--host 127.0.0.2`, or a name that resolves to loopback) is how
+    they will reach the server, so it is allowed too; a page on any other name is refused.
+    """
+    if not ipaddress.ip_address(bound).is_loopback:
+        return None
+    extra = [name for name in (given, bound) if name not in LOOPBACK_HOSTS]
+    return (*LOOPBACK_HOSTS, *dict.fromkeys(extra))
 
 
 def _run_log(given: str | None) -> RunLog | None:

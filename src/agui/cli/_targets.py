@@ -3,8 +3,9 @@
 A module target is imported with the current directory on `sys.path`, as `python -m` would; a
 file target is loaded from its path with its own directory on `sys.path`, and only once: the
 agent and the `--state` type may come from the same file and then share their classes. Anything
-that goes wrong (no such file, an import that raises, a missing attribute, an object that is not
-an agent) is one `TargetError` that names what is wrong and how to name the target instead.
+that goes wrong (no such file, an import that raises or exits, a missing attribute, an object
+that is not an agent) is one `TargetError` that names what is wrong and how to name the target
+instead.
 """
 
 from __future__ import annotations
@@ -114,6 +115,10 @@ def _load_file(where: str) -> ModuleType:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
+    except SystemExit as error:
+        del sys.modules[name]
+        message = f"cannot load {where!r}: {_exited(error)}"
+        raise TargetError(message) from error
     except Exception as error:
         del sys.modules[name]
         message = (
@@ -149,12 +154,24 @@ def _load_module(where: str) -> ModuleType:
             "current directory: run from the folder above it, or give its file path"
         )
         raise TargetError(message) from None
+    except SystemExit as error:
+        message = f"cannot import module {where!r}: {_exited(error)}"
+        raise TargetError(message) from error
     except Exception as error:
         message = (
             f"cannot import module {where!r}: {type(error).__name__}: {error} (importing it "
             f"failed; python -c 'import {where}' shows the traceback)"
         )
         raise TargetError(message) from error
+
+
+def _exited(error: SystemExit) -> str:
+    """Why a target that ran a program on import, rather than only define its agent, is refused."""
+    return (
+        f"it exited at import (SystemExit: {error.code!r}); a target module must define the "
+        "agent and not run a program when imported: put that code under "
+        "if __name__ == '__main__':"
+    )
 
 
 def _describe(value: object) -> str:

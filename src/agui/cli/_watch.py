@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import io
 import json
 import sys
 from typing import TYPE_CHECKING, TextIO
@@ -151,6 +152,7 @@ class _Raw:
     """Prints each item as one line of wire JSON; violations and notes go to stderr."""
 
     def __init__(self, out: TextIO, command: str) -> None:
+        _write_utf8(out)
         self._out = out
         self._command = command
 
@@ -164,6 +166,16 @@ class _Raw:
 
     def close(self) -> None:
         self._out.flush()
+
+
+def _write_utf8(stream: object) -> None:
+    """Set a text stream to write UTF-8, the encoding of wire JSON, whatever the terminal's.
+
+    So `agui verify -` reads back every character; a lone surrogate comes out as the JSON
+    escape it came from.
+    """
+    if isinstance(stream, io.TextIOWrapper):
+        stream.reconfigure(encoding="utf-8", errors="backslashreplace")
 
 
 def _one_line(data: str) -> str:

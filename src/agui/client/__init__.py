@@ -22,12 +22,15 @@ a retired `THINKING_*` one) is skipped with the same warning, as the official cl
 known event with a malformed field is fatal (`agui.errors.MalformedEvent`), as it is there.
 
 **Resuming.** A server with durable runs (`agui.asgi_app(agent, runs=...)`) numbers its frames
-with `id:` lines and serves each run again at `<url>/runs/<run id>/events`. When such a stream
-breaks before its terminal event (the connection drops, or the body ends early), the client asks
-for the rest with `Last-Event-ID`, so the caller sees one unbroken run: every event once, in
-order, verified as one stream. It tries `reconnects` times in a row (3 by default), waiting
+with `id:` lines and serves each run again at `<url>/runs/<run id>/events` (the run id
+percent-quoted as one path segment, the query string of `url` kept). When such a stream breaks
+before its terminal event (the connection drops, or the body ends early), the client asks for the
+rest with `Last-Event-ID`, so the caller sees one unbroken run: every event once, in order,
+verified as one stream. It tries `reconnects` times in a row (3 by default), waiting
 `reconnect_delay` seconds more before each; a try that brings an event starts the count again.
-A stream without ids cannot be resumed and fails as before.
+A stream without ids cannot be resumed and fails as before. A server that refuses the resume
+(a 404 for a run it does not know) leaves the run truncated: the `truncated` error names the
+refusal too.
 
 The HTTP part needs `httpx`, installed with the `client` extra
 (`pip install "agui-server[client]"`); `SSEParser` needs nothing and works on any byte source.
@@ -57,6 +60,7 @@ import asyncio
 import importlib.util
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from agui.client._parser import MAX_FRAME_BYTES, SSEParser
 from agui.client._reader import StreamReader, error_body
@@ -166,9 +170,11 @@ class AGUIClient:
         Raises:
             HTTPStatusError: The server answered with a non-2xx status (before any event).
             ProtocolViolation: An event breaks an ordering rule (with `verify=True`), or the
-                stream ended without a terminal event (rule `truncated`, always checked).
-            DecodeError: A frame is not JSON, or not a valid event (`MalformedEvent`), or is
-                too large (`FrameTooLarge`).
+                stream ended without a terminal event (rule `truncated`, always checked; when
+                resuming it was refused, the message gives the refusal too, its `__cause__`).
+            DecodeError: The answer is not an event stream (another content type), or a frame
+                is not JSON, or not a valid event (`MalformedEvent`), or is too large
+                (`FrameTooLarge`).
             httpx.HTTPError: The connection failed or timed out.
         """
         shared = self._given if self._given is not None else self._owned
@@ -210,10 +216,10 @@ class AGUIClient:
         reader = StreamReader(
             self.url, input, max_frame_bytes=self.max_frame_bytes, verify=self.verify
         )
-        events_url = self.url.rstrip("/") + f"/runs/{input.run_id}/events"
+        events_url = _events_url(self.url, input.run_id)
+        response = await self._open(http, request)
         failures = 0
         while True:
-            response = await self._open(http, request)
             before = reader.frames
             try:
                 async for chunk in response.aiter_bytes():
@@ -225,16 +231,32 @@ class AGUIClient:
             finally:
                 await response.aclose()
             failures = 0 if reader.frames > before else failures + 1
-            if reader.ended or reader.last_event_id is None or failures >= self.reconnects:
+            last_id = reader.last_event_id
+            if reader.ended or last_id is None or failures >= self.reconnects:
                 if broken is not None and not reader.ended:
                     raise broken
                 reader.finish()
                 return
             await asyncio.sleep(self.reconnect_delay * failures)
-            headers["last-event-id"] = reader.last_event_id
+            headers["last-event-id"] = last_id
             headers.pop("content-type", None)
-            request = http.build_request("GET", events_url, headers=headers)
-            reader.resume(events_url)
+            response = await self._resume(http, headers, reader, events_url)
+
+    async def _resume(
+        self,
+        http: httpx.AsyncClient,
+        headers: dict[str, str],
+        reader: StreamReader,
+        url: httpx.URL,
+    ) -> httpx.Response:
+        """The rest of a broken run, from `url`; a refusal is told with the truncation it leaves."""
+        try:
+            response = await self._open(http, http.build_request("GET", url, headers=headers))
+        except (HTTPStatusError, DecodeError) as refused:
+            detail = f"resuming it failed: {refused}"
+            raise reader.truncation(detail) from refused
+        reader.resume(str(url))
+        return response
 
     async def _open(self, http: httpx.AsyncClient, request: httpx.Request) -> httpx.Response:
         """Send `request`; the streaming response, checked to be a 2xx SSE stream."""
@@ -249,13 +271,38 @@ class AGUIClient:
     async def _check(self, response: httpx.Response, url: str) -> None:
         if not response.is_success:
             raise HTTPStatusError(response.status_code, await error_body(response), url=url)
-        media = response.headers.get("content-type", "").strip().lower()
+        given = response.headers.get("content-type", "")
+        media = given.partition(";")[0].strip().lower()
         if media == _PROTOBUF_MEDIA_TYPE:
             message = (
-                f"the server at {self.url} answered with the protobuf binding ({media}), "
-                "which this client cannot read; it asked for text/event-stream"
+                f"the server at {url} answered with the protobuf binding ({given}), "
+                f"which this client cannot read; it asked for {SSE_MEDIA_TYPE}"
             )
             raise DecodeError(message)
+        # A server that names no type is read as a stream, as the official client reads it.
+        if media and media != SSE_MEDIA_TYPE:
+            message = (
+                f"the server at {url} answered HTTP {response.status_code} with {given}, not an "
+                f"event stream: an AG-UI endpoint answers a run with {SSE_MEDIA_TYPE}; check that "
+                "the URL names the endpoint itself, not a page or a proxy's error"
+            )
+            raise DecodeError(message)
+
+
+def _events_url(url: str, run_id: str) -> httpx.URL:
+    """Where a server with durable runs serves a run again: `<url>/runs/<run id>/events`.
+
+    The run id is one path segment, so it is percent-quoted, `/` included; the endpoint's query
+    string is kept, since it may carry what the endpoint needs (a key, a version).
+    """
+    import httpx  # noqa: PLC0415 - optional dependency, checked in AGUIClient
+
+    endpoint = httpx.URL(url)
+    path, mark, query = endpoint.raw_path.partition(b"?")
+    segment = quote(run_id, safe="").encode("ascii")
+    return endpoint.copy_with(
+        raw_path=path.rstrip(b"/") + b"/runs/" + segment + b"/events" + mark + query
+    )
 
 
 def _declared(run_input: RunAgentInput) -> RunAgentInput:

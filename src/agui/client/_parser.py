@@ -53,6 +53,9 @@ class SSEParser:
         self._data_size = 0
         self._after_cr = False
         self._first_line = True
+        self._fed = 0  # bytes fed before the current chunk
+        self._frame_start = 0  # where the frame being read began, counted in bytes fed
+        self._produced = 0
         self._id_buffer = last_event_id
         self.last_event_id = last_event_id
         """The `id:` in force at the last frame produced (`None` before any): where a reader
@@ -72,23 +75,28 @@ class SSEParser:
             self._after_cr = False
             if data[:1] == b"\n":
                 start = 1
+                if self._frame_start == self._fed:  # that CRLF ended a frame: the next is after it
+                    self._frame_start += 1
         for match in _EOL.finditer(data, start):
             self._line += data[start : match.start()]
             self._check_size()
-            self._take_line(frames)
             start = match.end()
+            if self._take_line(frames):
+                self._frame_start = self._fed + start
             if match.group() == b"\r" and start == len(data):
                 self._after_cr = True
         self._line += data[start:]
         self._check_size()
+        self._fed += len(data)
         return frames
 
     def _check_size(self) -> None:
         if len(self._line) + self._data_size > self._limit:
             self._line.clear()
-            raise FrameTooLarge(self._limit)
+            raise FrameTooLarge(self._limit, frame=self._produced, offset=self._frame_start)
 
-    def _take_line(self, frames: list[str]) -> None:
+    def _take_line(self, frames: list[str]) -> bool:
+        """Take one whole line; whether it was empty, the end of a frame."""
         raw = bytes(self._line)
         self._line.clear()
         if self._first_line:
@@ -98,11 +106,12 @@ class SSEParser:
             if self._data:
                 frames.append("\n".join(self._data))
                 self.last_event_id = self._id_buffer
+                self._produced += 1
             self._data.clear()
             self._data_size = 0
-            return
+            return True
         if raw.startswith(b":"):
-            return
+            return False
         name, colon, value = raw.partition(b":")
         if colon and value.startswith(b" "):
             value = value[1:]
@@ -110,6 +119,7 @@ class SSEParser:
             # As the WHATWG rules say: it sets the id of this frame and of the ones after it.
             self._id_buffer = value.decode("utf-8", errors="replace")
         if name != b"data":
-            return  # event:, retry: and unknown fields mean nothing to AG-UI
+            return False  # event:, retry: and unknown fields mean nothing to AG-UI
         self._data.append(value.decode("utf-8", errors="replace"))
         self._data_size += len(value) + 1
+        return False

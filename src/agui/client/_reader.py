@@ -11,7 +11,13 @@ import warnings
 from typing import TYPE_CHECKING
 
 from agui.client._parser import SSEParser
-from agui.errors import DecodeError, ProtocolViolation, UnknownEventType, UnknownMemberWarning
+from agui.errors import (
+    DecodeError,
+    FrameTooLarge,
+    ProtocolViolation,
+    UnknownEventType,
+    UnknownMemberWarning,
+)
 from agui.events import Event, RunErrorEvent, RunFinishedEvent, RunStartedEvent
 from agui.messages import AssistantMessage
 from agui.types import RunAgentInput
@@ -74,7 +80,12 @@ class StreamReader:
 
     def feed(self, chunk: bytes) -> list[Event]:
         events: list[Event] = []
-        for data in self._parser.feed(chunk):
+        try:
+            frames = self._parser.feed(chunk)
+        except FrameTooLarge as error:  # the parser knows where; the stream's URL, only here
+            frame, offset, source = error.frame, error.offset, str(self._url)
+            raise FrameTooLarge(error.limit, frame=frame, offset=offset, source=source) from None
+        for data in frames:
             index = self._frames
             self._frames += 1
             event = self._decode(data, index)
@@ -113,20 +124,24 @@ class StreamReader:
 
     def finish(self) -> None:
         """Check that the stream ended after a terminal event."""
-        if self._active is None and self._ended:
-            return
+        if not self.ended:
+            raise self.truncation()
+
+    def truncation(self, detail: str | None = None) -> ProtocolViolation:
+        """The error of a stream that ended before its terminal event; `detail` says more."""
         if self._active is not None:
             what = f"run '{self._active}' is still active"
         else:
             what = "no run was started"
         if self._parser.incomplete:
             what += "; the last frame was cut off"
+        more = f"; {detail}" if detail else ""
         message = (
             f"The stream from {self._url} ended without a terminal event: {what} "
-            f"({self._frames} frames read). A truncated run has no outcome; the server must end "
-            "every run with 'RUN_FINISHED' or 'RUN_ERROR'."
+            f"({self._frames} frames read){more}. A truncated run has no outcome; the server "
+            "must end every run with 'RUN_FINISHED' or 'RUN_ERROR'."
         )
-        raise ProtocolViolation(message, rule=Rule.TRUNCATED)
+        return ProtocolViolation(message, rule=Rule.TRUNCATED)
 
 
 async def error_body(response: httpx.Response) -> str:
