@@ -1427,3 +1427,17 @@ def test_a_blocks_deltas_after_its_first_skip_the_record_branch_until_something_
     starts, deltas, end = Kind.TEXT_START, Kind.TEXT_CONTENT, Kind.TEXT_END
     assert branched == [starts, deltas, deltas, end]
     assert [e.delta for e in only(events.drain(), TextMessageContentEvent)] == list("abcd")
+
+
+def test_a_result_after_the_calls_block_is_refused_pointing_at_ctx_tool_result() -> None:
+    ctx, events = new()
+    with ctx.tool_call("get_weather") as call:
+        call.args("{}")
+    with pytest.raises(
+        UsageError,
+        match=r"it has ended; give the result inside its `with` block, or answer it later with "
+        r"ctx\.tool_result\('r-call-1', \.\.\.\)",
+    ):
+        call.result("sunny")
+    ctx.tool_result(call.id, "sunny")
+    assert [event.type for event in events.drain()][-2:] == ["TOOL_CALL_END", "TOOL_CALL_RESULT"]

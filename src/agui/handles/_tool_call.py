@@ -132,7 +132,13 @@ class ToolCallHandle(Handle[S]):
 
         Text that is not valid Unicode is refused before anything is sent.
         """
-        self._check_open("result")
+        if not self._open:
+            message = (
+                f"cannot call result() on {self.describe()}: it has ended; give the result "
+                f"inside its `with` block, or answer it later with ctx.tool_result({self.id!r}, "
+                "...)"
+            )
+            raise UsageError(message)
         if type(content) is str:
             self._check_unicode(content, "the result given to {handle}")
             self._end_now()
