@@ -330,6 +330,21 @@ LOCAL_FORM_CASES: list[tuple[str, str, list[XmlPiece]]] = [
     ("braces in prose are text", "use {x} and {} here", [TextPiece("use {x} and {} here")]),
     ("a brace left open is text", "a {b", [TextPiece("a {b")]),
     (
+        "a brace in prose does not hide a call after it",
+        "A set like {a, b. " + WEATHER + " ok",
+        [TextPiece("A set like {a, b. "), WEATHER_CALL, TextPiece(" ok")],
+    ),
+    (
+        "a brace and a quote in prose do not hide a call after them",
+        'He said {"hi. ' + BARE,
+        [TextPiece('He said {"hi. '), WEATHER_CALL],
+    ),
+    (
+        "a bare call with NaN is still read as JSON",
+        '{"name": "f", "arguments": {"x": NaN, "y": -Infinity}}',
+        [ToolCallTag("f", '{"x":NaN,"y":-Infinity}')],
+    ),
+    (
         "a fenced code block is text",
         "```python\nprint({1: 2})\n```",
         [TextPiece("```python\nprint({1: 2})\n```")],
@@ -461,6 +476,26 @@ def test_any_split_of_any_text_gives_the_pieces_of_the_whole(text: str, cuts: li
 @given(text=st.text(alphabet=st.characters(exclude_characters="<{`"), max_size=50))
 def test_text_without_an_angle_bracket_brace_or_backtick_is_released_at_once(text: str) -> None:
     assert _normal(XmlStreamParser().feed(text)) == ([TextPiece(text)] if text else [])
+
+
+def test_a_brace_in_prose_is_released_as_soon_as_what_follows_cannot_be_json() -> None:
+    parser = XmlStreamParser()
+
+    assert _normal(parser.feed("Use {x} or {b")) == [TextPiece("Use {x} or {b")]
+    assert _normal(parser.feed(" and { ")) == [TextPiece(" and ")]
+
+
+def test_a_long_fenced_call_fed_in_small_deltas_is_read_whole() -> None:
+    # Each delta used to search the whole fence again, which made this test take half a minute
+    # (it takes well under a second now); how fast is the benchmarks' business, not a test's.
+    body = '```json\n{"name": "f", "arguments": {"q": "' + "x" * 300_000 + '"}}\n```'
+    parser = XmlStreamParser()
+
+    pieces = [
+        piece for start in range(0, len(body), 4) for piece in parser.feed(body[start : start + 4])
+    ]
+
+    assert pieces == [ToolCallTag("f", json.dumps({"q": "x" * 300_000}, separators=(",", ":")))]
 
 
 def test_only_the_suffix_that_could_still_become_a_tag_is_held_back() -> None:
@@ -781,6 +816,15 @@ def test_native_fragments_interleaved_by_index_assemble_into_whole_calls() -> No
             [ToolCallDelta(index=3, name="f", arguments="  "), ToolCallDelta(index=3, id="late")],
             [("late", "f", "{}")],
         ),
+        (
+            [
+                ToolCallDelta(index=0, id="a", name="f"),
+                ToolCallDelta(index=1, id="a", name="f"),
+                ToolCallDelta(index=0, arguments='{"x":1}'),
+                ToolCallDelta(index=1, arguments='{"x":2}'),
+            ],
+            [("a", "f", '{"x":1}'), ("a", "f", '{"x":2}')],
+        ),
     ],
     ids=[
         "a reused index with a new id is a new call",
@@ -788,6 +832,7 @@ def test_native_fragments_interleaved_by_index_assemble_into_whole_calls() -> No
         "neither index nor id: fragments continue the last call",
         "a repeated name is not appended",
         "blank arguments become an empty object and a late id is kept",
+        "one id at two indexes is two calls",
     ],
 )
 def test_native_fragments_are_merged_by_index_then_id_then_position(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import cast
 
 import pytest
@@ -13,7 +13,16 @@ from pydantic import BaseModel, JsonValue
 from agui import CancellationToken, RunAgentInput, RunContext, Tool, run
 from agui.agents import ToolLoopAgent, tool
 from agui.agents.dispatch import NativeDispatcher
-from agui.agents.models import Call, ChatMessage, ScriptedModel, Turn
+from agui.agents.models import (
+    Call,
+    ChatDelta,
+    ChatMessage,
+    FinishDelta,
+    ScriptedModel,
+    TextDelta,
+    ToolCallDelta,
+    Turn,
+)
 from agui.events import Event, RunErrorEvent, RunFinishedEvent, TextMessageContentEvent
 from agui.messages import (
     AssistantMessage,
@@ -351,6 +360,124 @@ def test_a_call_to_a_tool_nobody_has_gives_an_error_result_the_model_reads() -> 
     assert model.requests[1].messages[-1].is_error
 
 
+@pytest.mark.parametrize(
+    ("arguments", "problem"),
+    [
+        ('{"hotel":', "are not JSON (EOF while parsing a value at line 1 column 9)"),
+        ('["X"]', "must be a JSON object, not an array"),
+    ],
+    ids=["not json", "not an object"],
+)
+def test_a_client_tool_call_whose_arguments_are_not_an_object_goes_back_to_the_model(
+    arguments: str, problem: str
+) -> None:
+    model = ScriptedModel([Turn.tool_calls(Call("confirm_booking", arguments)), Turn.text("Oops.")])
+    agent = ToolLoopAgent(model)
+
+    events = asyncio.run(collect(agent, _input(tools=[CONFIRM])))
+
+    assert_valid(events)
+    assert _wire(events)[1:5] == _call(
+        "r1-call-1",
+        "confirm_booking",
+        arguments,
+        f"Error: the arguments of tool 'confirm_booking' {problem}",
+        parent="r1-turn-1",
+        result_id="r1-msg-1",
+    )
+    assert _wire(events)[-1] == _finished()
+    assert model.requests[1].messages[-1].is_error
+
+
+class _Replay:
+    """A model that answers the conversation holding N assistant turns with deltas N, as given."""
+
+    supports_native_tools = True
+
+    def __init__(self, *turns: Sequence[ChatDelta]) -> None:
+        self.turns = turns
+        self.requests: list[tuple[ChatMessage, ...]] = []
+
+    async def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        tools: Sequence[Tool] = (),  # noqa: ARG002 - the protocol's signature
+        stop: Sequence[str] = (),  # noqa: ARG002 - the protocol's signature
+    ) -> AsyncIterator[ChatDelta]:
+        self.requests.append(tuple(messages))
+        for delta in self.turns[sum(1 for m in messages if m.role == "assistant")]:
+            yield delta
+
+
+CUT_OFF = (
+    "the model's reply was cut off at its output token limit (finish reason 'length'); "
+    "raise the model's max_tokens to let it finish"
+)
+
+
+@pytest.mark.parametrize("name", ["get_weather", "confirm_booking"], ids=["backend", "client"])
+def test_a_call_cut_off_at_the_token_limit_is_not_run_and_the_model_is_told_why(name: str) -> None:
+    model = _Replay(
+        [
+            ToolCallDelta(index=0, id="c1", name="get_weather", arguments='{"location": "Nice"}'),
+            ToolCallDelta(index=1, id="c2", name=name, arguments='{"location": "Pa'),
+            FinishDelta("length"),
+        ],
+        [TextDelta("Nice is sunny."), FinishDelta("stop")],
+    )
+    agent = ToolLoopAgent(model, tools=[get_weather])
+
+    events = asyncio.run(collect(agent, _input(tools=[CONFIRM])))
+
+    assert_valid(events)
+    wire = _wire(events)
+    assert wire[1] == {
+        "type": "CUSTOM",
+        "name": "agui.warning",
+        "value": {"message": CUT_OFF, "reason": "length"},
+    }
+    results = [e["content"] for e in wire if e["type"] == "TOOL_CALL_RESULT"]
+    assert results == [
+        "Sunny, 24 C in Nice",
+        (
+            "Error: the reply was cut off at the output token limit inside the arguments of tool "
+            f"{name!r}; call it again with shorter arguments"
+        ),
+    ]
+    assert wire[-1] == _finished()
+    assert model.requests[1][-1].is_error
+
+
+@pytest.mark.parametrize(
+    ("reason", "message"),
+    [
+        ("length", CUT_OFF),
+        (
+            "content_filter",
+            (
+                "the provider's content filter stopped the model's reply "
+                "(finish reason 'content_filter')"
+            ),
+        ),
+        ("refusal", "the model refused to answer (finish reason 'refusal')"),
+    ],
+    ids=["length", "content filter", "refusal"],
+)
+def test_a_reply_cut_short_by_the_provider_finishes_with_a_warning_saying_why(
+    reason: str, message: str
+) -> None:
+    model = _Replay([TextDelta("The answer is"), FinishDelta(reason)])
+
+    events = asyncio.run(collect(ToolLoopAgent(model), _input()))
+
+    assert_valid(events)
+    assert _wire(events)[-2:] == [
+        {"type": "CUSTOM", "name": "agui.warning", "value": {"message": message, "reason": reason}},
+        _finished(),
+    ]
+
+
 # -- limits and failures -----------------------------------------------------------------------
 
 
@@ -588,6 +715,31 @@ def test_a_model_that_reuses_its_call_ids_gets_fresh_ones_and_the_run_stays_vali
     assert starts[0] == "call_0"
     assert starts[1] != "call_0"
     assert results == starts
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["assembled", "streamed"])
+def test_two_parallel_calls_sharing_one_id_both_run_under_distinct_ids(*, streamed: bool) -> None:
+    model = ScriptedModel(
+        [
+            Turn.tool_calls(
+                Call("get_weather", {"location": "Paris"}, id="call_0"),
+                Call("get_weather", {"location": "Rome"}, id="call_0"),
+            ),
+            Turn.text("Both sunny."),
+        ]
+    )
+    agent = ToolLoopAgent(
+        model, tools=[get_weather], dispatcher=NativeDispatcher(stream_tool_calls=streamed)
+    )
+
+    events = asyncio.run(collect(agent, _input()))
+
+    assert_valid(events)
+    results = [e for e in _wire(events) if e["type"] == "TOOL_CALL_RESULT"]
+    assert [e["content"] for e in results] == ["Sunny, 24 C in Paris", "Sunny, 24 C in Rome"]
+    assert results[0]["toolCallId"] == "call_0"
+    assert results[1]["toolCallId"] != "call_0"
+    assert not [e for e in events if e.type == "CUSTOM"]
 
 
 def test_a_model_call_id_the_history_holds_is_replaced() -> None:

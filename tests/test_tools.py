@@ -345,6 +345,43 @@ def test_a_tool_may_expose_its_exception_text_to_the_model() -> None:
     )
 
 
+def test_a_sync_tool_that_raises_stop_iteration_gives_an_error_result_instead_of_hanging() -> None:
+    @tool(expose_errors=True)
+    def first_match() -> str:
+        return next(iter([]))
+
+    async def main() -> ToolResult:
+        return await asyncio.wait_for(first_match.run({}), timeout=5)
+
+    assert asyncio.run(main()) == ToolResult(
+        "Error: the tool 'first_match' failed: RuntimeError: the tool raised StopIteration",
+        ok=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "error",
+    [KeyboardInterrupt(), SystemExit(3)],
+    ids=["keyboard interrupt", "system exit"],
+)
+def test_a_base_exception_in_a_sync_tool_is_not_swallowed(error: BaseException) -> None:
+    @tool
+    def stop() -> str:
+        raise error
+
+    with pytest.raises(type(error)):
+        _run(stop, {})
+
+
+def test_a_tool_that_is_cancelled_propagates_the_cancellation() -> None:
+    @tool
+    async def wait() -> str:
+        raise asyncio.CancelledError
+
+    with pytest.raises(asyncio.CancelledError):
+        _run(wait, {})
+
+
 def test_invalid_arguments_raised_by_the_tool_itself_are_a_result() -> None:
     @tool
     def picky() -> str:

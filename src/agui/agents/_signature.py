@@ -8,6 +8,9 @@ written, the docstring's `Args:` section as descriptions where the annotation gi
 parameter annotated `RunContext[...]` is not an argument: it is recorded so that the tool can be
 handed the run's context, and left out of the schema.
 
+A call's argument text is read into an object first (`parse_arguments`), the one check a
+client-side tool's call gets too, since the client parses what it is handed.
+
 Building it imports the annotations, so it happens once, on first use (`BackendTool` caches it),
 and fails with a `UsageError` that names the tool when the signature cannot have a schema.
 """
@@ -18,17 +21,19 @@ import dataclasses
 import inspect
 import re
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 
+import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema
 
 from agui.context import RunContext
-from agui.errors import UsageError
+from agui.errors import InvalidArguments, UsageError
+from agui.wire import json_kind
 
-__all__ = ["Signature", "build_signature"]
+__all__ = ["Signature", "build_signature", "parse_arguments"]
 
 _SECTIONS = re.compile(
     r"^(Args|Arguments|Parameters|Returns?|Raises|Yields?|Examples?|Notes?|Warnings?):\s*$"
@@ -128,3 +133,29 @@ def _read_docstring(doc: str) -> tuple[str, dict[str, str]]:
             elif current is not None:
                 documented[current] = f"{documented[current]} {line.strip()}".strip()
     return "\n".join(summary).strip(), documented
+
+
+def parse_arguments(
+    name: str, arguments: str | Mapping[str, JsonValue], *, call_id: str = ""
+) -> Mapping[str, JsonValue]:
+    """A call's arguments as an object (blank text is none); raises `InvalidArguments` if not one.
+
+    Examples:
+        >>> parse_arguments("f", '{"a": 1}')
+        {'a': 1}
+        >>> parse_arguments("f", "[1]")
+        Traceback (most recent call last):
+        ...
+        agui.errors.InvalidArguments: the arguments of tool 'f' must be a JSON object, not an array
+    """
+    where = f"the arguments of tool {name!r}"
+    if isinstance(arguments, str):
+        try:
+            arguments = pydantic_core.from_json(arguments or "{}")
+        except ValueError as error:
+            message = f"{where} are not JSON ({error})"
+            raise InvalidArguments(message, tool_call_id=call_id, tool_name=name) from None
+    if not isinstance(arguments, Mapping):
+        message = f"{where} must be a JSON object, not {json_kind(arguments)}"
+        raise InvalidArguments(message, tool_call_id=call_id, tool_name=name)
+    return arguments

@@ -11,7 +11,8 @@ reasoning, and complete tool calls, without waiting for the response to end.
 It is sans-IO: `feed(delta)` returns the pieces that are certain so far and `finish()` the rest.
 Text is released as soon as it cannot be the start of a call: a suffix that could still become
 an opening tag or a fence is held back, and so is a JSON object (or fenced block) until it
-closes, because only then is it known to be a call. A bare object or fenced block counts as a
+closes, because only then is it known to be a call; a brace followed by a character JSON cannot
+hold outside its strings is prose, and text at once. A bare object or fenced block counts as a
 call only when it has a `"name"` string and an `"arguments"` (or `"parameters"`) member, so a
 plain JSON answer stays text. Inside a call the closing tag counts only outside JSON strings, so
 `{"q": "</tool_call>"}` stays one call. A tag whose JSON does not make a call becomes a
@@ -52,6 +53,8 @@ _OPENERS = (TOOL_OPEN, THINK_OPEN, FENCE, "{")
 _FUNCTION = re.compile(r"<function=([A-Za-z0-9_.:-]+)>")
 _FUNCTION_PENDING = re.compile(r"<function=[A-Za-z0-9_.:-]*\Z")
 _LANGUAGE = re.compile(r"[A-Za-z0-9_+-]*\n")
+# All JSON may hold outside its strings (Python's json also reads NaN and Infinity).
+_JSON_CHARS = frozenset(" \t\n\r{}[]:,+-.0123456789eE" + "truefalsnull" + "NaNInfinity")
 
 Mode = Literal["text", "think", "call", "function", "fence", "bare"]
 
@@ -202,8 +205,10 @@ class XmlStreamParser:
         return False
 
     def _step_fence(self, out: list[XmlPiece]) -> bool:
-        index = self._buffer.find(FENCE)
+        index = self._buffer.find(FENCE, self._scan)
         if index < 0:
+            # Searched once: only a fence split across deltas can start in the last two.
+            self._scan = max(0, len(self._buffer) - len(FENCE) + 1)
             return False
         body = self._buffer[:index]
         _add_all(out, _loose_calls(FENCE + body + FENCE, _fenced(body)))
@@ -218,6 +223,12 @@ class XmlStreamParser:
             index += 1
             if self._string_char(char):
                 continue
+            if char not in _JSON_CHARS:
+                # Prose, not JSON: the brace is text, and what follows it is read afresh.
+                _add(out, TextPiece(buffer[:1]))
+                self._buffer = buffer[1:]
+                self._enter("text")
+                return True
             if char in "{}":
                 self._depth += 1 if char == "{" else -1
                 if self._depth == 0:

@@ -10,9 +10,13 @@ and handles the turn's tool calls one at a time:
   success with `pendingToolCallIds`, and the client's result arrives with the next request;
 - a tool marked `requires_approval` is not run: its call is ended and the run finishes with an
   `Interrupt` (id `"approve-" + call id`, so a stateless server recognises it next time);
-- any other name gets an error result the model can read.
+- any other name gets an error result the model can read, and so does a client tool's call
+  whose arguments are not a JSON object, or any call the token limit cut off (finish reason
+  `length`) inside its arguments.
 
 It loops until the model stops calling tools, or fails the run after `max_turns` model calls.
+A reply the provider cut short (`length`, `content_filter`, `refusal`) is reported as an
+`agui.warning` CUSTOM event.
 After each model chunk it writes, and before each tool call, it awaits `ctx.writable()`: a
 client that stops reading stops the loop, and the model's stream with it, at the high-water
 mark of `asgi_app(max_buffered_bytes=...)`.
@@ -30,6 +34,7 @@ human-in-the-loop guide states the whole contract.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncGenerator, AsyncIterable, Callable, Iterable, Sequence
 from typing import TypeVar
 
@@ -44,6 +49,7 @@ from agui.agents._approval import (
     interrupt,
     settle_approvals,
 )
+from agui.agents._signature import parse_arguments
 from agui.agents.dispatch import (
     AssistantTurn,
     CallResult,
@@ -54,9 +60,9 @@ from agui.agents.dispatch import (
 )
 from agui.agents.models.base import ChatMessage, ChatModel
 from agui.agents.tools import BackendTool, Toolbox, ToolResult
-from agui.agents.turn import TurnWriter, own_call_id
+from agui.agents.turn import TurnWriter, emit_warning, own_call_id
 from agui.context import RunContext
-from agui.errors import AgentError
+from agui.errors import AgentError, InvalidArguments
 from agui.messages import Message
 from agui.types import (
     Context,
@@ -140,6 +146,7 @@ class ToolLoopAgent:
         for turn_number in range(1, self.max_turns + 1):
             turn = await ctx.until_cancelled(self._ask_model(ctx, messages, specs, turn_number))
             _add_usage(ctx, turn.usage)
+            _warn_cut_short(ctx, turn.finish_reason)
             if not turn.calls:
                 return None
             outcome, results = await self._handle_calls(ctx, turn)
@@ -192,16 +199,21 @@ class ToolLoopAgent:
         for call in turn.calls:
             await ctx.writable()
             backend = self.toolbox.get(call.name)
-            if backend is None and ctx.tool(call.name) is not None:
+            client = backend is None and ctx.tool(call.name) is not None
+            refused = _refused(call, turn.finish_reason, client=client)
+            if client and refused is None:
                 self._open_and_end(ctx, call, turn.message_id)
                 left_to_client = True
             elif (
-                backend is not None and backend.requires_approval and fits(backend, call.arguments)
+                refused is None
+                and backend is not None
+                and backend.requires_approval
+                and fits(backend, call.arguments)
             ):
                 call_id = self._open_and_end(ctx, call, turn.message_id)
                 interrupts.append(interrupt(call_id, call.arguments, backend))
             else:
-                results.append(await self._execute(ctx, call, backend, turn.message_id))
+                results.append(await self._execute(ctx, call, backend, turn.message_id, refused))
         if interrupts:
             return RunOutcome.interrupt(interrupts), results
         if left_to_client:
@@ -224,16 +236,17 @@ class ToolLoopAgent:
         call: ParsedCall,
         backend: BackendTool[..., object] | None,
         parent: str | None,
+        refused: ToolResult | None,
     ) -> CallResult:
         if call.started and call.id is not None:
-            result = await ctx.until_cancelled(self._result(ctx, call, backend, call.id))
+            result = await ctx.until_cancelled(self._result(ctx, call, backend, call.id, refused))
             ctx.tool_result(call.id, result.content)
             return CallResult(call.id, call.name, call.arguments, result)
         with ctx.tool_call(
             call.name, call_id=own_call_id(ctx, call.id), parent_message_id=parent
         ) as handle:
             handle.args(call.arguments)
-            result = await ctx.until_cancelled(self._result(ctx, call, backend, handle.id))
+            result = await ctx.until_cancelled(self._result(ctx, call, backend, handle.id, refused))
             handle.result(result.content)
         return CallResult(handle.id, call.name, call.arguments, result)
 
@@ -243,7 +256,10 @@ class ToolLoopAgent:
         call: ParsedCall,
         backend: BackendTool[..., object] | None,
         call_id: str,
+        refused: ToolResult | None,
     ) -> ToolResult:
+        if refused is not None:
+            return refused
         if backend is not None:
             return await backend.run(call.arguments, ctx=ctx, call_id=call_id)
         names = ", ".join(spec.name for spec in self._specs(ctx)) or "none"
@@ -256,6 +272,46 @@ async def _paced(ctx: RunContext[S], stream: AsyncIterable[T]) -> AsyncGenerator
     async for chunk in stream:
         yield chunk
         await ctx.writable()
+
+
+def _refused(call: ParsedCall, finish_reason: str | None, *, client: bool) -> ToolResult | None:
+    """The error result of a call that must neither run nor reach the client, if it is one."""
+    if finish_reason == "length":
+        try:
+            json.loads(call.arguments or "{}")
+        except ValueError:
+            content = (
+                "Error: the reply was cut off at the output token limit inside the arguments "
+                f"of tool {call.name!r}; call it again with shorter arguments"
+            )
+            return ToolResult(content, ok=False)
+    if client:
+        # A client parses the arguments it is handed; text that is no object is the model's
+        # mistake, for the model to fix.
+        try:
+            parse_arguments(call.name, call.arguments)
+        except InvalidArguments as error:
+            return ToolResult(f"Error: {error}", ok=False)
+    return None
+
+
+_CUT_SHORT = {
+    "length": (
+        "the model's reply was cut off at its output token limit (finish reason 'length'); "
+        "raise the model's max_tokens to let it finish"
+    ),
+    "content_filter": (
+        "the provider's content filter stopped the model's reply (finish reason 'content_filter')"
+    ),
+    "refusal": "the model refused to answer (finish reason 'refusal')",
+}
+
+
+def _warn_cut_short(ctx: RunContext[S], finish_reason: str | None) -> None:
+    # Otherwise a cut-off or empty reply finishes the run as if the model had said all it meant.
+    message = _CUT_SHORT.get(finish_reason or "")
+    if message is not None:
+        emit_warning(ctx, message, reason=finish_reason)
 
 
 def _context_text(context: Sequence[Context]) -> str:

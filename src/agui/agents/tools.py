@@ -33,12 +33,11 @@ import pydantic_core
 from pydantic import BaseModel, JsonValue, ValidationError
 from typing_extensions import ParamSpec, Self
 
-from agui.agents._signature import Signature, build_signature
+from agui.agents._signature import Signature, build_signature, parse_arguments
 from agui.context import RunContext
 from agui.errors import AguiError, InvalidArguments, UsageError
 from agui.patch import escape_pointer_token
 from agui.types import Tool
-from agui.wire import json_kind
 
 __all__ = ["BackendTool", "ToolResult", "Toolbox", "tool"]
 
@@ -179,15 +178,7 @@ class BackendTool(Generic[P, R_co]):
         Raises `InvalidArguments` listing every field that does not fit.
         """
         where = f"the arguments of tool {self.name!r}"
-        if isinstance(arguments, str):
-            try:
-                arguments = pydantic_core.from_json(arguments or "{}")
-            except ValueError as error:
-                message = f"{where} are not JSON ({error})"
-                raise InvalidArguments(message, tool_call_id=call_id, tool_name=self.name) from None
-        if not isinstance(arguments, Mapping):
-            message = f"{where} must be a JSON object, not {json_kind(arguments)}"
-            raise InvalidArguments(message, tool_call_id=call_id, tool_name=self.name)
+        arguments = parse_arguments(self.name, arguments, call_id=call_id)
         signature = self._sig()
         try:
             model = signature.model.model_validate(arguments)
@@ -261,7 +252,7 @@ class BackendTool(Generic[P, R_co]):
         if inspect.iscoroutinefunction(fn) or signature.context is not None:
             result = fn(*positional, **keywords)
         else:
-            result = await asyncio.to_thread(fn, *positional, **keywords)
+            result = await asyncio.to_thread(_call_in_thread, fn, *positional, **keywords)
         if inspect.isawaitable(result):
             result = await typing.cast("Awaitable[object]", result)
         return result
@@ -375,6 +366,16 @@ class Toolbox:
 
     def __len__(self) -> int:
         return len(self._tools)
+
+
+def _call_in_thread(fn: Callable[..., object], /, *args: object, **kwargs: object) -> object:
+    try:
+        return fn(*args, **kwargs)
+    except StopIteration as error:
+        # An asyncio future refuses a StopIteration, so the await would never end; Python turns
+        # one leaving an async tool into a RuntimeError the same way (PEP 479).
+        message = "the tool raised StopIteration"
+        raise RuntimeError(message) from error
 
 
 def _is_tool(item: object) -> bool:

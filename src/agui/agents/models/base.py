@@ -268,8 +268,9 @@ class ToolCallAssembler:
     """Merges streamed fragments into calls: by index, else by id, else onto the last call.
 
     A fragment with a known index continues that call, unless it brings a different id (some
-    servers reuse an index for the next call); one with neither index nor id continues the
-    last call. A call keeps its first id and name; argument text is appended, never parsed.
+    servers reuse an index for the next call); one without an index follows its id; one with
+    neither continues the last call. Two indexes are two calls, even under one id. A call keeps
+    its first id and name; argument text is appended, never parsed.
 
     Examples:
         >>> calls = ToolCallAssembler()
@@ -307,7 +308,9 @@ class ToolCallAssembler:
                 if delta.id and call.id and delta.id != call.id:
                     return None
                 return call
-            if delta.id and call.id == delta.id:
+            # An id joins a call only where no index says otherwise: some models give
+            # parallel calls one id, and each index is still a call of its own.
+            if delta.id and call.id == delta.id and None in (delta.index, call.index):
                 return call
         if delta.index is None and not delta.id and self.calls:
             return self.calls[-1]
