@@ -16,7 +16,7 @@ import textwrap
 from typing import Any, TextIO
 
 from agui.cli._capture import Finding, run_input
-from agui.cli._main import fail
+from agui.cli._main import fail, seconds_of
 from agui.messages import AssistantMessage
 from agui.types import RunAgentInput
 
@@ -76,11 +76,7 @@ def add_request_options(parser: argparse.ArgumentParser) -> None:
 
 def _timeout(text: str) -> float:
     """A timeout from the command line: more than 0 seconds, and at most a day."""
-    try:
-        seconds = float(text)
-    except ValueError:
-        message = f"invalid number of seconds: {text!r}"
-        raise argparse.ArgumentTypeError(message) from None
+    seconds = seconds_of(text)
     # A socket cannot wait much longer than 292 years; no read is worth more than a day.
     if not 0 < seconds <= _LONGEST_TIMEOUT:  # nan fails both comparisons
         message = (

@@ -37,6 +37,7 @@ __all__ = [
     "Parser",
     "fail",
     "main",
+    "seconds_of",
     "statuses",
 ]
 
@@ -203,3 +204,15 @@ def _discard_stdout() -> None:
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, descriptor)
     os.close(null)
+
+
+def seconds_of(text: str) -> float:
+    """The number an option's text gives, for a time in seconds; argparse's error if none.
+
+    Each option then says which range it takes (`--timeout`, `--grace`).
+    """
+    try:
+        return float(text)
+    except ValueError:
+        message = f"invalid number of seconds: {text!r}"
+        raise argparse.ArgumentTypeError(message) from None

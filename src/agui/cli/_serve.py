@@ -26,7 +26,7 @@ from urllib.parse import quote
 from agui.asgi import BODY_TIMEOUT, LOOPBACK_HOSTS, MAX_BODY_BYTES, Receive, Scope, Send, asgi_app
 from agui.asgi._routes import parse_route
 from agui.asgi._server import KEEPALIVE_TIMEOUT, LIMITS, MAX_HEADER_BYTES, graceful_server, listen
-from agui.cli._main import EXIT_OK, fail, statuses
+from agui.cli._main import EXIT_OK, fail, seconds_of, statuses
 from agui.cli._targets import load_agent, load_state_type
 from agui.context import RunContext
 from agui.errors import TargetError, UsageError
@@ -129,11 +129,7 @@ def add_serve(commands: Commands) -> None:
 
 def _seconds(text: str) -> float:
     """A duration from the command line: zero or more seconds."""
-    try:
-        seconds = float(text)
-    except ValueError:
-        message = f"invalid number of seconds: {text!r}"
-        raise argparse.ArgumentTypeError(message) from None
+    seconds = seconds_of(text)
     if not 0 <= seconds < math.inf:
         message = f"{text} is not a duration: give zero or more seconds"
         raise argparse.ArgumentTypeError(message)
