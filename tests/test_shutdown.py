@@ -226,7 +226,7 @@ def test_a_plain_uvicorn_past_its_graceful_timeout_still_ends_the_stream(
     assert any("timeout graceful shutdown exceeded" in r.getMessage() for r in caplog.records)
 
 
-def test_an_agent_that_ignores_the_shutdowns_cancellation_is_logged_as_left_running(
+def test_an_agent_that_ignores_the_shutdowns_cancellation_is_logged_and_its_stream_ended(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     ignored = threading.Event()
@@ -239,6 +239,7 @@ def test_an_agent_that_ignores_the_shutdowns_cancellation_is_logged_as_left_runn
             ignored.set()  # and carries on, for longer than the grace period
             await asyncio.sleep(3)
 
+    ended: list[list[dict[str, Any]]] = []
     with (
         caplog.at_level(logging.ERROR, logger="agui.asgi"),
         serving(asgi_app(agent, cancel_grace=0.5)) as url,
@@ -246,11 +247,13 @@ def test_an_agent_that_ignores_the_shutdowns_cancellation_is_logged_as_left_runn
         port = urlsplit(url).port
         assert port is not None
         sock, answer = open_stream(port, "run-1")
-        reader = threading.Thread(target=lambda: read_to_end(sock, answer), daemon=True)
+        reader = threading.Thread(target=lambda: ended.append(read_to_end(sock, answer)))
         reader.start()
     reader.join(WAIT_SECONDS)
 
     assert ignored.is_set()
+    assert [event["type"] for event in ended[0]][-2:] == ["TEXT_MESSAGE_END", "RUN_ERROR"]
+    assert ended[0][-1]["code"] == "RUN_ABANDONED"
     logged = [r.getMessage() for r in caplog.records if r.name == "agui.asgi"]
     assert logged == [
         (
@@ -258,6 +261,58 @@ def test_an_agent_that_ignores_the_shutdowns_cancellation_is_logged_as_left_runn
             "for 0.5 s; it is left running"
         )
     ]
+
+
+def test_a_run_that_ignores_the_shutdown_and_loses_its_client_gets_no_frame_of_the_endpoints(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.say("working")
+        ctx.say("more")  # its send hangs, then fails: the client is gone
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            await asyncio.sleep(0.6)  # ignored, for longer than the grace period
+
+    async def main() -> list[bytes]:
+        parts: list[bytes] = []
+        incoming: list[Message] = [{"type": "http.request", "body": request_body("run-1")}]
+        never, hanging, release = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+        async def receive() -> Message:
+            if incoming:
+                return incoming.pop()
+            await never.wait()
+            return {"type": "http.disconnect"}  # pragma: no cover - the task is cancelled first
+
+        async def send(message: Message) -> None:
+            body = message.get("body", b"")
+            if b'"more"' in body:
+                hanging.set()
+                await release.wait()
+                raise OSError("the client went away")  # noqa: EM101, TRY003 - a fake transport
+            parts.append(body)
+
+        headers = [(b"content-type", b"application/json")]
+        scope = {"type": "http", "method": "POST", "path": "/", "headers": headers}
+        task = asyncio.ensure_future(asgi_app(agent, cancel_grace=0.2)(scope, receive, send))
+        await hanging.wait()
+        task.cancel()  # as a server does at its graceful timeout
+        await asyncio.sleep(0.05)
+        release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return parts
+
+    with caplog.at_level(logging.ERROR, logger="agui.asgi"):
+        parts = asyncio.run(main())
+
+    assert not any(b"RUN_ERROR" in part for part in parts)
+    logged = [r.getMessage() for r in caplog.records if r.name == "agui.asgi"]
+    assert logged[0] == (
+        "run task 'agui run run-1' ignored being cancelled (the server is shutting down) "
+        "for 0.2 s; it is left running"
+    )
 
 
 def test_a_graceful_server_ends_the_runs_before_uvicorn_waits_on_their_connections(

@@ -31,6 +31,7 @@ from agui.asgi._encoding import Encoding
 from agui.asgi._writer import Outcome, Writer, try_send
 from agui.cancellation import CancellationToken
 from agui.context import RunContext
+from agui.events import RunErrorEvent
 from agui.runner import AgentLike, drive
 from agui.sink import HARD_LIMIT, HIGH_WATER, EventReceiver
 from agui.transform import Transformer
@@ -57,6 +58,11 @@ TransformerFactory = Callable[[], Sequence[Transformer]]
 _log = logging.getLogger("agui.asgi")
 _SHUTDOWN = "the server is shutting down"
 _IGNORED = "run task %r ignored being cancelled (%s) for %.1f s; it is left running"
+_END_MARGIN = 0.5  # seconds past the grace period for a stream to write the end of its run
+_ABANDONED = RunErrorEvent(
+    message="the server shut down, and the run did not stop when it was cancelled",
+    code="RUN_ABANDONED",
+)
 
 
 class Streamer(Generic[S]):
@@ -100,7 +106,8 @@ class Streamer(Generic[S]):
         """Cancel the runs in flight and the detached ones; wait for their streams to end.
 
         Each stream ends with its terminal event (`RUN_FINISHED`, outcome `cancelled`); the
-        wait lasts at most the grace period.
+        wait lasts at most the grace period, and a moment more for the stream of a run that
+        ignored its cancellation to write the `RUN_ERROR` that ends it.
         """
         live = list(self._live.items())
         for run, (token, _) in live:
@@ -110,7 +117,7 @@ class Streamer(Generic[S]):
             task.cancel()
         waits: list[asyncio.Future[None]] = [*tasks, *(ended for _, (_, ended) in live)]
         if waits:
-            await asyncio.wait(waits, timeout=self._grace)
+            await asyncio.wait(waits, timeout=self._grace + _END_MARGIN)
 
     async def stream(
         self,
@@ -159,16 +166,14 @@ class Streamer(Generic[S]):
         watchers = {asyncio.create_task(wait_disconnect(receive))}
         if self._keepalive is not None and encoding.pings:
             watchers.add(asyncio.create_task(writer.ping(self._keepalive)))
+        abandoned = False
         try:
             await asyncio.wait({pumping, *watchers}, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
             # The server cancelled this connection (a shutdown past its graceful timeout): end
             # the run, and give its stream the grace period to carry the terminal event out;
             # the cancellation then goes on, as the server (or a timeout around it) expects.
-            _shut_down(run, token)
-            await asyncio.wait({pumping, run}, timeout=self._grace)
-            if not run.done():
-                _log.error(_IGNORED, run.get_name(), _SHUTDOWN, self._grace)
+            abandoned = await self._end_at_shutdown(run, token, pumping, (send, encoding))
             raise
         finally:
             for task in (pumping, *watchers):
@@ -178,9 +183,11 @@ class Streamer(Generic[S]):
             for watcher in watchers:
                 if not watcher.cancelled() and (error := watcher.exception()) is not None:
                     _log.error("watching the client failed; treating it as gone", exc_info=error)
-            if outcome != "gone":
+            if outcome != "gone" or abandoned:
                 await try_send(send, {"type": "http.response.body", "body": b""})
-            if outcome == "done":
+            if abandoned:
+                pass  # cancelled, waited for and logged already; the stream has its end
+            elif outcome == "done":
                 await asyncio.wait({run})
                 log_failure(run)
             elif outcome == "broken":
@@ -188,6 +195,33 @@ class Streamer(Generic[S]):
                 await self._cancel(run, token, "an event could not be serialized")
             else:
                 await self._client_gone(run, token, ctx.receiver, run_input)
+
+    async def _end_at_shutdown(
+        self,
+        run: asyncio.Task[None],
+        token: CancellationToken,
+        pumping: asyncio.Task[Outcome],
+        channel: tuple[Send, Encoding],
+    ) -> bool:
+        """Cancel the run for a shutdown; whether it ignored that, and its stream was ended here.
+
+        A run that is still going after the grace period will never write its terminal event,
+        so the stream gets a `RUN_ERROR` of its own: the client learns the run is lost, rather
+        than reading a stream cut short.
+        """
+        _shut_down(run, token)
+        await asyncio.wait({pumping, run}, timeout=self._grace)
+        if run.done():
+            return False
+        _log.error(_IGNORED, run.get_name(), _SHUTDOWN, self._grace)
+        if pumping.done():  # the client is gone, or the stream broke: nobody to tell
+            return False
+        pumping.cancel()
+        await asyncio.wait({pumping})
+        send, encoding = channel
+        frame = encoding.frame(_ABANDONED)
+        await try_send(send, {"type": "http.response.body", "body": frame, "more_body": True})
+        return True
 
     def _new_chain(self) -> Sequence[Transformer]:
         return () if self._transformers is None else self._transformers()
