@@ -269,6 +269,15 @@ UNREADABLE = (
     "Error: the answer to this call's approval (a {source}) could not be read as one, so the "
     "call was declined; the tool did not run."
 )
+UNREADABLE_WARNING = (
+    "declined a call: its approval answer (a {source}) is unreadable; an answer is an object "
+    'with a boolean "approved" and, to change the call, an object "editedArgs"; send one of '
+    "that shape"
+)
+IGNORED_WARNING = (
+    "ignored a resume entry: no open approval has its interrupt id (the call is settled, was "
+    "moved past, or its tool is gone); answer only the interrupts the last run finished with"
+)
 
 
 @pytest.mark.parametrize(
@@ -289,11 +298,80 @@ def test_a_resume_payload_the_agent_cannot_read_declines_and_the_run_says_so(
     warning, result = _wire(second)[1:3]
     assert (warning["type"], warning["name"]) == ("CUSTOM", "agui.warning")
     assert warning["value"] == {
-        "message": "declined a call: its approval answer (a resume) is unreadable",
+        "message": UNREADABLE_WARNING.format(source="resume"),
         "id": "approve-r1-call-1",
     }
     assert result["content"] == UNREADABLE.format(source="resume")
     assert after.messages[-1].content == "Not booked."
+
+
+@pytest.mark.parametrize("edited", ["Savoy", ["Savoy"], 3], ids=["a string", "a list", "a number"])
+def test_edited_arguments_that_are_not_an_object_decline_rather_than_run_the_call_as_written(
+    edited: JsonValue,
+) -> None:
+    agent = _agent()
+    first, before = _first(agent)
+
+    second, after = _second(agent, before, _resolved({"approved": True, "editedArgs": edited}))
+
+    _assert_valid_resumed(first, second)
+    assert BOOKED == []
+    warning, result = _wire(second)[1:3]
+    assert warning["value"] == {
+        "message": UNREADABLE_WARNING.format(source="resume"),
+        "id": "approve-r1-call-1",
+    }
+    assert result["content"] == UNREADABLE.format(source="resume")
+    assert after.messages[-1].content == "Not booked."
+
+
+def test_null_edited_arguments_mean_no_edits_and_run_the_call_as_written() -> None:
+    agent = _agent()
+    first, before = _first(agent)
+
+    second, _ = _second(agent, before, _resolved({"approved": True, "editedArgs": None}))
+
+    _assert_valid_resumed(first, second)
+    assert BOOKED == ["Ritz"]
+
+
+@pytest.mark.parametrize(
+    "verdicts", [(True, False), (False, True)], ids=["approve first", "decline first"]
+)
+def test_resume_entries_that_disagree_on_one_interrupt_decline_the_call_and_say_so(
+    verdicts: tuple[bool, bool],
+) -> None:
+    agent = _agent()
+    first, before = _first(agent)
+    entries = [_resolved({"approved": verdict}) for verdict in verdicts]
+
+    second, after = _second(agent, before, *entries)
+
+    _assert_valid_resumed(first, second)
+    assert BOOKED == []
+    warning, result = _wire(second)[1:3]
+    assert warning["value"] == {
+        "message": (
+            "declined a call: its interrupt has resume entries that disagree; an interrupt "
+            "takes one answer; send one entry for it"
+        ),
+        "id": "approve-r1-call-1",
+    }
+    assert result["content"] == UNREADABLE.format(source="resume")
+    assert after.messages[-1].content == "Not booked."
+
+
+def test_the_same_resume_entry_sent_twice_settles_the_call_once() -> None:
+    agent = _agent()
+    first, before = _first(agent)
+    approve: JsonValue = {"approved": True, "editedArgs": {"nights": 3, "hotel": "Savoy"}}
+    reordered: JsonValue = {"editedArgs": {"hotel": "Savoy", "nights": 3}, "approved": True}
+
+    second, _ = _second(agent, before, _resolved(approve), _resolved(reordered))
+
+    _assert_valid_resumed(first, second)
+    assert BOOKED == ["Savoy"]
+    assert "CUSTOM" not in [event.type for event in second]
 
 
 def test_edited_arguments_the_tool_refuses_give_an_error_result() -> None:
@@ -319,7 +397,7 @@ def test_an_answer_to_no_open_interrupt_is_ignored_with_a_warning() -> None:
     warning = _wire(second)[1]
     assert (warning["type"], warning["name"]) == ("CUSTOM", "agui.warning")
     assert warning["value"] == {
-        "message": "ignored a resume entry for no open interrupt",
+        "message": IGNORED_WARNING,
         "id": "approve-nothing",
     }
     assert BOOKED == ["Ritz"]
@@ -563,7 +641,7 @@ def test_a_tool_message_the_agent_cannot_read_declines_says_so_and_never_asks_ag
     assert BOOKED == []
     warning = _wire(second)[1]
     assert warning["value"] == {
-        "message": "declined a call: its approval answer (a tool message) is unreadable",
+        "message": UNREADABLE_WARNING.format(source="tool message"),
         "id": "approve-r1-call-1",
     }
     assert _wire(second)[2]["content"] == UNREADABLE.format(source="tool message")
@@ -588,7 +666,7 @@ def test_a_settled_call_is_not_run_again_by_a_resume_entry_sent_twice() -> None:
     assert _results(third) == []
     warning = _wire(third)[1]
     assert warning["value"] == {
-        "message": "ignored a resume entry for no open interrupt",
+        "message": IGNORED_WARNING,
         "id": "approve-r1-call-1",
     }
     # The placeholder stays out of what the model reads in every later request.

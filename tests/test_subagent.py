@@ -360,6 +360,46 @@ def test_a_subagent_cannot_send_the_runs_own_boundaries() -> None:
         sub.emit(RunFinishedEvent(thread_id="t", run_id="r"))
 
 
+@pytest.mark.parametrize(
+    "end",
+    [
+        SubagentFinishedEvent(subagent_run_id="r-sub-1"),
+        SubagentErrorEvent(subagent_run_id="r-sub-1", message="gave up"),
+    ],
+    ids=["finished", "error"],
+)
+def test_a_subagent_cannot_send_its_own_end_through_its_handle(end: Event) -> None:
+    ctx, _ = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+
+    with (
+        pytest.raises(UsageError, match=r"call finish\(result=\.\.\.\) or leave the block"),
+        ctx.subagent("rogue") as sub,
+    ):
+        sub.emit(end)
+
+    events = ctx.receiver.drain()
+    assert tags(events) == [("SUBAGENT_STARTED", "r-sub-1"), ("SUBAGENT_ERROR", "r-sub-1")]
+    assert_whole(events)
+    assert ctx.open_handles == ()
+
+
+def test_a_subagent_may_send_the_end_of_an_invocation_it_started_by_hand() -> None:
+    ctx, _ = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+
+    with ctx.subagent("a") as sub:
+        sub.emit(SubagentStartedEvent(subagent_run_id="x", name="b", parent_subagent_run_id=sub.id))
+        sub.emit(SubagentFinishedEvent(subagent_run_id="x"))
+
+    events = ctx.receiver.drain()
+    assert tags(events) == [
+        ("SUBAGENT_STARTED", "r-sub-1"),
+        ("SUBAGENT_STARTED", "x"),
+        ("SUBAGENT_FINISHED", "x"),
+        ("SUBAGENT_FINISHED", "r-sub-1"),
+    ]
+    assert_whole(events)
+
+
 def test_an_event_already_tagged_keeps_its_tag() -> None:
     ctx, _ = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
 

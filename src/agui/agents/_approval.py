@@ -22,8 +22,9 @@ this order (the agent's memory is the history, so each rule reads the history al
 4. **Neither**: the call is still open, and the run ends with the same interrupt again without
    acting. A call the user moved past (it precedes the last user message) is abandoned.
 
-An answer that cannot be read (a payload that is no object, an `approved` that is no boolean, a
-tool's output) declines: the tool does not run, the run says so with an `agui.warning`, and the
+An answer that cannot be read (a payload that is no object, an `approved` that is no boolean, an
+`editedArgs` that is no object, a tool's output, resume entries for one interrupt that disagree)
+declines: the tool does not run, the run says so with an `agui.warning`, and the
 result says why. The answer is sent as `TOOL_CALL_RESULT` against the original call with the id
 of rule 1, so the next request finds the call settled and nothing loops.
 
@@ -167,6 +168,8 @@ def approval_answer(ctx: RunContext[S], tool_call_id: str) -> ApprovalAnswer | N
         True
     """
     entry = ctx.resume_for(approval_interrupt_id(tool_call_id))
+    if entry is not None and _conflicting(ctx, entry.interrupt_id):
+        return ApprovalAnswer("unreadable", "resume")
     if entry is not None:
         if entry.status == "cancelled":
             return ApprovalAnswer("cancelled", "resume")
@@ -178,6 +181,16 @@ def approval_answer(ctx: RunContext[S], tool_call_id: str) -> ApprovalAnswer | N
         if isinstance(m, ToolMessage) and m.tool_call_id == tool_call_id and m.id != settled
     ]
     return _read(_payload(answers[-1]), "tool message") if answers else None
+
+
+def _conflicting(ctx: RunContext[S], interrupt_id: str) -> bool:
+    """Whether the resume entries for `interrupt_id` disagree (an entry sent twice does not)."""
+    answers = {
+        json.dumps([entry.status, entry.payload], sort_keys=True)
+        for entry in ctx.resume
+        if entry.interrupt_id == interrupt_id
+    }
+    return len(answers) > 1
 
 
 def _payload(message: ToolMessage) -> JsonValue:
@@ -200,8 +213,12 @@ def _read(payload: JsonValue, source: Literal["resume", "tool message"]) -> Appr
     if payload["approved"] is False:
         return ApprovalAnswer("declined", source)
     edited = payload.get("editedArgs")
-    arguments = json.dumps(edited, separators=(",", ":")) if isinstance(edited, dict) else ""
-    return ApprovalAnswer("approved", source, arguments)
+    if edited is None:
+        return ApprovalAnswer("approved", source)
+    if not isinstance(edited, dict):
+        # Running the call as written would ignore the change the person asked for.
+        return ApprovalAnswer("unreadable", source)
+    return ApprovalAnswer("approved", source, json.dumps(edited, separators=(",", ":")))
 
 
 async def settle_approvals(
@@ -213,7 +230,11 @@ async def settle_approvals(
     known = {approval_interrupt_id(call.id) for call, _ in approvals}
     for entry in ctx.resume:
         if entry.interrupt_id not in known:
-            message = "ignored a resume entry for no open interrupt"
+            message = (
+                "ignored a resume entry: no open approval has its interrupt id (the call is "
+                "settled, was moved past, or its tool is gone); answer only the interrupts "
+                "the last run finished with"
+            )
             emit_warning(ctx, message, id=entry.interrupt_id)
     answered = [
         (call, backend, answer)
@@ -282,8 +303,8 @@ async def _settle(
         result = await backend.run(call.function.arguments, ctx=ctx, call_id=call.id)
     else:
         if answer.verdict == "unreadable":
-            message = f"declined a call: its approval answer (a {answer.source}) is unreadable"
-            emit_warning(ctx, message, id=approval_interrupt_id(call.id))
+            interrupt_id = approval_interrupt_id(call.id)
+            emit_warning(ctx, _unreadable(ctx, interrupt_id, answer.source), id=interrupt_id)
         result = ToolResult(answer.refusal, ok=False)
     message_id = ctx.tool_result(call.id, result.content, message_id=approval_result_id(call.id))
     settled = ToolMessage(
@@ -293,6 +314,20 @@ async def _settle(
         error=None if result.ok else result.content,
     )
     return _with_result(history, call, settled)
+
+
+def _unreadable(ctx: RunContext[S], interrupt_id: str, source: str) -> str:
+    """Why an answer declined its call, and how to send one the agent can act on."""
+    if _conflicting(ctx, interrupt_id):
+        return (
+            "declined a call: its interrupt has resume entries that disagree; an interrupt "
+            "takes one answer; send one entry for it"
+        )
+    return (
+        f"declined a call: its approval answer (a {source}) is unreadable; an answer is an "
+        'object with a boolean "approved" and, to change the call, an object "editedArgs"; '
+        "send one of that shape"
+    )
 
 
 def fits(backend: BackendTool[..., object], arguments: str) -> bool:
