@@ -383,6 +383,31 @@ def test_a_subagent_cannot_send_its_own_end_through_its_handle(end: Event) -> No
     assert ctx.open_handles == ()
 
 
+@pytest.mark.parametrize(
+    "end",
+    [
+        SubagentFinishedEvent(subagent_run_id="r-sub-1"),
+        SubagentErrorEvent(subagent_run_id="r-sub-1", message="gave up"),
+    ],
+    ids=["finished", "error"],
+)
+def test_an_agent_inside_a_subagent_cannot_send_the_subagents_end_through_its_context(
+    end: Event,
+) -> None:
+    ctx, _ = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+
+    with (
+        pytest.raises(UsageError, match=r"for subagent 'r-sub-1' from inside it: its handle"),
+        ctx.subagent("rogue") as sub,
+    ):
+        sub.context.emit(end)
+
+    events = ctx.receiver.drain()
+    assert tags(events) == [("SUBAGENT_STARTED", "r-sub-1"), ("SUBAGENT_ERROR", "r-sub-1")]
+    assert_whole(events)
+    assert ctx.open_handles == ()
+
+
 def test_a_subagent_may_send_the_end_of_an_invocation_it_started_by_hand() -> None:
     ctx, _ = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
 

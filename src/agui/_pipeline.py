@@ -76,6 +76,8 @@ from agui.events import (
     RunStartedEvent,
     StateDeltaEvent,
     StateSnapshotEvent,
+    SubagentErrorEvent,
+    SubagentFinishedEvent,
     TextMessageStartEvent,
     ToolCallResultEvent,
     ToolCallStartEvent,
@@ -339,6 +341,17 @@ class _Attributed(Pipeline[B]):
             message = (
                 f"cannot emit {event.type} from subagent '{self.subagent_run_id}': a run's "
                 "boundaries are its own; leave the subagent's block to end the invocation"
+            )
+            raise UsageError(message)
+        if (
+            isinstance(event, (SubagentFinishedEvent, SubagentErrorEvent))
+            and event.subagent_run_id == self.subagent_run_id
+        ):
+            # Sent from inside, the end leaves the handle open, and its own end is then refused.
+            message = (
+                f"cannot emit {event.type} for subagent '{self.subagent_run_id}' from inside it: "
+                "its handle sends the invocation's one end; call finish(result=...) or leave "
+                "the block"
             )
             raise UsageError(message)
         self.terminated = self._root.terminated

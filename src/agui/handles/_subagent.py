@@ -26,7 +26,7 @@ from typing import Generic, Protocol, TypedDict, TypeVar, cast
 from pydantic import JsonValue
 
 from agui._pipeline import Pipeline
-from agui.errors import AgentError, AguiError, UsageError
+from agui.errors import AgentError, AguiError
 from agui.events import (
     Event,
     SubagentErrorEvent,
@@ -268,16 +268,7 @@ class SubagentHandle(Handle[S], Generic[S, C]):
 
     def emit(self, event: Event) -> None:
         """Emit any event as the subagent's (its id is stamped on, when it has none)."""
-        speaks = self._speaks("emit")
-        ends = (SubagentFinishedEvent, SubagentErrorEvent)
-        if isinstance(event, ends) and event.subagent_run_id == self.id:
-            # Sent by hand, the end leaves the handle open, and its own end is then refused.
-            message = (
-                f"cannot emit {event.type} for subagent '{self.id}' through its own handle: the "
-                "handle sends the invocation's one end; call finish(result=...) or leave the block"
-            )
-            raise UsageError(message)
-        speaks.emit(event)
+        self._speaks("emit").emit(event)
 
     def publish_state(self) -> None:
         """Publish the run's state now, as the subagent's state events."""
