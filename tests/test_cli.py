@@ -942,7 +942,7 @@ def test_verify_goes_on_past_items_that_are_not_events_and_reports_truncation(
 @pytest.mark.parametrize(
     ("stream", "rule"),
     [
-        ([RUN[0], [1, 2], RUN[4]], "malformed-event: an event must be a JSON object, not list"),
+        ([RUN[0], [1, 2], RUN[4]], "malformed-event: an event must be a JSON object, not an array"),
         ([RUN[0], {"type": "RUN_FINISHED"}], "malformed-event: RUN_FINISHED: field '/threadId'"),
     ],
 )

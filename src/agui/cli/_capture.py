@@ -37,7 +37,7 @@ from agui.runner import PROTOCOL_VERSION
 from agui.sse import SSE_MEDIA_TYPE
 from agui.types import RunAgentInput, Tool
 from agui.verify import Rule, Verifier
-from agui.wire import parse_event, parse_json
+from agui.wire import json_kind, parse_event, parse_json
 
 if TYPE_CHECKING:
     import httpx
@@ -160,7 +160,7 @@ class StreamCheck:
     ) -> Event | None:
         try:
             if not isinstance(item, Mapping):
-                message = f"an event must be a JSON object, not {type(item).__name__}"
+                message = f"an event must be a JSON object, not {json_kind(item)}"
                 raise DecodeError(message)  # noqa: TRY301 - reported below like the others
             return parse_event(cast("Mapping[str, object]", item))
         except UnknownEventType as error:
