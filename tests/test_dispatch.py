@@ -340,9 +340,28 @@ LOCAL_FORM_CASES: list[tuple[str, str, list[XmlPiece]]] = [
         [TextPiece('He said {"hi. '), WEATHER_CALL],
     ),
     (
-        "a bare call with NaN is still read as JSON",
+        "a bare object holding NaN is not JSON, so it stays text",
         '{"name": "f", "arguments": {"x": NaN, "y": -Infinity}}',
-        [ToolCallTag("f", '{"x":NaN,"y":-Infinity}')],
+        [TextPiece('{"name": "f", "arguments": {"x": NaN, "y": -Infinity}}')],
+    ),
+    (
+        "a tag holding an infinity is malformed: the wire could not carry its arguments",
+        '<tool_call>{"name": "f", "arguments": {"y": -Infinity}}</tool_call>',
+        [
+            _malformed(
+                '<tool_call>{"name": "f", "arguments": {"y": -Infinity}}</tool_call>', NOT_JSON
+            )
+        ],
+    ),
+    (
+        "arguments given as a string holding NaN are malformed",
+        '<tool_call>{"name": "f", "arguments": "{\\"x\\": NaN}"}</tool_call>',
+        [
+            _malformed(
+                '<tool_call>{"name": "f", "arguments": "{\\"x\\": NaN}"}</tool_call>',
+                '"arguments" is a string that does not hold JSON',
+            )
+        ],
     ),
     (
         "a fenced code block is text",

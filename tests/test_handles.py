@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 import pickle
 import subprocess
 import sys
@@ -472,6 +473,21 @@ def test_args_json_refuses_a_value_that_is_not_json() -> None:
         ):
             call.args_json({"when": object()})
         call.end()
+
+
+@pytest.mark.parametrize("number", [math.nan, math.inf, -math.inf], ids=["nan", "inf", "-inf"])
+def test_args_json_and_result_json_refuse_numbers_json_has_no_value_for(number: float) -> None:
+    ctx, events = new()
+    with ctx.tool_call("f") as call:
+        with pytest.raises(UsageError, match=r"cannot be serialized to JSON: it holds NaN or an"):
+            call.args_json({"ratio": [1.5, number], "label": "NaN Infinity"})
+        with pytest.raises(UsageError, match=r"the result of tool call 'r-call-1' \(f\) cannot"):
+            call.result_json({"ratio": number})
+        call.args_json({"label": "NaN Infinity"})  # the words in a string are text
+        call.end()
+    assert [a.delta for a in only(events.drain(), ToolCallArgsEvent)] == [
+        '{"label":"NaN Infinity"}'
+    ]
 
 
 def test_result_json_refuses_a_value_that_is_not_json() -> None:

@@ -365,8 +365,9 @@ def test_a_call_to_a_tool_nobody_has_gives_an_error_result_the_model_reads() -> 
     [
         ('{"hotel":', "are not JSON (EOF while parsing a value at line 1 column 9)"),
         ('["X"]', "must be a JSON object, not an array"),
+        ('{"nights": NaN}', "are not JSON (expected value at line 1 column 12)"),
     ],
-    ids=["not json", "not an object"],
+    ids=["not json", "not an object", "nan"],
 )
 def test_a_client_tool_call_whose_arguments_are_not_an_object_goes_back_to_the_model(
     arguments: str, problem: str

@@ -256,11 +256,12 @@ def test_validate_escapes_slashes_and_tildes_in_the_json_pointers_it_reports() -
     ("arguments", "expected"),
     [
         ("{not json", "are not JSON"),
+        ('{"location": NaN}', "are not JSON"),
         ("[1, 2]", "must be a JSON object, not an array"),
         ("null", "must be a JSON object, not null"),
         ("{}", "'/location': Field required"),
     ],
-    ids=["not json", "not an object", "null", "missing field"],
+    ids=["not json", "nan", "not an object", "null", "missing field"],
 )
 def test_arguments_the_tool_cannot_take_give_an_error_result_the_model_can_read(
     arguments: str, expected: str
@@ -319,6 +320,19 @@ def test_a_return_value_that_is_not_json_gives_an_error_result() -> None:
     result = _run(give, {})
 
     assert result == ToolResult("Error: the tool 'give' returned no readable result", ok=False)
+
+
+def test_a_return_value_holding_an_infinity_gives_an_error_result_and_a_log_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    @tool
+    def give() -> object:
+        return {"ratio": float("inf")}
+
+    result = _run(give, {})
+
+    assert result == ToolResult("Error: the tool 'give' returned no readable result", ok=False)
+    assert "returned a value that is not JSON: it holds NaN or an infinity" in caplog.text
 
 
 def test_a_tool_that_raises_gives_an_error_result_without_the_exception_text() -> None:

@@ -12,20 +12,27 @@ serializing it (`check_payload`), for the same reason. The text check costs a di
 and one `isascii` per text field, since an event sent the full way pays it; ids are not checked
 (agui makes them, or the agent's own ids are ASCII in practice), nor JSON values other than a
 `CUSTOM` or `RAW` one.
+
+A value an agent hands over as JSON (tool arguments, a tool's result) is serialized by `json_text`,
+which refuses NaN and the infinities: pydantic-core writes them as the bare words `NaN` and
+`Infinity`, which no JSON parser reads, so a client's `JSON.parse` of the arguments would fail
+after the call was streamed. `read_json` reads what a model wrote as JSON the same strict way:
+Python's `json` module takes those words too, and would hand a tool a NaN the wire cannot carry.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import cast, get_args
 
-from pydantic import BaseModel
+from pydantic import BaseModel, JsonValue
 from pydantic_core import to_json
 
 from agui.errors import UsageError
 from agui.events import BaseEvent, CustomEvent, Event, RawEvent
 
-__all__ = ["check_event", "check_payload", "check_text"]
+__all__ = ["check_event", "check_payload", "check_text", "json_text", "read_json"]
 
 _CLASSES = cast("tuple[type, ...]", get_args(get_args(Event)[0]))
 _EVENTS = frozenset(_CLASSES)
@@ -148,3 +155,43 @@ def _text_fields(cls: type[BaseModel]) -> tuple[str, ...]:
     )
     _TEXT_FIELDS[cls] = found
     return found
+
+
+def json_text(value: object) -> str:
+    """The JSON text of `value`; `ValueError` if it is not JSON or holds NaN or an infinity.
+
+    Examples:
+        >>> json_text({"city": "Lisbon", "days": [1, 2.5]})
+        '{"city":"Lisbon","days":[1,2.5]}'
+        >>> json_text({"ratio": float("nan")})
+        Traceback (most recent call last):
+        ...
+        ValueError: it holds NaN or an infinity, which JSON has no value for
+    """
+    data = to_json(value)
+    # Only text that could hold one of the words pays a second serialization to tell a
+    # number from a string that spells it.
+    if (b"NaN" in data or b"Infinity" in data) and to_json(value, inf_nan_mode="null") != data:
+        message = "it holds NaN or an infinity, which JSON has no value for"
+        raise ValueError(message)
+    return data.decode()
+
+
+def read_json(text: str) -> JsonValue:
+    """Parse JSON text as `json.loads` does, refusing `NaN` and the infinities with `ValueError`.
+
+    Examples:
+        >>> read_json('{"days": [1, 2.5]}')
+        {'days': [1, 2.5]}
+        >>> read_json('{"ratio": NaN}')
+        Traceback (most recent call last):
+        ...
+        ValueError: NaN is not JSON: JSON has no value for NaN or an infinity
+    """
+    value: JsonValue = json.loads(text, parse_constant=_no_constant)
+    return value
+
+
+def _no_constant(word: str) -> JsonValue:
+    message = f"{word} is not JSON: JSON has no value for NaN or an infinity"
+    raise ValueError(message)

@@ -42,6 +42,7 @@ from typing import Literal, TypeVar
 
 from pydantic import JsonValue
 
+from agui._text import read_json
 from agui.agents.tools import BackendTool, Toolbox, ToolResult
 from agui.agents.turn import emit_warning
 from agui.context import RunContext
@@ -201,7 +202,7 @@ def _payload(message: ToolMessage) -> JsonValue:
         else "".join(part.text for part in content if isinstance(part, TextPart))
     )
     try:
-        payload: JsonValue = json.loads(text)
+        payload: JsonValue = read_json(text)
     except ValueError:
         return text
     return payload
@@ -342,7 +343,7 @@ def fits(backend: BackendTool[..., object], arguments: str) -> bool:
 def interrupt(call_id: str, arguments: str, backend: BackendTool[..., object]) -> Interrupt:
     """The interrupt that asks to run one call, with a schema for the answer (and edits)."""
     try:
-        shown: JsonValue = json.loads(arguments or "{}")
+        shown: JsonValue = read_json(arguments or "{}")
     except ValueError:
         shown = arguments
     return Interrupt(

@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Annotated, TypeVar
 
-import pydantic_core
 from pydantic import Field
 
+from agui._text import json_text
 from agui.agents.tools import BackendTool
 from agui.context import RunContext
 from agui.handles import RunsIn
@@ -68,6 +68,6 @@ def subagent_tool(
         result = done.result
         if result is None:
             return f"The {name} gave no answer."
-        return result if isinstance(result, str) else pydantic_core.to_json(result).decode()
+        return result if isinstance(result, str) else json_text(result)
 
     return BackendTool(delegate, name=tool_name or f"ask_{name}", description=description)

@@ -151,7 +151,7 @@ def parse_arguments(
     where = f"the arguments of tool {name!r}"
     if isinstance(arguments, str):
         try:
-            arguments = pydantic_core.from_json(arguments or "{}")
+            arguments = pydantic_core.from_json(arguments or "{}", allow_inf_nan=False)
         except ValueError as error:
             message = f"{where} are not JSON ({error})"
             raise InvalidArguments(message, tool_call_id=call_id, tool_name=name) from None

@@ -32,6 +32,8 @@ from typing import Literal
 
 from pydantic import JsonValue
 
+from agui._text import read_json
+
 __all__ = [
     "MalformedTag",
     "ReasoningPiece",
@@ -319,7 +321,7 @@ def _fenced(body: str) -> str:
 def _loose_calls(raw: str, body: str) -> list[TextPiece | ToolCallTag]:
     """The calls an untagged object (or a list of them) makes, or the text as it was."""
     try:
-        value: JsonValue = json.loads(body)
+        value: JsonValue = read_json(body)
     except ValueError:
         return [TextPiece(raw)]
     items = value if isinstance(value, list) and value else [value]
@@ -337,7 +339,7 @@ def _loose_calls(raw: str, body: str) -> list[TextPiece | ToolCallTag]:
 def _parse_call(body: str) -> ToolCallTag | MalformedTag:
     raw = TOOL_OPEN + body + TOOL_CLOSE
     try:
-        value: JsonValue = json.loads(body)
+        value: JsonValue = read_json(body)
     except ValueError as error:
         return MalformedTag(raw, f"{NOT_JSON_TAG} ({error})")
     if not isinstance(value, dict):
@@ -364,7 +366,7 @@ def _call(
     raw: str, name: str, arguments: str, *, not_json: str = NOT_JSON_STRING
 ) -> ToolCallTag | MalformedTag:
     try:
-        parsed: JsonValue = json.loads(arguments)
+        parsed: JsonValue = read_json(arguments)
     except ValueError:
         return MalformedTag(raw, not_json)
     if not isinstance(parsed, dict):
@@ -384,7 +386,7 @@ def render_call(name: str, arguments: str) -> str:
         '<tool_call>{"name": "get_time", "arguments": {}}</tool_call>'
     """
     try:
-        parsed: JsonValue = json.loads(arguments or "{}")
+        parsed: JsonValue = read_json(arguments or "{}")
     except ValueError:
         parsed = arguments
     body = json.dumps({"name": name, "arguments": parsed}, ensure_ascii=False)

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 
 from pydantic import JsonValue
 
+from agui._text import read_json
 from agui.agents._xml import FENCE
 from agui.types import Tool
 
@@ -97,7 +98,7 @@ def render_block(name: str, arguments: str) -> str:
         ```
     """
     try:
-        parsed: JsonValue = json.loads(arguments or "{}")
+        parsed: JsonValue = read_json(arguments or "{}")
     except ValueError:
         parsed = arguments
     body = json.dumps({"name": name, "arguments": parsed}, ensure_ascii=False)

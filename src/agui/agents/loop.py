@@ -34,10 +34,10 @@ human-in-the-loop guide states the whole contract.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncGenerator, AsyncIterable, Callable, Iterable, Sequence
 from typing import TypeVar
 
+from agui._text import read_json
 from agui.agents._approval import (
     APPROVAL_PREFIX,
     ApprovalAnswer,
@@ -278,7 +278,7 @@ def _refused(call: ParsedCall, finish_reason: str | None, *, client: bool) -> To
     """The error result of a call that must neither run nor reach the client, if it is one."""
     if finish_reason == "length":
         try:
-            json.loads(call.arguments or "{}")
+            read_json(call.arguments or "{}")
         except ValueError:
             content = (
                 "Error: the reply was cut off at the output token limit inside the arguments "

@@ -29,10 +29,10 @@ import typing
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Generic, TypeVar, overload
 
-import pydantic_core
 from pydantic import BaseModel, JsonValue, ValidationError
 from typing_extensions import ParamSpec, Self
 
+from agui._text import json_text
 from agui.agents._signature import Signature, build_signature, parse_arguments
 from agui.context import RunContext
 from agui.errors import AguiError, InvalidArguments, UsageError
@@ -222,9 +222,9 @@ class BackendTool(Generic[P, R_co]):
             return ToolResult(f"Error: the tool {self.name!r} failed{detail}", ok=False)
         try:
             return ToolResult(_content(value))
-        except pydantic_core.PydanticSerializationError:
-            _log.exception(
-                "tool %r (call %r) returned a value that is not JSON", self.name, call_id
+        except ValueError as error:
+            _log.error(
+                "tool %r (call %r) returned a value that is not JSON: %s", self.name, call_id, error
             )
             return ToolResult(
                 f"Error: the tool {self.name!r} returned no readable result", ok=False
@@ -387,4 +387,4 @@ def _content(value: object) -> str:
         return value
     if isinstance(value, BaseModel):
         return value.model_dump_json()
-    return pydantic_core.to_json(value).decode()
+    return json_text(value)

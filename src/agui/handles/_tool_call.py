@@ -15,6 +15,7 @@ from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 
 from agui._pipeline import Pipeline
 from agui._record import Kind
+from agui._text import json_text
 from agui.errors import InvalidArguments, UsageError
 from agui.events import ToolCallResultEvent, ToolCallStartEvent
 from agui.handles._handle import Handle, Owner, built
@@ -225,9 +226,12 @@ def _texts(value: object) -> Iterator[str]:
 
 def _to_json_text(value: object, *, what: str) -> str:
     try:
-        return pydantic_core.to_json(value).decode()
-    except pydantic_core.PydanticSerializationError as error:
-        message = f"{what} cannot be serialized to JSON: {error}"
+        return json_text(value)
+    except ValueError as error:
+        message = (
+            f"{what} cannot be serialized to JSON: {error}; pass JSON values only "
+            "(finite numbers, strings, lists, dicts, pydantic models, dataclasses)"
+        )
         raise UsageError(message) from None
 
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, JsonValue
 
+from agui._text import read_json
 from agui.agents.models.base import (
     ChatDelta,
     ChatMessage,
@@ -147,7 +148,7 @@ def _reasoning_block(reasoning: ChatReasoning) -> JsonObject:
 
 def _tool_use(call: ChatToolCall) -> JsonObject:
     try:
-        arguments: JsonValue = json.loads(call.arguments or "{}")
+        arguments: JsonValue = read_json(call.arguments or "{}")
     except ValueError:
         arguments = None
     # The API wants an object; arguments the model garbled got an error result already.
