@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, Sequence
+from typing import cast
 
 import pytest
 from pydantic import JsonValue
 
 from agui import CancellationToken, EventType, RunAgentInput, RunContext, RunOutcome, run
-from agui.errors import Cancelled, UnclosedHandleWarning
+from agui.errors import Cancelled, UnclosedHandleWarning, UsageError
 from agui.events import CustomEvent, Event, RunErrorEvent, RunFinishedEvent, TextMessageEndEvent
 from agui.runner import drive
 from agui.testing import assert_valid
@@ -432,3 +434,54 @@ def test_on_cancel_callbacks_run_once_when_the_token_trips_or_at_once_after() ->
     assert calls == ["first", "second"]
     token.on_cancel(lambda: calls.append("late"))
     assert calls == ["first", "second", "late"]
+
+
+def broken_callback() -> None:
+    message = "the model stream was already closed"
+    raise RuntimeError(message)
+
+
+def test_a_failing_on_cancel_callback_is_logged_and_the_others_still_run(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    token = CancellationToken()
+    calls: list[str] = []
+    token.on_cancel(broken_callback)
+    token.on_cancel(lambda: calls.append("second"))
+    with caplog.at_level(logging.ERROR, logger="agui"):
+        token.cancel("stop")
+    assert token.cancelled
+    assert calls == ["second"]
+    assert "a cancellation callback failed" in caplog.text
+    assert "the model stream was already closed" in caplog.text
+
+
+def test_a_failing_on_cancel_callback_does_not_stop_closing_the_stream_from_cancelling_the_agent(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    unwound: list[str] = []
+
+    async def agent(ctx: Ctx) -> None:
+        ctx.token.on_cancel(broken_callback)
+        try:
+            await forever()  # not through the token: only the task's cancel stops it
+        finally:
+            unwound.append("finally")
+
+    async def main() -> None:
+        stream = run(agent, request())
+        await anext(stream)
+        await asyncio.sleep(0)
+        await stream.aclose()
+        assert unwound == ["finally"]  # before asyncio.run's teardown cancels what is left
+
+    with caplog.at_level(logging.ERROR, logger="agui"):
+        asyncio.run(main())
+
+
+@pytest.mark.parametrize("reason", [None, 42, RuntimeError("gone")], ids=["none", "int", "error"])
+def test_a_cancellation_reason_that_is_not_text_is_refused(reason: object) -> None:
+    token = CancellationToken()
+    with pytest.raises(UsageError, match="a cancellation reason is text, got a"):
+        token.cancel(cast("str", reason))
+    assert not token.cancelled

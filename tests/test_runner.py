@@ -609,6 +609,26 @@ def test_a_transformer_failing_on_a_closing_event_still_ends_the_run_with_run_er
     assert error_of(events).code == "AGENT_ERROR"
 
 
+class FailOnRunStarted:
+    """A transformer with a bug: it fails on the run's first event."""
+
+    def transform(self, event: Event) -> Sequence[Event]:
+        if event.type == EventType.RUN_STARTED:
+            message = "transformer bug"
+            raise RuntimeError(message)
+        return (event,)
+
+
+def test_a_transformer_failing_on_run_started_still_leaves_the_stream_one_run_error() -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.say("never sent")
+
+    events = asyncio.run(collect(agent, request(), transformers=[FailOnRunStarted()]))
+    assert types_of(events) == [RE]
+    assert error_of(events).code == "AGENT_ERROR"
+    assert_valid(events)
+
+
 class DoubleRunError:
     """A transformer with a bug: it sends every RUN_ERROR twice."""
 

@@ -142,6 +142,28 @@ def test_a_reader_that_stops_early_leaves_no_waiter_behind() -> None:
     assert values(receiver.drain()) == [1]
 
 
+def test_a_second_reader_while_one_waits_is_refused_and_the_first_still_reads() -> None:
+    receiver = EventReceiver()
+
+    async def read() -> list[list[object]]:
+        first = asyncio.ensure_future(_batches_of(receiver))
+        await asyncio.sleep(0)
+        second = asyncio.ensure_future(anext(receiver.batches()))
+        await asyncio.sleep(0)
+        assert second.done()
+        with pytest.raises(UsageError, match="already has a reader waiting on it"):
+            second.result()
+        receiver.push(custom(1))
+        receiver.close()
+        return await first
+
+    assert asyncio.run(read()) == [[1]]
+
+
+async def _batches_of(receiver: EventReceiver) -> list[list[object]]:
+    return [values(batch) async for batch in receiver.batches()]
+
+
 # -- deltas queued as records -------------------------------------------------------------------
 
 

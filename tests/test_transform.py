@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import logging
+from collections.abc import Iterator, Sequence
+from typing import cast
 
 import pytest
 from pydantic import JsonValue
 
 from agui import EventType, RunAgentInput, RunContext
+from agui.errors import AgentError, UsageError
 from agui.events import (
     CustomEvent,
     Event,
     ReasoningEncryptedValueEvent,
+    RunErrorEvent,
+    RunFinishedEvent,
     StateDeltaEvent,
     StateSnapshotEvent,
     TextMessageStartEvent,
@@ -237,3 +242,118 @@ def test_tool_result_to_state_keeps_the_run_state_baseline_in_step() -> None:
     )
     assert_valid(events)
     assert fold(events).state == {"tasks": ["a"], "owner": "agent"}
+
+
+# -- a transformer's misuse -------------------------------------------------------------------
+
+
+class Returns:
+    """A transformer with a bug: it returns `value` for every event, not a list of events."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def transform(self, event: Event) -> Sequence[Event]:
+        assert event.type
+        return cast("Sequence[Event]", self.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "what"),
+    [
+        (None, "None"),
+        ({"type": "CUSTOM"}, "a dict"),
+        ("CUSTOM", "a str"),
+        (CustomEvent(name="x", value=1), "a CustomEvent"),
+    ],
+    ids=["none", "dict", "str", "lone-event"],
+)
+def test_a_transformer_returning_no_list_of_events_is_refused_by_name(
+    value: object, what: str
+) -> None:
+    ctx, events = new(Returns(value))
+    with pytest.raises(UsageError, match=f"transformer Returns returned {what} for CUSTOM; "):
+        ctx.emit(CustomEvent(name="x", value=1))
+    assert events.drain() == []
+
+
+def test_a_transformer_returning_something_that_is_no_event_is_refused_by_name() -> None:
+    ctx, _ = new(Returns([{"type": "CUSTOM", "name": "x"}]))
+    with pytest.raises(UsageError, match=r"transformer Returns, given CUSTOM: cannot emit a dict"):
+        ctx.emit(CustomEvent(name="x", value=1))
+
+
+class Yields:
+    def transform(self, event: Event) -> Iterator[Event]:
+        yield event
+
+
+def test_a_generator_transformer_chains_with_others() -> None:
+    event = CustomEvent(name="x", value=1)
+    chain = cast("list[Transformer]", [Yields(), Double(), Yields()])
+    assert apply_transformers(chain, event) == [event, event]
+
+
+class DropEnds:
+    def transform(self, event: Event) -> Sequence[Event]:
+        return () if isinstance(event, (RunFinishedEvent, RunErrorEvent)) else (event,)
+
+
+def test_a_transformer_dropping_the_runs_end_still_leaves_one_terminal_event(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def agent(ctx: RunContext[JsonValue]) -> None:
+        ctx.say("hi")
+
+    run_input = RunAgentInput(thread_id="t", run_id="r")
+    with caplog.at_level(logging.ERROR, logger="agui"):
+        events = asyncio.run(collect(agent, run_input, transformers=[DropEnds()], debug=True))
+    assert_valid(events)
+    last = events[-1]
+    assert isinstance(last, RunErrorEvent)
+    assert last.code == "USAGE_ERROR"
+    assert "transformer DropEnds dropped RUN_FINISHED" in last.message
+    assert "transformer DropEnds dropped RUN_ERROR, sent as it came" in caplog.text
+
+
+async def failing(_ctx: RunContext[JsonValue]) -> None:
+    message = "the search backend is down"
+    raise AgentError(message)
+
+
+class FailOnRunError:
+    """A transformer with a bug: it reads a member RUN_ERROR does not have."""
+
+    def transform(self, event: Event) -> Sequence[Event]:
+        if isinstance(event, RunErrorEvent):
+            return (event.model_copy(update={"message": getattr(event, "thread_id")}),)  # noqa: B009
+        return (event,)
+
+
+def test_a_transformer_failing_on_run_error_lets_it_out_as_it_came(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    run_input = RunAgentInput(thread_id="t", run_id="r")
+    with caplog.at_level(logging.ERROR, logger="agui"):
+        events = asyncio.run(collect(failing, run_input, transformers=[FailOnRunError()]))
+    assert types_of(events) == [EventType.RUN_STARTED, EventType.RUN_ERROR]
+    last = events[-1]
+    assert isinstance(last, RunErrorEvent)
+    assert last.message == "the search backend is down"
+    assert "transformer FailOnRunError failed on RUN_ERROR, sent as it came" in caplog.text
+
+
+class Redact:
+    def transform(self, event: Event) -> Sequence[Event]:
+        if isinstance(event, RunErrorEvent):
+            return (event.model_copy(update={"message": "something went wrong"}),)
+        return (event,)
+
+
+def test_a_transformer_may_rewrite_run_error() -> None:
+    run_input = RunAgentInput(thread_id="t", run_id="r")
+    events = asyncio.run(collect(failing, run_input, transformers=[Redact()]))
+    last = events[-1]
+    assert isinstance(last, RunErrorEvent)
+    assert last.message == "something went wrong"
+    assert types_of(events).count(EventType.RUN_ERROR) == 1

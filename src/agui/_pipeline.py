@@ -60,6 +60,7 @@ uses for nearly every event, is untouched by it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from threading import get_ident
 from typing import Generic, Protocol, TypeVar, cast
 
 from agui._record import Kind, Record, materialize
@@ -145,6 +146,7 @@ class Pipeline(Generic[B]):
     ) -> None:
         self.receiver = receiver
         self.verifier = verifier
+        self.owner_thread = get_ident()  # emitting is not thread-safe: refused from elsewhere
         self.terminated = False
         self.calls: list[str] = []
         self.answered = answered
@@ -169,6 +171,8 @@ class Pipeline(Generic[B]):
         if self.terminated:
             message = f"cannot emit {event.type}: the run has already ended"
             raise UsageError(message)
+        if get_ident() != self.owner_thread:
+            raise UsageError(_off_thread(event.type))
         if not forced and self._token.cancelled:
             raise Cancelled(self._token.reason)
         check_event(event)
@@ -201,6 +205,8 @@ class Pipeline(Generic[B]):
         accepted changing nothing, its `revision` (see the module's notes), else -1.
         """
         if self.plain:
+            if get_ident() != self.owner_thread:
+                raise UsageError(_off_thread(materialize((kind, entity_id, text)).type))
             record: Record = (kind, entity_id, text)
             verifier = self.verifier
             before = verifier.revision
@@ -327,7 +333,7 @@ class _Attributed(Pipeline[B]):
         self.subagent_run_id = subagent_run_id
         self.receiver, self.verifier = root.receiver, root.verifier
         self.calls, self.answered, self.parents = root.calls, root.answered, root.parents
-        self.terminated = False
+        self.terminated, self.owner_thread = False, root.owner_thread
         self._token, self._transformers, self._observe, self._open = shared
         self._on_state = on_state
         self.plain = False  # a view's events take the full path, and are stamped on it
@@ -419,5 +425,15 @@ def _passes_records(transformer: Transformer) -> bool:
 _PAYLOADS = frozenset(("CUSTOM", "RAW"))
 """The events whose payload is checked to serialize before they are sent."""
 _STATE = frozenset(("STATE_SNAPSHOT", "STATE_DELTA"))
+
+
+def _off_thread(what: str) -> str:
+    return (
+        f"cannot emit {what} from another thread than the run's: a run's events, state and "
+        "blocks are not thread-safe; emit from the event loop's thread (return the value from "
+        "asyncio.to_thread(...) and emit it there)"
+    )
+
+
 _TRACKED = frozenset(("TOOL_CALL_START", "TOOL_CALL_RESULT", *_STATE, "RUN_FINISHED", "RUN_ERROR"))
 """The event types `_track` notes something of; `send` passes it no other."""

@@ -3,14 +3,24 @@
 Cancelling is cooperative and visible: once the token trips, every emit raises `Cancelled`, so
 agent code unwinds at its next emit with no cancellation code of its own, and
 `RunContext.until_cancelled` stops an await (a model call, a tool) as soon as the token trips.
+
+Whoever cancels (a transport whose client left, the run driver) goes on to stop the run's task
+right after, so `cancel()` never raises for a callback: every callback runs, and one that fails
+is logged on the `agui` log.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
+from typing import cast
+
+from agui.errors import UsageError
 
 __all__ = ["CancellationToken"]
+
+_log = logging.getLogger("agui")
 
 
 class CancellationToken:
@@ -42,7 +52,23 @@ class CancellationToken:
         return self._reason
 
     def cancel(self, reason: str = "the run was cancelled") -> None:
-        """Trip the token and wake everything waiting on it; later calls change nothing."""
+        """Trip the token and wake everything waiting on it; later calls change nothing.
+
+        A callback that raises is logged, and the others still run.
+
+        Examples:
+            >>> token = CancellationToken()
+            >>> token.on_cancel(lambda: 1 / 0)
+            >>> token.on_cancel(lambda: print("still told"))
+            >>> token.cancel()
+            still told
+        """
+        if not isinstance(cast("object", reason), str):
+            message = (
+                f"a cancellation reason is text, got a {type(reason).__name__}; it becomes the "
+                "message of the Cancelled that every emit raises; pass str(reason)"
+            )
+            raise UsageError(message)
         if self._cancelled:
             return
         self._cancelled = True
@@ -53,7 +79,12 @@ class CancellationToken:
         self._waiters.clear()
         callbacks, self._callbacks = self._callbacks, []
         for callback in callbacks:
-            callback()
+            try:
+                callback()
+            except Exception:  # noqa: BLE001 - the canceller must go on to stop the run
+                _log.exception(
+                    "a cancellation callback failed; the token is cancelled all the same"
+                )
 
     def on_cancel(self, callback: Callable[[], object]) -> None:
         """Call `callback()` when the token trips, or at once if it has; kept until then.

@@ -139,8 +139,10 @@ async def drive(agent: AgentLike[S], ctx: RunContext[S], *, debug: bool = False)
     left_open: list[Handle[S]] = []
     try:
         check_agent(agent)
-        ctx.emit(_run_started(ctx.input), forced=True)
         try:
+            # Inside: a transformer failing on RUN_STARTED still leaves the stream its end, a
+            # RUN_ERROR (which AG-UI allows as a first event).
+            ctx.emit(_run_started(ctx.input), forced=True)
             ctx.init_state()
             outcome = await _call(agent, ctx, left_open)
         except asyncio.CancelledError:

@@ -31,6 +31,7 @@ from typing import cast
 from pydantic import BaseModel
 
 from agui._record import BUILDERS, Item, Record
+from agui.errors import UsageError
 from agui.events import Event
 
 __all__ = ["HARD_LIMIT", "HIGH_WATER", "EventReceiver"]
@@ -146,6 +147,13 @@ class EventReceiver:
         while not self._queue:
             if self._closed:
                 return False
+            if self._waiter is not None:
+                # One slot: a second reader would take it, and the first would never wake.
+                message = (
+                    "this event queue already has a reader waiting on it; each event goes to "
+                    "one reader, once; read the stream in one place and fan it out from there"
+                )
+                raise UsageError(message)
             self._waiter = asyncio.get_running_loop().create_future()
             self.push_record = self._push_waking
             try:

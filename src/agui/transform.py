@@ -5,16 +5,25 @@ included) and returns the events to send instead: none to drop it, several to sp
 in order, before the verifier, so the verifier checks what actually leaves, and a STATE event a
 transformer produces moves the state baseline like any other. A transformer that drops an
 opening event must drop its continuation and closing events too; the built-ins do.
+
+What a transformer returns is checked where it returns it, and a refusal names it: a list or
+tuple (any other iterable of events is taken too, a generator say) of agui events. The run's end
+is not a transformer's to drop, since a stream without one never ends for its client: one that
+drops `RUN_FINISHED` is refused (so the run ends with `RUN_ERROR`), and a `RUN_ERROR` that a
+transformer drops or fails on goes out as it came, the failure logged on the `agui` log.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Protocol
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol, cast
 
 import pydantic_core
-from pydantic import JsonValue, ValidationError
+from pydantic import BaseModel, JsonValue, ValidationError
 
+from agui._text import check_event
+from agui.errors import UsageError
 from agui.events import (
     Event,
     ReasoningEncryptedValueEvent,
@@ -28,6 +37,8 @@ from agui.events import (
 )
 
 __all__ = ["FilterToolCalls", "ToolResultToState", "Transformer", "apply_transformers"]
+
+_log = logging.getLogger("agui")
 
 
 class Transformer(Protocol):
@@ -58,15 +69,75 @@ def apply_transformers(transformers: Iterable[Transformer], event: Event) -> lis
         >>> len(apply_transformers([Double(), Double()], CustomEvent(name="x", value=1)))
         4
     """
+    if event.type == "RUN_ERROR":
+        return _run_error(transformers, event)
+    finishing = event.type == "RUN_FINISHED"
     events: Sequence[Event] = (event,)
     for transformer in transformers:
-        if len(events) == 1:  # the common case: one event in, the transformer's own list out
-            events = transformer.transform(events[0])
-        else:
-            events = [out for item in events for out in transformer.transform(item)]
+        events = _step(transformer, events)
+        if finishing and not any(out.type in _ENDS for out in events):
+            message = (
+                f"transformer {_name(transformer)} dropped RUN_FINISHED; a run's stream ends "
+                "with one RUN_FINISHED or RUN_ERROR, which a transformer may rewrite but not "
+                "drop; return it (or a RUN_ERROR in its place)"
+            )
+            raise UsageError(message)
         if not events:
             break
     return list(events)
+
+
+_ENDS = frozenset(("RUN_FINISHED", "RUN_ERROR"))
+
+
+def _step(transformer: Transformer, events: Sequence[Event]) -> Sequence[Event]:
+    if len(events) == 1:  # the common case: one event in, the transformer's own list out
+        return _outputs(transformer, events[0])
+    return [out for item in events for out in _outputs(transformer, item)]
+
+
+def _run_error(transformers: Iterable[Transformer], event: Event) -> list[Event]:
+    """The chain's output for the run's last resort end, or that end as it came if it fails."""
+    events: Sequence[Event] = (event,)
+    for transformer in transformers:
+        try:
+            events = _step(transformer, events)
+        except Exception:  # noqa: BLE001 - a failing transformer must not cost the stream its end
+            _log.exception(
+                "transformer %s failed on RUN_ERROR, sent as it came", _name(transformer)
+            )
+            return [event]
+        if not any(out.type in _ENDS for out in events):
+            _log.error("transformer %s dropped RUN_ERROR, sent as it came", _name(transformer))
+            return [event]
+    return list(events)
+
+
+def _outputs(transformer: Transformer, event: Event) -> Sequence[Event]:
+    """What `transformer` returns for `event`, refused unless it is agui events."""
+    out = cast("object", transformer.transform(event))
+    if type(out) is not list and type(out) is not tuple:
+        what = "None" if out is None else f"a {type(out).__name__}"
+        if out is None or isinstance(out, (str, bytes, Mapping, BaseModel)):
+            message = (
+                f"transformer {_name(transformer)} returned {what} for {event.type}; a "
+                "transformer returns a list of the events to send in its place (an empty one "
+                "drops it); return [event] to pass it on"
+            )
+            raise UsageError(message)
+        out = list(cast("Iterable[object]", out))  # a generator, say: taken whole
+    events = cast("list[object] | tuple[object, ...]", out)
+    for item in events:
+        try:
+            check_event(item)
+        except UsageError as error:
+            message = f"transformer {_name(transformer)}, given {event.type}: {error}"
+            raise UsageError(message) from None
+    return cast("Sequence[Event]", events)
+
+
+def _name(transformer: object) -> str:
+    return type(transformer).__qualname__
 
 
 class FilterToolCalls:
