@@ -218,14 +218,16 @@ class _Reducer:
 
     def _on_activity_snapshot(self, wire: _Record) -> None:
         target = self._find(wire["messageId"])
-        if target is None:
-            target = {"id": wire["messageId"], "role": "activity"}
-            self.messages.append(target)
-        elif wire.get("replace") is False:
+        if target is not None and wire.get("replace") is False:
             return
-        target.update(
-            {"role": "activity", "activityType": wire["activityType"], "content": wire["content"]}
-        )
+        if target is None or target.get("role") != "activity":
+            fresh: _Record = {"id": wire["messageId"], "role": "activity"}
+            if target is None:
+                self.messages.append(fresh)
+            else:  # the client puts a new activity message in the place of the old one
+                self.messages = [fresh if m is target else m for m in self.messages]
+            target = fresh
+        target.update({"activityType": wire["activityType"], "content": wire["content"]})
         self._merge(target, wire)
 
     def _on_activity_delta(self, wire: _Record) -> None:

@@ -8,9 +8,10 @@ from typing import cast
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
+from pydantic import BaseModel, JsonValue, TypeAdapter
 
 from agui import RunAgentInput
+from agui._message_thread import Thread
 from agui.errors import UsageError
 from agui.events import (
     ActivityDeltaEvent,
@@ -138,6 +139,70 @@ def test_fold_ignores_content_and_ends_for_unknown_messages() -> None:
         ]
     )
     assert folded.messages == []
+
+
+def test_fold_warns_of_a_delta_for_a_message_or_call_it_does_not_hold() -> None:
+    folded = fold(
+        [
+            TextMessageContentEvent(message_id="nowhere", delta="x"),
+            ReasoningMessageContentEvent(message_id="r9", delta="y"),
+            ToolCallArgsEvent(tool_call_id="c9", delta="{}"),
+        ]
+    )
+    assert folded.warnings == (
+        "event 0 (TEXT_MESSAGE_CONTENT): no message has the id 'nowhere', so the delta is left out",
+        "event 1 (REASONING_MESSAGE_CONTENT): no message has the id 'r9', so the delta is left out",
+        "event 2 (TOOL_CALL_ARGS): no tool call has the id 'c9', so the delta is left out",
+    )
+
+
+def test_fold_joins_a_hundred_thousand_deltas_of_any_text_in_order() -> None:
+    pieces = (["", "é", "👋", "a\u0000b", "語", " "] * 16_667)[:100_000]
+    events: list[Event] = [
+        TextMessageStartEvent(message_id="m1"),
+        ToolCallStartEvent(tool_call_id="c1", tool_call_name="f", parent_message_id="m1"),
+        ReasoningMessageStartEvent(message_id="r1"),
+    ]
+    for index, piece in enumerate(pieces):
+        events.append(TextMessageContentEvent(message_id="m1", delta=piece))
+        if index % 100 < 6:  # the other two grow between the text's deltas
+            events.append(ToolCallArgsEvent(tool_call_id="c1", delta=piece))
+            events.append(ReasoningMessageContentEvent(message_id="r1", delta=piece))
+    between = "".join(piece for index, piece in enumerate(pieces) if index % 100 < 6)
+    assert fold(events).messages == [
+        AssistantMessage(id="m1", content="".join(pieces), tool_calls=[call("c1", "f", between)]),
+        ReasoningMessage(id="r1", content=between),
+    ]
+
+
+def test_fold_grows_text_across_snapshots_as_the_client_does() -> None:
+    folded = fold(
+        [
+            TextMessageStartEvent(message_id="m1"),
+            TextMessageContentEvent(message_id="m1", delta="lost "),
+            ReasoningMessageStartEvent(message_id="r1"),
+            ReasoningMessageContentEvent(message_id="r1", delta="kept "),
+            TextMessageStartEvent(message_id="m2"),
+            TextMessageContentEvent(message_id="m2", delta="dropped with m2"),
+            MessagesSnapshotEvent(
+                messages=[
+                    AssistantMessage(id="m1", content="From "),
+                    AssistantMessage(id="m3", content="new"),
+                ]
+            ),
+            TextMessageContentEvent(message_id="m1", delta="the snapshot"),
+            ReasoningMessageContentEvent(message_id="r1", delta="through it"),
+            TextMessageContentEvent(message_id="m3", delta=" text"),
+            ActivitySnapshotEvent(message_id="m3", activity_type="PLAN", content={}),
+            TextMessageContentEvent(message_id="m3", delta="dropped on an activity"),
+        ]
+    )
+    assert folded.messages == [
+        AssistantMessage(id="m1", content="From the snapshot"),
+        ReasoningMessage(id="r1", content="kept through it"),
+        ActivityMessage(id="m3", activity_type="PLAN", content={}),
+    ]
+    assert folded.warnings == ()
 
 
 def test_fold_builds_reasoning_messages() -> None:
@@ -580,6 +645,17 @@ def test_fold_refuses_what_is_no_list_at_all(given: object, named: str) -> None:
         fold(cast("list[Event]", given))
 
 
+@pytest.mark.parametrize(
+    "given",
+    [{"type": "RUN_STARTED", "threadId": "t", "runId": "r"}, '{"type":"RAW"}', b'{"type":"RAW"}'],
+    ids=["dict", "str", "bytes"],
+)
+def test_fold_refuses_one_events_json_given_for_a_list_naming_parse_event(given: object) -> None:
+    shown = type(given).__name__
+    with pytest.raises(UsageError, match=rf"got one {shown}: pass \[agui\.parse_event\(\.\.\.\), "):
+        fold(cast("list[Event]", given))
+
+
 def test_fold_refuses_one_event_given_for_a_list() -> None:
     one = RunStartedEvent(thread_id="t", run_id="r")
     with pytest.raises(UsageError, match=r"got one RunStartedEvent: pass \[event\]"):
@@ -714,6 +790,49 @@ def test_fold_an_activity_snapshot_replaces_a_text_message_of_the_same_id() -> N
         ]
     )
     assert folded.messages == [ActivityMessage(id="m1", activity_type="PLAN", content={})]
+
+
+def test_fold_an_activity_snapshot_over_a_message_with_calls_leaves_an_activity_alone() -> None:
+    folded = fold(
+        [
+            ToolCallStartEvent(tool_call_id="c1", tool_call_name="f", parent_message_id="a1"),
+            ActivitySnapshotEvent(message_id="a1", activity_type="PLAN", content={"n": 1}),
+            ActivitySnapshotEvent(message_id="u1", activity_type="PLAN", content={}, metadata=META),
+            ToolCallArgsEvent(tool_call_id="c1", delta="{}"),
+            ToolCallResultEvent(message_id="t1", tool_call_id="c1", content="done"),
+        ],
+        messages=[UserMessage(id="u1", content="hi", name="ann", metadata={"old": 1})],
+    )
+    assert folded.messages == [
+        ActivityMessage(id="u1", activity_type="PLAN", content={}, metadata=META),
+        ActivityMessage(id="a1", activity_type="PLAN", content={"n": 1}),
+        ToolMessage(id="t1", tool_call_id="c1", content="done"),
+    ]
+    assert folded.warnings == (
+        "event 3 (TOOL_CALL_ARGS): no tool call has the id 'c1', so the delta is left out",
+    )
+
+
+@pytest.mark.parametrize(("root", "kind"), [([1], "an array"), ("s", "a string"), (None, "null")])
+def test_fold_keeps_an_activitys_content_when_a_patch_would_make_it_no_object(
+    root: JsonValue, kind: str
+) -> None:
+    folded = fold(
+        [
+            ActivitySnapshotEvent(message_id="p1", activity_type="PLAN", content={"n": 1}),
+            ActivityDeltaEvent(
+                message_id="p1",
+                activity_type="SEARCH",
+                patch=[ReplaceOperation(path="", value=root)],
+            ),
+        ]
+    )
+    assert folded.messages == [ActivityMessage(id="p1", activity_type="PLAN", content={"n": 1})]
+    (warning,) = folded.warnings
+    assert warning == (
+        "event 1 (ACTIVITY_DELTA): the patch of activity message 'p1' does not apply, so its "
+        f"content is kept: it leaves {kind}, and an activity's content is an object"
+    )
 
 
 def test_fold_an_activity_delta_on_a_text_message_changes_nothing() -> None:
@@ -859,13 +978,25 @@ def test_fold_gives_the_messages_the_scanning_fold_gives_for_any_stream(
     held: list[Message], events: list[Event]
 ) -> None:
     records, state, subagents = reference_fold(events, messages=held)
-    try:
-        expected = _MESSAGE_LIST.validate_python(records)
-    except ValidationError:
-        with pytest.raises(ValidationError):
-            fold(events, messages=held)
-        return
+    expected = _MESSAGE_LIST.validate_python(records)  # every stream folds into valid messages
     folded = fold(events, messages=held)
     assert dataclasses.replace(folded, warnings=()) == FoldedRun(
         expected, state, None, None, subagents
     )
+
+
+def test_a_thread_puts_each_result_after_its_message_and_the_results_already_there() -> None:
+    thread = Thread([{"id": "a1", "role": "assistant"}, {"id": "a2", "role": "assistant"}])
+    first, second = thread.node("a1"), thread.node("a2")
+    assert first is not None
+    assert second is not None
+    thread.insert_result(first, {"id": "t1", "role": "tool"})
+    thread.insert_result(second, {"id": "t2", "role": "tool"})
+    thread.insert_result(first, {"id": "t3", "role": "tool"})
+    thread.append({"id": "u1", "role": "user"})
+    thread.insert_result(second, {"id": "t4", "role": "tool"})
+    thread.insert_result(first, {"id": "t5", "role": "tool"})
+
+    assert [record["id"] for record in thread.records()] == [
+        "a1", "t1", "t3", "t5", "a2", "t2", "t4", "u1",
+    ]  # fmt: skip

@@ -19,10 +19,9 @@ from agui.events import (
     RunStartedEvent,
     TextMessageEndEvent,
     TextMessageStartEvent,
+    ToolCallResultEvent,
 )
-from agui.messages import (
-    AssistantMessage,
-)
+from agui.messages import AssistantMessage, FunctionCall, ToolCall
 from agui.testing import assert_valid, collect
 from agui.verify import Rule
 
@@ -113,6 +112,34 @@ def test_assert_valid_refuses_wire_dicts_naming_the_reader() -> None:
 def test_assert_valid_refuses_one_event_given_for_a_list() -> None:
     with pytest.raises(UsageError, match=r"got one RunStartedEvent: pass \[event\]"):
         assert_valid(cast("list[Event]", RunStartedEvent(thread_id="t", run_id="r")))
+
+
+def test_assert_valid_refuses_a_whole_sse_body_or_one_wire_dict_naming_parse_event() -> None:
+    for given in (b'data: {"type":"RUN_STARTED"}\n\n', {"type": "RUN_STARTED"}):
+        shown = type(given).__name__
+        with pytest.raises(UsageError, match=rf"got one {shown}: pass \[agui\.parse_event\("):
+            assert_valid(cast("list[Event]", given))
+
+
+def test_assert_valid_refuses_a_wire_dict_for_the_input_naming_parse_input() -> None:
+    wire = cast("RunAgentInput", {"threadId": "t", "runId": "r"})
+    stream = started(RunFinishedEvent(thread_id="t", run_id="r"))
+    with pytest.raises(UsageError, match=r"takes a RunAgentInput, got a dict: .*parse_input"):
+        assert_valid(stream, input=wire)
+
+
+def test_assert_valid_checks_results_against_the_inputs_calls() -> None:
+    call = ToolCall(id="c1", function=FunctionCall(name="f", arguments="{}"))
+    history = RunAgentInput(
+        thread_id="t", run_id="r", messages=[AssistantMessage(id="a1", tool_calls=[call])]
+    )
+    stream = started(
+        ToolCallResultEvent(message_id="t1", tool_call_id="c1", content="ok"),
+        RunFinishedEvent(thread_id="t", run_id="r"),
+    )
+    assert_valid(stream, input=history)
+    with pytest.raises(ProtocolViolation, match=r"^event 1 \(TOOL_CALL_RESULT\): "):
+        assert_valid(stream)
 
 
 def test_collect_refuses_a_wire_dict_for_the_input_naming_parse_input() -> None:

@@ -48,6 +48,11 @@ class Thread:
         self._tail = self._head
         self._by_id: dict[str, Node] = {}
         self._calls: dict[str, tuple[_Record, Node]] = {}
+        # Where the last result after each message went: the next one starts its walk there,
+        # so a message answered by many calls takes each result in constant time. Nodes are
+        # never unlinked, and only tool messages go in after one, so the walk ends where a
+        # walk from the message itself would.
+        self._last_result: dict[Node, Node] = {}
         for record in records:
             self.append(record)
 
@@ -85,9 +90,10 @@ class Thread:
         if owner is None:
             self.append(record)
             return
-        while owner.next is not None and owner.next.record.get("role") == "tool":
-            owner = owner.next
-        node = self._link(owner, record)
+        after = self._last_result.get(owner, owner)
+        while after.next is not None and after.next.record.get("role") == "tool":
+            after = after.next
+        node = self._last_result[owner] = self._link(after, record)
         first = self._by_id.setdefault(cast("str", record["id"]), node)
         if first is not node and self._precedes(node, first):
             self._by_id[cast("str", record["id"])] = node  # a repeated id, now the first one

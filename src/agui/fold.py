@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import NoReturn, cast, get_args
 
 from pydantic import BaseModel, JsonValue, TypeAdapter
@@ -29,6 +29,7 @@ from agui.errors import PatchError, UsageError
 from agui.events import BaseEvent, Event, RunErrorEvent, RunFinishedEvent, RunStartedEvent
 from agui.messages import Message
 from agui.types import RunFinishedOutcome
+from agui.wire import json_kind
 
 __all__ = ["FoldedRun", "FoldedSubagent", "event_models", "fold"]
 
@@ -65,7 +66,8 @@ class FoldedRun:
     ended with. A subagent's messages carry its `subagent_run_id`, as a 1.0 client keeps them;
     `subagents` lists the invocations the stream announced, in the order they started.
     `warnings` says what the fold could not apply, where the client warns or fails the run
-    (a patch that does not apply, a chunk with no stream to continue), one line each.
+    (a patch that does not apply, a delta for a message or call it does not hold, a chunk
+    with no stream to continue), one line each.
 
     Examples:
         >>> FoldedRun(messages=[], state={}, outcome=None, error=None).state
@@ -129,12 +131,13 @@ def event_models(events: Iterable[Event], taker: str) -> Iterator[Event]:
         ...
         agui.errors.UsageError: fold() takes agui event models, but event 0 is a dict: ...
     """
-    if isinstance(cast("object", events), BaseModel):
-        message = f"{taker} takes a list of events, got one {type(events).__name__}: pass [event]"
+    given, shown = cast("object", events), type(events).__name__
+    if isinstance(given, BaseModel | Mapping | str | bytes | bytearray):  # one event, or its JSON
+        fix = "[event]" if isinstance(given, BaseModel) else "[agui.parse_event(...), ...]"
+        message = f"{taker} takes a list of events, got one {shown}: pass {fix}"
         raise UsageError(message)
-    given = cast("object", events)
     if not isinstance(given, Iterable):
-        got = "None" if given is None else f"a {type(given).__name__}"
+        got = "None" if given is None else f"a {shown}"
         message = f"{taker} takes a list of events, got {got}"
         raise UsageError(message)
     for index, event in enumerate(events):
@@ -199,9 +202,11 @@ class _Reducer:
         self.warnings: list[str] = []
         self._lanes = ChunkLanes()
         self._at = ""  # the event being applied, as warnings name it
+        self._growing: dict[int, tuple[_Record, str, list[str]]] = {}  # see `_grow`
 
     @property
     def messages(self) -> list[_Record]:
+        self._settle()
         return self.thread.records()
 
     def apply(self, index: int, event: Event) -> None:
@@ -223,8 +228,16 @@ class _Reducer:
     def _warn(self, problem: str) -> None:
         self.warnings.append(f"{self._at}: {problem}")
 
-    def _find(self, message_id: JsonValue) -> _Record | None:
-        return self.thread.find(message_id)
+    def _grow(self, target: _Record, key: str, delta: JsonValue) -> None:
+        # `+` copies the whole text per delta; pieces joined once at the end keep it linear. No
+        # handler reads a text it grows, and a record a snapshot replaces keeps its own pieces.
+        entry = (target, key, [cast("str", target.get(key) or "")])
+        self._growing.setdefault(id(target), entry)[2].append(cast("str", delta))
+
+    def _settle(self) -> None:
+        for target, key, pieces in self._growing.values():
+            target[key] = "".join(pieces)
+        self._growing.clear()
 
     def _merge(self, target: _Record | None, wire: _Record) -> None:
         meta = wire.get("metadata")
@@ -237,11 +250,11 @@ class _Reducer:
         given = wire.get("input")
         if isinstance(given, dict):
             for message in cast("list[_Record]", given.get("messages") or []):
-                if self._find(message["id"]) is None:
+                if self.thread.find(message["id"]) is None:
                     self.thread.append(message)
 
     def _open_text(self, wire: _Record, role: JsonValue) -> None:
-        target = self._find(wire["messageId"])
+        target = self.thread.find(wire["messageId"])
         if target is not None and target.get("role") == "activity":
             return  # the client drops a text event aimed at an activity message
         if target is None:
@@ -257,8 +270,11 @@ class _Reducer:
         self._open_text(wire, "reasoning")
 
     def _append_text(self, wire: _Record) -> None:
-        target = self._find(wire["messageId"])
-        if target is None or target.get("role") == "activity":
+        target = self.thread.find(wire["messageId"])
+        if target is None:
+            self._warn(f"no message has the id '{wire['messageId']}', so the delta is left out")
+            return
+        if target.get("role") == "activity":
             return
         held = target.get("content")
         if isinstance(held, list):
@@ -267,14 +283,14 @@ class _Reducer:
                 "is left out; send a new message's id for new text"
             )
             return
-        target["content"] = cast("str", held or "") + cast("str", wire["delta"])
+        self._grow(target, "content", wire["delta"])
         self._merge(target, wire)
 
     _on_text_message_content = _append_text
     _on_reasoning_message_content = _append_text
 
     def _end_text(self, wire: _Record) -> None:
-        self._merge(self._find(wire["messageId"]), wire)
+        self._merge(self.thread.find(wire["messageId"]), wire)
 
     _on_text_message_end = _end_text
     _on_reasoning_message_end = _end_text
@@ -309,21 +325,18 @@ class _Reducer:
 
     def _on_tool_call_args(self, wire: _Record) -> None:
         call = self._call(wire["toolCallId"])
-        if call is not None:
-            function = cast("_Record", call["function"])
-            function["arguments"] = cast("str", function["arguments"]) + cast("str", wire["delta"])
+        if call is None:
+            self._warn(f"no tool call has the id '{wire['toolCallId']}', so the delta is left out")
+        else:
+            self._grow(cast("_Record", call["function"]), "arguments", wire["delta"])
             self._merge(call, wire)
 
     def _on_tool_call_end(self, wire: _Record) -> None:
         self._merge(self._call(wire["toolCallId"]), wire)
 
     def _on_tool_call_result(self, wire: _Record) -> None:
-        message: _Record = {
-            "id": wire["messageId"],
-            "role": "tool",
-            "toolCallId": wire["toolCallId"],
-            "content": wire["content"],
-        }
+        message: _Record = {"id": wire["messageId"], "role": "tool", "content": wire["content"]}
+        message["toolCallId"] = wire["toolCallId"]
         _copy_optional(wire, message, "subagentRunId")
         self._merge(message, wire)
         held = self.thread.call(wire["toolCallId"])
@@ -372,38 +385,44 @@ class _Reducer:
         self.thread = Thread(kept + [m for m in incoming if cast("str", m["id"]) in by_id])
 
     def _on_activity_snapshot(self, wire: _Record) -> None:
-        target = self._find(wire["messageId"])
-        if target is None:
-            target = {"id": wire["messageId"], "role": "activity"}
-            self.thread.append(target)
-        elif wire.get("replace") is False:
+        target = self.thread.find(wire["messageId"])
+        if target is not None and wire.get("replace") is False:
             return
-        target.update(
-            {"role": "activity", "activityType": wire["activityType"], "content": wire["content"]}
-        )
-        self._merge(target, wire)
+        fresh: _Record = {"id": wire["messageId"], "role": "activity"}
+        if target is None:
+            self.thread.append(fresh)
+        elif target.get("role") != "activity":  # as the client does: a new message in its place
+            self.thread = Thread([fresh if m is target else m for m in self.thread.records()])
+        else:
+            fresh = target
+        fresh.update({"activityType": wire["activityType"], "content": wire["content"]})
+        self._merge(fresh, wire)
 
     def _on_activity_delta(self, wire: _Record) -> None:
-        target = self._find(wire["messageId"])
+        target = self.thread.find(wire["messageId"])
         if target is None or target.get("role") != "activity":
             return
         self._merge(target, wire)
-        try:
-            target["content"] = patch.apply(
-                target["content"], cast("list[dict[str, JsonValue]]", wire["patch"])
-            )
-            target["activityType"] = wire["activityType"]
-        except PatchError as error:  # as the client does: warn and keep the content
+        try:  # as the client does: a patch that fails warns and keeps the content
+            content = patch.apply(target["content"], cast("list[_Record]", wire["patch"]))
+        except PatchError as error:
+            content, problem = None, str(error)
+        else:  # the client's schema and `Message` hold an activity's content as an object
+            kind = "" if isinstance(content, dict) else json_kind(content)
+            problem = kind and f"it leaves {kind}, and an activity's content is an object"
+        if problem:
             self._warn(
                 f"the patch of activity message '{wire['messageId']}' does not apply, so its "
-                f"content is kept: {error}"
+                f"content is kept: {problem}"
             )
+        else:
+            target["content"], target["activityType"] = content, wire["activityType"]
 
     def _on_reasoning_encrypted_value(self, wire: _Record) -> None:
         if wire["subtype"] == "tool-call":
             target = self._call(wire["entityId"])
         else:
-            target = self._find(wire["entityId"])
+            target = self.thread.find(wire["entityId"])
             if target is not None and target.get("role") == "activity":
                 target = None
         if target is not None:

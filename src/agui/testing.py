@@ -11,10 +11,10 @@ most). `serving` runs an ASGI app under a real uvicorn on 127.0.0.1 for tests ov
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from agui.asgi._server import serving
-from agui.errors import ProtocolViolation
+from agui.errors import ProtocolViolation, UsageError
 from agui.events import Event
 from agui.fold import FoldedRun, event_models, fold
 from agui.messages import AssistantMessage
@@ -66,17 +66,7 @@ def assert_valid(events: Iterable[Event], *, input: RunAgentInput | None = None)
         ...
         agui.errors.ProtocolViolation: event 1 (TEXT_MESSAGE_END): ...
     """
-    known = (
-        [
-            call.id
-            for message in input.messages
-            if isinstance(message, AssistantMessage)
-            for call in message.tool_calls or ()
-        ]
-        if input is not None
-        else []
-    )
-    verifier = Verifier(known_tool_call_ids=known)
+    verifier = Verifier(known_tool_call_ids=_known_calls(input))
     index = -1
     for index, event in enumerate(event_models(events, "assert_valid()")):
         try:
@@ -87,6 +77,23 @@ def assert_valid(events: Iterable[Event], *, input: RunAgentInput | None = None)
         verifier.finish()
     except Exception as error:  # noqa: BLE001 - re-raised with the position added
         _reraise_at(error, index + 1, "end of stream")
+
+
+def _known_calls(given: RunAgentInput | None) -> list[str]:
+    if given is None:
+        return []
+    if not isinstance(cast("object", given), RunAgentInput):
+        message = (
+            f"assert_valid(input=...) takes a RunAgentInput, got a {type(given).__name__}: read "
+            "a wire dict with agui.parse_input(...)"
+        )
+        raise UsageError(message)
+    return [
+        call.id
+        for message in given.messages
+        if isinstance(message, AssistantMessage)
+        for call in message.tool_calls or ()
+    ]
 
 
 def _reraise_at(error: Exception, index: int, what: str) -> None:
