@@ -477,8 +477,23 @@ def test_a_body_that_ends_inside_a_message_is_truncated() -> None:
         decode_proto(body[:-1])
 
 
+def test_a_body_that_is_not_protobuf_frames_says_what_a_frame_is() -> None:
+    sse = event_json(StepStartedEvent(step_name="plan"))
+
+    with pytest.raises(
+        DecodeError,
+        match="frame 0 declares 1684108385 bytes, 45 follow; a frame is a 4-byte big-endian "
+        r"length and then that many bytes, .* or is not protobuf frames at all \(SSE, say\)",
+    ):
+        decode_proto(b"data: " + sse + b"\n\n")
+
+
 def test_bytes_that_are_not_a_message_do_not_decode() -> None:
-    with pytest.raises(DecodeError, match=r"frame 1 is not an ag_ui\.Event message"):
+    with pytest.raises(
+        DecodeError,
+        match=r"frame 1 is not an ag_ui\.Event message: .*; each frame of the protobuf binding "
+        r"holds one serialized AG-UI 1\.0 ag_ui\.Event",
+    ):
         decode_proto(encode_proto(StepStartedEvent(step_name="plan")) + frame(b"\xff\xff\xff"))
 
 
@@ -489,16 +504,20 @@ def test_a_string_that_is_not_utf8_does_not_decode() -> None:
         decode_proto(arm("CUSTOM", body))
 
 
-def test_a_number_json_cannot_hold_does_not_decode() -> None:
-    infinity = b"\x11" + struct.pack("<d", float("inf"))
-    body = base("CUSTOM") + field(2, b"x") + field(3, infinity)
+@pytest.mark.parametrize("number", [float("inf"), float("-inf"), float("nan")])
+def test_a_number_json_cannot_hold_does_not_decode(number: float) -> None:
+    value = b"\x11" + struct.pack("<d", number)
+    body = base("CUSTOM") + field(2, b"x") + field(3, value)
 
-    with pytest.raises(DecodeError, match="Infinity"):
+    with pytest.raises(DecodeError, match=f"frame 0 holds the number {number}, which JSON cannot"):
         decode_proto(arm("CUSTOM", body))
 
 
 def test_an_empty_frame_carries_no_event() -> None:
-    with pytest.raises(DecodeError, match="frame 0 is empty: it carries no event"):
+    with pytest.raises(
+        DecodeError,
+        match=r"frame 0 is empty: it carries no event; each frame holds one ag_ui\.Event \(a 0\.x",
+    ):
         decode_proto(frame(b""))
 
 
@@ -516,7 +535,9 @@ def test_an_envelope_whose_base_event_declares_another_type_is_refused() -> None
     body = base("RAW") + field(2, b"x") + field(3, b"\x20\x01")
 
     with pytest.raises(
-        DecodeError, match="frame 0 carries a CUSTOM event whose baseEvent declares"
+        DecodeError,
+        match="frame 0 carries a CUSTOM event whose baseEvent declares RAW; the type in "
+        "baseEvent must be the type of the arm that carries it",
     ):
         decode_proto(arm("CUSTOM", body))
 
@@ -585,6 +606,132 @@ def test_an_outcome_left_empty_leaves_its_lists_to_the_reader() -> None:
     assert events == [RunFinishedEvent(thread_id="t", run_id="r")]
 
 
+# -- open JSON (state, payloads, metadata) -----------------------------------------------------
+
+
+def nested(depth: int, kind: Literal["list", "object"]) -> JsonValue:
+    value: JsonValue = 1
+    for _ in range(depth):
+        value = [value] if kind == "list" else {"a": value}
+    return value
+
+
+def value_frame(value: bytes) -> bytes:
+    """A CUSTOM frame whose `value` field holds the bytes of a `google.protobuf.Value`."""
+    return arm("CUSTOM", base("CUSTOM") + field(2, b"n") + field(3, value))
+
+
+DEEP: list[Event] = [
+    CustomEvent(name="n", value=nested(250, "list")),
+    CustomEvent(name="n", value=nested(250, "object")),
+    StepStartedEvent(step_name="s", metadata={"k": nested(250, "object")}),
+]
+
+
+@pytest.mark.parametrize("event", DEEP, ids=["list", "object", "metadata"])
+def test_json_nested_past_protobufs_own_limit_reads_back_as_itself(event: Event) -> None:
+    """Protobuf's reader stops at 100 nested messages: 33 levels of objects in a `Value`."""
+    assert decode_proto(encode_proto(event)) == [event]
+
+
+def test_the_official_package_and_we_read_each_others_deeply_nested_json() -> None:
+    lines = "".join(event_json(event).decode() + "\n" for event in DEEP)
+
+    assert decode_proto(official("encode", lines.encode())) == DEEP
+    decoded = official("decode", b"".join(encode_proto(event) for event in DEEP)).splitlines()
+    assert [json.loads(line) for line in decoded] == [wire(event) for event in DEEP]
+
+
+def test_a_frame_nested_past_256_levels_does_not_decode() -> None:
+    value = b"\x08\x00"
+    for _ in range(300):
+        value = field(6, field(1, value))
+
+    with pytest.raises(DecodeError, match="frame 0 holds JSON nested deeper than 256 levels"):
+        decode_proto(value_frame(value))
+
+
+def test_open_json_whose_bytes_are_not_a_value_does_not_decode() -> None:
+    with pytest.raises(DecodeError, match=r"frame 0 is not an ag_ui\.Event message"):
+        decode_proto(value_frame(field(5, b"\xff\xff")))
+
+
+def test_a_value_holding_nothing_reads_as_null() -> None:
+    assert decode_proto(value_frame(b"")) == [CustomEvent(name="n", value=None)]
+
+
+def test_an_object_member_sent_twice_reads_as_its_last_value() -> None:
+    members = field(1, field(1, b"k") + field(2, b"\x20\x01")) + field(1, field(1, b"k"))
+
+    assert decode_proto(value_frame(field(5, members))) == [
+        CustomEvent(name="n", value={"k": None})
+    ]
+
+
+def test_object_members_keep_their_order_from_agui_to_agui() -> None:
+    value: dict[str, JsonValue] = {key: i for i, key in enumerate("zyxwvutsrqponmlkjihgfedcba")}
+
+    [event] = decode_proto(encode_proto(CustomEvent(name="n", value=value)))
+
+    assert isinstance(event, CustomEvent)
+    assert list(cast("dict[str, JsonValue]", event.value)) == list(value)
+
+
+# -- fields the schema does not declare --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        (
+            arm("STEP_STARTED", base("STEP_STARTED") + field(2, b"p") + field(50, b"x")),
+            "StepStartedEvent field 50",
+        ),
+        (
+            arm("STEP_STARTED", field(1, b"\x08\x0e" + field(9, b"")) + field(2, b"p")),
+            "BaseEvent field 9",
+        ),
+        (
+            frame(
+                field(ARMS.index("STEP_STARTED") + 1, base("STEP_STARTED") + field(2, b"p"))
+                + field(60, b"")
+            ),
+            "Event field 60",
+        ),
+    ],
+    ids=["in-the-event", "in-its-base-event", "beside-its-arm"],
+)
+def test_fields_a_known_event_does_not_declare_are_dropped_with_a_warning(
+    body: bytes, where: str
+) -> None:
+    with pytest.warns(
+        UnknownMemberWarning,
+        match=rf"frame 0 carries fields this version does not know \(ag_ui\.{where}\); they were",
+    ):
+        events = decode_proto(body)
+
+    assert events == [StepStartedEvent(step_name="p")]
+
+
+def test_fields_nested_deep_in_a_known_event_are_each_named_once() -> None:
+    function = field(1, b"f") + field(2, b"{}") + field(9, b"")
+    call = field(1, b"c") + field(2, b"function") + field(3, function) + field(8, b"")
+    message = field(1, b"a1") + field(2, b"assistant") + field(5, call)
+    body = base("MESSAGES_SNAPSHOT") + field(2, message) + field(2, message)
+
+    with pytest.warns(UnknownMemberWarning) as caught:
+        [event] = decode_proto(arm("MESSAGES_SNAPSHOT", body))
+
+    assert [str(warning.message) for warning in caught] == [
+        (
+            "frame 0 carries fields this version does not know (ag_ui.FunctionCall field 9, "
+            "ag_ui.ToolCall field 8); they were dropped"
+        )
+    ]
+    assert isinstance(event, MessagesSnapshotEvent)
+    assert len(event.messages) == 2
+
+
 # -- the documented caveats --------------------------------------------------------------------
 
 
@@ -604,7 +751,11 @@ def test_a_number_without_a_fraction_reads_back_as_an_int() -> None:
 
 
 def test_an_integer_beyond_a_double_cannot_be_written() -> None:
-    with pytest.raises(UsageError, match="a CUSTOM event cannot be written in the protobuf"):
+    with pytest.raises(
+        UsageError,
+        match="a CUSTOM event cannot be written in the protobuf binding: its JSON holds an "
+        "integer beyond the range of a double",
+    ):
         encode_proto(CustomEvent(name="n", value=10**400))
 
 

@@ -27,7 +27,10 @@ What the binary wire cannot carry as JSON does:
   `google.protobuf.Value`, whose numbers are doubles: an integer beyond 2^53 in magnitude arrives
   rounded, and one beyond the range of a double cannot be written at all (`UsageError`). A
   number with no fraction reads back as an `int`, as `JSON.parse` would give it. Objects in it
-  are maps, so their key order is not kept.
+  are maps, whose order the schema does not fix: agui keeps it, another encoder may not. It
+  nests as deep as on SSE: agui writes and reads these values itself, since protobuf's own
+  reader stops at about 33 levels of objects, and a frame nested past 256 levels does not
+  decode (`DecodeError`).
 - A list field cannot tell "empty" from "absent": an empty `tools`, `context`, `resume`,
   `toolCalls`, `usage`, `pendingToolCallIds` or `interruptIds` reads back as absent. A required
   string cannot either: `""` is the field's default, and reads back as `""`.
@@ -38,7 +41,8 @@ What the binary wire cannot carry as JSON does:
 A body that ends mid-frame, a frame whose bytes are not an `ag_ui.Event`, an empty frame, or an
 envelope whose arm and `baseEvent.type` disagree raise `DecodeError`; a frame whose only arm is
 one this version does not know (an event type from a later protocol) is dropped with an
-`UnknownMemberWarning`, as an unknown event type is on the JSON path.
+`UnknownMemberWarning`, as an unknown event type is on the JSON path, and so are the fields of a
+known event that the schema does not declare (a later protocol's), as unknown members are.
 """
 
 from __future__ import annotations

@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import struct
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
 from google.protobuf.message import Message
+from google.protobuf.unknown_fields import UnknownFieldSet
 from pydantic import BaseModel
 
 from agui.errors import DecodeError, UnknownMemberWarning, UsageError
@@ -25,8 +26,9 @@ from agui.events import (
     TextMessageContentEvent,
     ToolCallArgsEvent,
 )
-from agui.proto._mapping import from_proto, integral, to_proto
+from agui.proto._mapping import from_proto, to_proto
 from agui.proto._schema import EVENT, EVENT_TYPES
+from agui.proto._values import read_open, varint, write_open
 from agui.sse import event_json
 from agui.wire import parse_event
 
@@ -35,6 +37,11 @@ __all__ = ["decode_proto", "encode_proto"]
 _LENGTH = struct.Struct(">I")
 _Layout = tuple[bytes, bytes, bytes, bytes, str]
 _EXTRAS = ("timestamp", "raw_event", "metadata", "subagent_run_id")
+_UNIONS = frozenset({"ag_ui.InputContent", "ag_ui.InputContentSource"})
+_FRAMING = (
+    "; a frame is a 4-byte big-endian length and then that many bytes, so the body was cut "
+    "short (the run's stream ended early) or is not protobuf frames at all (SSE, say)"
+)
 
 
 def encode_proto(event: Event) -> bytes:
@@ -62,7 +69,8 @@ def decode_proto(data: bytes) -> list[Event]:
 
     Raises `DecodeError` for a body that ends mid-frame or a frame that does not decode (a
     `MalformedEvent` names the field of an event that decodes but does not validate); warns
-    `UnknownMemberWarning` for each frame it drops because it carries an unknown event type.
+    `UnknownMemberWarning` for each frame it drops because it carries an unknown event type,
+    and for each frame with fields the schema does not declare, which it drops.
 
     Examples:
         >>> from agui.events import RunStartedEvent, TextMessageContentEvent
@@ -74,7 +82,7 @@ def decode_proto(data: bytes) -> list[Event]:
         >>> decode_proto(body[:-1])
         Traceback (most recent call last):
         ...
-        agui.errors.DecodeError: the body ends mid-frame: frame 1 declares 14 bytes, 13 follow
+        agui.errors.DecodeError: the body ends mid-frame: frame 1 declares 14 bytes, 13 follow; ...
     """
     events: list[Event] = []
     offset = index = 0
@@ -83,7 +91,7 @@ def decode_proto(data: bytes) -> list[Event]:
         if start > len(data):
             message = (
                 f"the body ends mid-frame: frame {index} has {len(data) - offset} of the 4 bytes "
-                "of its length"
+                f"of its length{_FRAMING}"
             )
             raise DecodeError(message)
         (size,) = _LENGTH.unpack_from(data, offset)
@@ -91,7 +99,7 @@ def decode_proto(data: bytes) -> list[Event]:
         if offset > len(data):
             message = (
                 f"the body ends mid-frame: frame {index} declares {size} bytes, "
-                f"{len(data) - start} follow"
+                f"{len(data) - start} follow{_FRAMING}"
             )
             raise DecodeError(message)
         event = _decode_frame(bytes(data[start:offset]), index)
@@ -104,18 +112,9 @@ def decode_proto(data: bytes) -> list[Event]:
 # -- writing -----------------------------------------------------------------------------------
 
 
-def _varint(number: int) -> bytes:
-    out = bytearray()
-    while number > 0x7F:  # noqa: PLR2004 - the largest number one varint byte holds
-        out.append(number & 0x7F | 0x80)
-        number >>= 7
-    out.append(number)
-    return bytes(out)
-
-
 def _tag(number: int) -> bytes:
     """The key of a length-delimited field (wire type 2)."""
-    return _varint(number << 3 | 2)
+    return varint(number << 3 | 2)
 
 
 def _delta_layout(cls: type[BaseModel], id_name: str) -> _Layout:
@@ -124,9 +123,9 @@ def _delta_layout(cls: type[BaseModel], id_name: str) -> _Layout:
     arm = EVENT.DESCRIPTOR.fields_by_name[kind.lower()]
     assert arm.message_type is not None  # noqa: S101 - every arm is a message field
     fields = arm.message_type.fields_by_name
-    base = b"\x08" + _varint(EVENT_TYPES.index(kind))
+    base = b"\x08" + varint(EVENT_TYPES.index(kind))
     id_key, delta_key = _tag(fields[id_name].number), _tag(fields["delta"].number)
-    return _tag(arm.number), _tag(1) + _varint(len(base)) + base, id_key, delta_key, id_name
+    return _tag(arm.number), _tag(1) + varint(len(base)) + base, id_key, delta_key, id_name
 
 
 def _has_any(fields: Mapping[str, object], names: tuple[str, ...]) -> bool:
@@ -136,7 +135,7 @@ def _has_any(fields: Mapping[str, object], names: tuple[str, ...]) -> bool:
 def _string(key: bytes, text: str) -> bytes:
     """A string field; the empty string is its default, which proto3 leaves out."""
     data = text.encode()
-    return key + _varint(len(data)) + data if data else b""
+    return key + varint(len(data)) + data if data else b""
 
 
 _DELTAS: dict[type[BaseModel], _Layout] = {
@@ -167,16 +166,18 @@ def _delta(event: Event) -> bytes | None:
         body = base + _string(id_key, entity) + _string(delta_key, delta)
     except UnicodeEncodeError:  # a lone surrogate: the serializer reports it
         return None
-    return arm + _varint(len(body)) + body
+    return arm + varint(len(body)) + body
 
 
 def _message(event: Event) -> Message:
     """The `ag_ui.Event` message of an event, filled from its wire JSON."""
     wire: dict[str, Any] = json.loads(event_json(event))
+    body = to_proto(wire)
+    write_open(body, event.type)
     message = EVENT()
     try:
-        json_format.ParseDict(to_proto(wire), message)
-    except (OverflowError, json_format.ParseError) as error:
+        json_format.ParseDict(body, message)
+    except json_format.ParseError as error:
         problem = f"a {event.type} event cannot be written in the protobuf binding: {error}"
         raise UsageError(problem) from None
     return message
@@ -189,14 +190,44 @@ def _decode_frame(payload: bytes, index: int) -> Event | None:
     try:
         message = EVENT.FromString(payload)
         frame = json_format.MessageToDict(message, always_print_fields_with_no_presence=True)
+        read_open(frame, index)
     except (_ProtobufDecodeError, json_format.Error) as error:
-        problem = f"frame {index} is not an ag_ui.Event message: {error}"
+        problem = (
+            f"frame {index} is not an ag_ui.Event message: {error}; each frame of the protobuf "
+            "binding holds one serialized AG-UI 1.0 ag_ui.Event, so check that the producer "
+            "writes this binding"
+        )
         raise DecodeError(problem) from None
     if not frame:
         if not payload:
-            problem = f"frame {index} is empty: it carries no event"
+            problem = (
+                f"frame {index} is empty: it carries no event; each frame holds one ag_ui.Event "
+                "(a 0.x @ag-ui/proto wrote an empty frame for an event type it did not have)"
+            )
             raise DecodeError(problem)
         text = f"frame {index} carries an event type this version does not know; it was dropped"
         warnings.warn(text, UnknownMemberWarning, stacklevel=3)
         return None
-    return parse_event(from_proto(integral(frame), index))
+    unknown = sorted(set(_unknown_fields(message)))
+    if unknown:
+        text = (
+            f"frame {index} carries fields this version does not know ({', '.join(unknown)}); "
+            "they were dropped"
+        )
+        warnings.warn(text, UnknownMemberWarning, stacklevel=3)
+    return parse_event(from_proto(frame, index))
+
+
+def _unknown_fields(message: Message) -> Iterator[str]:
+    """The fields the schema does not declare, in a message and the messages in it."""
+    fields = message.ListFields()
+    name = message.DESCRIPTOR.full_name
+    unknown = UnknownFieldSet(message)
+    # A part or source with no arm set is of a kind this version lacks; `_mapping` says so.
+    if fields or name not in _UNIONS:
+        for position in range(len(unknown)):  # the stubs give it no __iter__
+            yield f"{name} field {unknown[position].field_number}"
+    for field, value in fields:
+        if field.message_type is not None:
+            for item in [value] if isinstance(value, Message) else value:
+                yield from _unknown_fields(item)

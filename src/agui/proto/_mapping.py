@@ -13,27 +13,26 @@ and `from_proto` move each difference across, one event type at a time:
 - content that is a list of parts travels as `contentParts`, each part and each media source a
   oneof arm named for its `type`; an activity message's content travels as `activityContent`.
 
-Reading also undoes what the protobuf JSON form adds: 64-bit integers as strings, doubles where
-JSON had integers, and empty lists for the absent optional ones.
+Reading also undoes what the protobuf JSON form adds: 64-bit integers as strings, and empty lists
+for the absent optional ones. (The JSON in `Value` fields is `agui.proto._values`'s.)
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 from agui.errors import DecodeError, UnknownMemberWarning
 from agui.proto._schema import ARMS, EVENT_TYPES, arm_name
 
-__all__ = ["from_proto", "integral", "to_proto"]
+__all__ = ["from_proto", "to_proto"]
 
 _Json = dict[str, Any]
 _ENVELOPE = ("rawEvent", "metadata")
 _KINDS = {arm_name(kind): kind for kind in ARMS}
 _PART_ROLES = ("user", "tool")
 _OPTIONAL_LISTS = ("tools", "context", "resume")
-_SAFE_INTEGER = 2**53
 
 
 # -- writing -----------------------------------------------------------------------------------
@@ -118,7 +117,10 @@ def from_proto(frame: _Json, index: int) -> _Json:
     base: _Json = body.pop("baseEvent", {})
     declared = base.get("type", EVENT_TYPES[0])
     if declared != kind:
-        problem = f"frame {index} carries a {kind} event whose baseEvent declares {declared}"
+        problem = (
+            f"frame {index} carries a {kind} event whose baseEvent declares {declared}; the "
+            "type in baseEvent must be the type of the arm that carries it"
+        )
         raise DecodeError(problem)
     wire: _Json = {"type": kind}
     if "timestamp" in base:
@@ -128,17 +130,6 @@ def from_proto(frame: _Json, index: int) -> _Json:
     if reshape is not None:
         reshape(body)
     return {**wire, **body}
-
-
-def integral(value: object) -> Any:  # noqa: ANN401 - JSON as json_format gives it
-    """Numbers without a fraction as `int` (a `Value` holds doubles), recursively."""
-    if isinstance(value, float) and value.is_integer() and abs(value) <= _SAFE_INTEGER:
-        return int(value)
-    if isinstance(value, dict):
-        return {key: integral(item) for key, item in cast("_Json", value).items()}
-    if isinstance(value, list):
-        return [integral(item) for item in cast("list[object]", value)]
-    return value
 
 
 def _outcome_from(body: _Json, *payload: str) -> None:

@@ -4,10 +4,17 @@ No `.proto` file is compiled and no generated module is shipped: each message be
 listing its fields in field-number order (the first field is number 1, the next 2, and so on,
 which is how every 1.0 message is numbered). A field is written `name` (a `string`),
 `name:type`, `name?` (a scalar with explicit presence: `optional` in proto3) or `name*`
-(`repeated`). The types are `string`, `int64`, `bool`, the two enums, the messages of the table,
-and `Value`/`Struct` from `google/protobuf/struct.proto`, which carry the JSON that AG-UI leaves
-open (state, metadata, payloads). Every field of `Event`, `InputContent` and
-`InputContentSource` belongs to the message's one oneof.
+(`repeated`). The types are `string`, `int64`, `bool`, `double`, `bytes`, the two enums, the
+messages of the table, and `Value`/`Struct`, the `google/protobuf/struct.proto` messages that
+carry the JSON AG-UI leaves open (state, metadata, payloads). Every field of `Event`,
+`InputContent`, `InputContentSource` and `JsonValue` belongs to the message's one oneof.
+
+A `Value` or `Struct` field is declared here as `optional bytes`, which has the same wire form
+as an embedded message, and `agui.proto._values` writes and reads the JSON in it: protobuf's
+own readers stop at 100 nested messages, and JSON in a `Value` nests two or three messages per
+level, so they would refuse state that the SSE binding and the official package carry. The
+`Json*` messages are `Value`, `Struct` and `ListValue` with their own nested values as bytes,
+so that each level is parsed on its own.
 
 The table becomes a `FileDescriptorProto` in a private `DescriptorPool`, never the default one,
 so a program that also loads the official `ag_ui` protos (or its own) sees no clash. Each
@@ -16,10 +23,21 @@ field's `json_name` is its AG-UI wire name, so `json_format` maps our camelCase 
 
 from __future__ import annotations
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, struct_pb2
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import Message
 
-__all__ = ["ARMS", "EVENT", "EVENT_TYPES", "arm_name", "json_name"]
+__all__ = [
+    "ARMS",
+    "EVENT",
+    "EVENT_DESCRIPTOR",
+    "EVENT_TYPES",
+    "JSON_ARRAY",
+    "JSON_OBJECT",
+    "JSON_VALUE",
+    "STRUCTS",
+    "arm_name",
+    "json_name",
+]
 
 EVENT_TYPES = (
     "TEXT_MESSAGE_START",
@@ -134,11 +152,29 @@ _MESSAGES = {
     "SubagentFinishedEvent": _B + "subagent_run_id result:Value outcome interrupt_ids*",
     "SubagentErrorEvent": _B + "subagent_run_id message code?",
 }
-_ONEOFS = {"Event": "event", "InputContent": "part", "InputContentSource": "kind"}
+_JSON_MESSAGES = {
+    "JsonValue": "null_value:int64 number_value:double string_value bool_value:bool "
+    "struct_value:bytes list_value:bytes",
+    "JsonMember": "key value:bytes",
+    "JsonObject": "fields:JsonMember*",
+    "JsonArray": "values:bytes*",
+}
+_ONEOFS = {
+    "Event": "event",
+    "InputContent": "part",
+    "InputContentSource": "kind",
+    "JsonValue": "kind",
+}
 
 _FIELD = descriptor_pb2.FieldDescriptorProto
-_SCALARS = {"string": _FIELD.TYPE_STRING, "int64": _FIELD.TYPE_INT64, "bool": _FIELD.TYPE_BOOL}
-_WELL_KNOWN = {"Value": ".google.protobuf.Value", "Struct": ".google.protobuf.Struct"}
+_SCALARS = {
+    "string": _FIELD.TYPE_STRING,
+    "int64": _FIELD.TYPE_INT64,
+    "bool": _FIELD.TYPE_BOOL,
+    "double": _FIELD.TYPE_DOUBLE,
+    "bytes": _FIELD.TYPE_BYTES,
+}
+_OPEN = frozenset({"Value", "Struct"})
 _PACKAGE = "ag_ui"
 
 
@@ -161,13 +197,16 @@ def _add_field(message: descriptor_pb2.DescriptorProto, spec: str, oneof: str | 
     name, _, kind = spec.partition(":")
     suffix = (name + kind)[-1]
     name, kind = name.rstrip("?*"), kind.rstrip("?*") or "string"
+    if kind in _OPEN:
+        # Presence tells an absent value from a present one; `bytes` alone could not.
+        suffix, kind = "?", "bytes"
     field = message.field.add(name=name, number=len(message.field) + 1, json_name=json_name(name))
     field.label = _FIELD.LABEL_REPEATED if suffix == "*" else _FIELD.LABEL_OPTIONAL
     if kind in _SCALARS:
         field.type = _SCALARS[kind]
     else:
         field.type = _FIELD.TYPE_ENUM if kind in _ENUMS else _FIELD.TYPE_MESSAGE
-        field.type_name = _WELL_KNOWN.get(kind, f".{_PACKAGE}.{kind}")
+        field.type_name = f".{_PACKAGE}.{kind}"
     if oneof is not None:
         field.oneof_index = 0
     elif suffix == "?":
@@ -183,14 +222,13 @@ def _file() -> descriptor_pb2.FileDescriptorProto:
         name="agui/ag_ui.proto",
         package=_PACKAGE,
         syntax="proto3",
-        dependency=["google/protobuf/struct.proto"],
     )
     for enum_name, members in _ENUMS.items():
         enum = file.enum_type.add(name=enum_name)
         for number, member in enumerate(members):
             enum.value.add(name=member, number=number)
     arms = " ".join(f"{kind.lower()}:{_message_name(kind)}" for kind in ARMS)
-    for name, fields in {**_MESSAGES, "Event": arms}.items():
+    for name, fields in {**_MESSAGES, **_JSON_MESSAGES, "Event": arms}.items():
         message = file.message_type.add(name=name)
         oneof = _ONEOFS.get(name)
         if oneof is not None:
@@ -200,12 +238,29 @@ def _file() -> descriptor_pb2.FileDescriptorProto:
     return file
 
 
-def _event_class() -> type[Message]:
+def _pool() -> descriptor_pool.DescriptorPool:
     pool = descriptor_pool.DescriptorPool()
-    pool.AddSerializedFile(struct_pb2.DESCRIPTOR.serialized_pb)
     pool.Add(_file())
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{_PACKAGE}.Event"))
+    return pool
 
 
-EVENT = _event_class()
+def _class(name: str) -> type[Message]:
+    return message_factory.GetMessageClass(_POOL.FindMessageTypeByName(f"{_PACKAGE}.{name}"))
+
+
+_POOL = _pool()
+EVENT = _class("Event")
 """The `ag_ui.Event` message class: one oneof arm per event type."""
+EVENT_DESCRIPTOR = _POOL.FindMessageTypeByName(f"{_PACKAGE}.Event")
+"""The descriptor of `EVENT`, typed as a descriptor (a message class's may be protobuf's own)."""
+JSON_VALUE, JSON_OBJECT, JSON_ARRAY = (
+    _class(f"Json{kind}") for kind in ("Value", "Object", "Array")
+)
+"""`Value`, `Struct` and `ListValue`, with the values they hold left as bytes."""
+STRUCTS = frozenset(
+    f"{_PACKAGE}.{message}.{spec.partition(':')[0]}"
+    for message, fields in _MESSAGES.items()
+    for spec in fields.split()
+    if spec.endswith(":Struct")
+)
+"""The full names of the fields that hold a `Struct` (a JSON object) rather than a `Value`."""
