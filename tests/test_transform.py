@@ -357,3 +357,27 @@ def test_a_transformer_may_rewrite_run_error() -> None:
     assert isinstance(last, RunErrorEvent)
     assert last.message == "something went wrong"
     assert types_of(events).count(EventType.RUN_ERROR) == 1
+
+
+@pytest.mark.parametrize(
+    ("given", "problem"),
+    [
+        (
+            FilterToolCalls({"lookup"}),
+            r"takes a list of transformers, got one FilterToolCalls: pass \[",
+        ),
+        ([FilterToolCalls], r"transformer 0 is the class FilterToolCalls, not an instance of it"),
+        ([FilterToolCalls({"x"}), object()], r"transformer 1 \(object\) has no transform\(event\)"),
+        (3, r"takes a list of transformers, got int"),
+        ("FilterToolCalls", r"takes a list of transformers, got str"),
+    ],
+    ids=["one transformer", "a class", "no transform method", "a number", "a string"],
+)
+def test_transformers_given_wrongly_are_refused_when_the_run_is_built(
+    given: object, problem: str
+) -> None:
+    with pytest.raises(UsageError, match=problem):
+        RunContext.new(
+            RunAgentInput(thread_id="t", run_id="r"),
+            transformers=cast("Sequence[Transformer]", given),
+        )

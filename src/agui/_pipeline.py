@@ -85,7 +85,7 @@ from agui.events import (
 )
 from agui.sink import EventReceiver
 from agui.state import carries_state
-from agui.transform import Transformer, apply_transformers
+from agui.transform import Transformer, apply_transformers, checked_transformers
 from agui.verify import Verifier
 
 __all__ = ["Block", "Pipeline"]
@@ -151,7 +151,7 @@ class Pipeline(Generic[B]):
         self.calls: list[str] = []
         self.answered = answered
         self._token = token
-        self._transformers = tuple(transformers)
+        self._transformers = checked_transformers(transformers)
         self._on_state = on_state
         self.plain = all(_passes_records(t) for t in self._transformers)
         """Whether a record may go out as it is: no transformer needs its model (none, or only

@@ -36,7 +36,13 @@ from agui.events import (
     ToolCallStartEvent,
 )
 
-__all__ = ["FilterToolCalls", "ToolResultToState", "Transformer", "apply_transformers"]
+__all__ = [
+    "FilterToolCalls",
+    "ToolResultToState",
+    "Transformer",
+    "apply_transformers",
+    "checked_transformers",
+]
 
 _log = logging.getLogger("agui")
 
@@ -56,6 +62,47 @@ class Transformer(Protocol):
     def transform(self, event: Event) -> Sequence[Event]:
         """The events to send in place of `event` (empty to drop it)."""
         ...
+
+
+def checked_transformers(transformers: object) -> tuple[Transformer, ...]:
+    """The transformers a run was given, as a tuple; refused unless each has a `transform`.
+
+    Checked when the run is built, so that a slip is told before the first event, not as an
+    `AttributeError` at it.
+
+    Examples:
+        >>> checked_transformers([FilterToolCalls({"lookup"})])
+        (<agui.transform.FilterToolCalls object at ...>,)
+        >>> checked_transformers(FilterToolCalls({"lookup"}))
+        Traceback (most recent call last):
+        ...
+        agui.errors.UsageError: transformers= takes a list of transformers, got one ...
+    """
+    if hasattr(transformers, "transform") and not isinstance(transformers, type):
+        message = (
+            f"transformers= takes a list of transformers, got one {_name(transformers)}: "
+            "pass [transformer]"
+        )
+        raise UsageError(message)
+    if not isinstance(transformers, Iterable) or isinstance(transformers, (str, bytes, Mapping)):
+        kind = type(cast("object", transformers)).__name__
+        message = f"transformers= takes a list of transformers, got {kind}"
+        raise UsageError(message)
+    given = tuple(cast("Iterable[object]", transformers))
+    for index, item in enumerate(given):
+        if isinstance(item, type):
+            message = (
+                f"transformer {index} is the class {item.__qualname__}, not an instance of it; "
+                f"pass {item.__qualname__}(...)"
+            )
+            raise UsageError(message)
+        if not callable(getattr(item, "transform", None)):
+            message = (
+                f"transformer {index} ({_name(item)}) has no transform(event) method; a "
+                "transformer returns the events to send in place of each event it is given"
+            )
+            raise UsageError(message)
+    return cast("tuple[Transformer, ...]", given)
 
 
 def apply_transformers(transformers: Iterable[Transformer], event: Event) -> list[Event]:
