@@ -84,8 +84,8 @@ def checked_transformers(transformers: object) -> tuple[Transformer, ...]:
             "pass [transformer]"
         )
         raise UsageError(message)
+    kind = _name(transformers)
     if not isinstance(transformers, Iterable) or isinstance(transformers, (str, bytes, Mapping)):
-        kind = type(cast("object", transformers)).__name__
         message = f"transformers= takes a list of transformers, got {kind}"
         raise UsageError(message)
     given = tuple(cast("Iterable[object]", transformers))
