@@ -523,3 +523,19 @@ def test_fully_declared_capabilities_are_written_in_the_1_0_shape() -> None:
 def test_the_0x_sub_agents_spelling_is_refused_not_kept_as_an_extra() -> None:
     with pytest.raises(ValidationError, match="subAgents\n  Extra inputs are not permitted"):
         MultiAgentCapabilities.model_validate({"subAgents": [{"name": "r"}]})
+
+
+@pytest.mark.parametrize("field", ["max_iterations", "max_execution_time"])
+@pytest.mark.parametrize("value", [-1, 2**53, True, "8", 8.0])
+def test_an_execution_limit_is_a_safe_non_negative_integer_as_the_1_0_schema_asks(
+    field: str, value: object
+) -> None:
+    with pytest.raises(ValidationError, match=field):
+        ExecutionCapabilities.model_validate({field: value})
+
+
+@pytest.mark.parametrize("value", [0, 2**53 - 1])
+def test_an_execution_limit_may_be_zero_or_the_largest_safe_integer(value: int) -> None:
+    limits = ExecutionCapabilities(max_iterations=value, max_execution_time=value)
+
+    assert _wire(limits) == {"maxIterations": value, "maxExecutionTime": value}

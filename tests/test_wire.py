@@ -6,6 +6,7 @@ import copy
 import json
 import re
 import warnings
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given
@@ -543,6 +544,164 @@ def test_a_null_that_is_data_is_read_and_written_back(data: JsonDict) -> None:
     event = _read_warning_free(data)
 
     assert json.loads(event_json(event)) == data
+
+
+_RUN = {"threadId": "t", "runId": "r"}
+_IMAGE: JsonDict = {"type": "image", "source": {"type": "url", "value": "https://x/a.png"}}
+
+
+def _snapshot(message: JsonDict) -> JsonDict:
+    return {"type": "MESSAGES_SNAPSHOT", "messages": [{"id": "m1", **message}]}
+
+
+def _started(**input_fields: JsonValue) -> JsonDict:
+    return {"type": "RUN_STARTED", **_RUN, "input": {**_RUN, "messages": [], **input_fields}}
+
+
+NESTED_NULLS: list[tuple[JsonDict, str]] = [
+    (
+        _snapshot({"role": "user", "content": "x", "subagentRunId": None}),
+        "/messages/0/subagentRunId",
+    ),
+    (_snapshot({"role": "user", "content": "x", "metadata": None}), "/messages/0/metadata"),
+    (_snapshot({"role": "user", "content": "x", "name": None}), "/messages/0/name"),
+    (_snapshot({"role": "assistant", "toolCalls": None}), "/messages/0/toolCalls"),
+    (
+        _snapshot({"role": "user", "content": [{"type": "text", "text": "a", "metadata": None}]}),
+        "/messages/0/content/0/metadata",
+    ),
+    (
+        _snapshot(
+            {
+                "role": "assistant",
+                "toolCalls": [
+                    {"id": "c", "function": {"name": "f", "arguments": "{}"}, "metadata": None}
+                ],
+            }
+        ),
+        "/messages/0/toolCalls/0/metadata",
+    ),
+    (
+        {
+            "type": "RUN_FINISHED",
+            **_RUN,
+            "outcome": {
+                "type": "interrupt",
+                "interrupts": [{"id": "i", "reason": "r", "subagentRunId": None}],
+            },
+        },
+        "/outcome/interrupts/0/subagentRunId",
+    ),
+    (
+        {
+            "type": "RUN_FINISHED",
+            **_RUN,
+            "outcome": {"type": "success", "pendingToolCallIds": None},
+        },
+        "/outcome/pendingToolCallIds",
+    ),
+    (
+        {
+            "type": "SUBAGENT_FINISHED",
+            "subagentRunId": "s",
+            "outcome": {"type": "suspended", "interruptIds": None},
+        },
+        "/outcome/interruptIds",
+    ),
+    ({"type": "RUN_FINISHED", **_RUN, "usage": [{"model": None}]}, "/usage/0/model"),
+    (
+        _started(messages=[{"id": "u", "role": "user", "content": "x", "subagentRunId": None}]),
+        "/input/messages/0/subagentRunId",
+    ),
+    (_started(tools=None), "/input/tools"),
+    (_started(parentRunId=None), "/input/parentRunId"),
+    (
+        _started(resume=[{"interruptId": "i", "status": "resolved", "metadata": None}]),
+        "/input/resume/0/metadata",
+    ),
+    (
+        {
+            "type": "TOOL_CALL_RESULT",
+            "messageId": "m",
+            "toolCallId": "c",
+            "content": [{**_IMAGE, "metadata": None}],
+        },
+        "/content/0/metadata",
+    ),
+]
+
+
+@pytest.mark.parametrize(("data", "pointer"), NESTED_NULLS, ids=_row_ids(NESTED_NULLS))
+def test_a_null_on_a_nested_optional_field_is_malformed_at_its_pointer(
+    data: JsonDict, pointer: str
+) -> None:
+    expected = f"{data['type']}: field '{pointer}': null is not allowed on an optional field"
+    with pytest.raises(MalformedEvent, match=re.escape(expected)) as caught:
+        parse_event(data)
+
+    assert caught.value.path == pointer
+
+
+def _as_text(data: JsonDict) -> str:
+    return json.dumps(data)
+
+
+def _as_bytes(data: JsonDict) -> bytes:
+    return json.dumps(data).encode()
+
+
+@pytest.mark.parametrize("encode", [_as_text, _as_bytes], ids=["text", "bytes"])
+def test_a_nested_null_in_json_text_or_bytes_is_malformed_as_in_a_mapping(
+    encode: Callable[[JsonDict], str | bytes],
+) -> None:
+    data = _snapshot({"role": "user", "content": "x", "subagentRunId": None})
+
+    with pytest.raises(MalformedEvent, match="'/messages/0/subagentRunId': null is not allowed"):
+        parse_event(encode(data))
+
+
+def test_the_first_of_several_nested_nulls_is_named_the_same_way_every_time() -> None:
+    data = _snapshot({"role": "user", "content": "x", "subagentRunId": None, "name": None})
+
+    with pytest.raises(MalformedEvent) as caught:
+        parse_event(data)
+
+    assert caught.value.path == "/messages/0/name"
+
+
+def test_the_nested_legacy_nulls_a_1_0_client_accepts_are_read_as_absent() -> None:
+    legacy: JsonDict = _started(
+        messages=[{"id": "u", "role": "user", "content": [{**_IMAGE, "metadata": None}]}],
+        state=None,
+        forwardedProps=None,
+        tools=[{"name": "f", "description": "d", "parameters": None}],
+        resume=[{"interruptId": "i", "status": "resolved", "payload": None}],
+    )
+    snapshot = _snapshot({"role": "user", "content": [{**_IMAGE, "metadata": None}]})
+
+    started = _read_warning_free(legacy)
+
+    assert json.loads(event_json(started)) == _started(
+        messages=[{"id": "u", "role": "user", "content": [_IMAGE]}],
+        tools=[{"name": "f", "description": "d"}],
+        resume=[{"interruptId": "i", "status": "resolved"}],
+    )
+    assert json.loads(event_json(_read_warning_free(snapshot))) == _snapshot(
+        {"role": "user", "content": [_IMAGE]}
+    )
+
+
+def test_a_run_input_still_reads_every_nested_optional_null_as_absent() -> None:
+    body: JsonDict = {
+        **_RUN,
+        "tools": None,
+        "messages": [{"id": "u", "role": "user", "content": "x", "subagentRunId": None}],
+    }
+
+    assert parse_input(body).model_dump(mode="json", by_alias=True) == {
+        **_RUN,
+        "messages": [{"id": "u", "role": "user", "content": "x"}],
+    }
 
 
 # -- unknown material -------------------------------------------------------------------------

@@ -6,7 +6,9 @@ Every field is optional and absent means undeclared; the event stream stays auth
 
 from __future__ import annotations
 
-from pydantic import JsonValue
+from typing import Annotated
+
+from pydantic import Field, JsonValue
 
 from agui._model import Opt, WireModel
 from agui.messages import JsonObject
@@ -28,6 +30,9 @@ __all__ = [
     "ToolsCapabilities",
     "TransportCapabilities",
 ]
+
+# The 1.0 schema's bounds: a count or a duration in ms that JavaScript holds exactly.
+_LIMIT = Annotated[int, Field(strict=True, ge=0, le=2**53 - 1)]
 
 
 class IdentityCapabilities(WireModel, frozen=True):
@@ -183,6 +188,8 @@ class MultimodalCapabilities(WireModel, frozen=True):
 class ExecutionCapabilities(WireModel, frozen=True):
     """Limits and sandboxing of execution; `max_execution_time` is in milliseconds.
 
+    Both limits are integers from 0 to 2**53 - 1, as the 1.0 schema bounds them.
+
     Examples:
         >>> ExecutionCapabilities(max_iterations=8).max_iterations
         8
@@ -190,8 +197,8 @@ class ExecutionCapabilities(WireModel, frozen=True):
 
     code_execution: Opt[bool] = None
     sandboxed: Opt[bool] = None
-    max_iterations: Opt[int] = None
-    max_execution_time: Opt[int] = None
+    max_iterations: Opt[_LIMIT] = None
+    max_execution_time: Opt[_LIMIT] = None
 
 
 class HumanInTheLoopCapabilities(WireModel, frozen=True):

@@ -10,11 +10,10 @@ catch to drop the event.
 Validation runs first on the data as given; only when it fails do we look at the errors, strip
 what is unknown and try again. The common case, a clean event, costs one pydantic-core pass.
 
-Nulls: the legacy optional nulls that 1.0 clients still tolerate (`rawEvent`, `result`,
-`outcome`, `parentMessageId` on an event) are read as absent, with a warning. Any other optional
-top-level field sent as `null` is malformed, as on the 1.0 client (`"metadata": null` is fatal
-there). Inside a `RunAgentInput` every optional `null` reads as absent, because the protocol
-asks producers to accept the legacy inputs. JSON nested deeper than 200 levels is refused.
+Nulls: an optional field of an event sent as `null`, at any depth, is malformed (as on the 1.0
+client) bar the legacy ones it reads as absent: `rawEvent`, `result`, `outcome`, `parentMessageId`
+(warned), media-part `metadata` in history, `state`, `forwardedProps`, `tools[].parameters`,
+`resume[].payload` in `RUN_STARTED.input`. A `RunAgentInput` reads any optional `null` as absent.
 """
 
 from __future__ import annotations
@@ -36,8 +35,9 @@ from agui.errors import (
     UnknownEventType,
     UnknownMemberWarning,
 )
+from agui.messages import AudioPart, DocumentPart, ImagePart, VideoPart
 from agui.patch import escape_pointer_token
-from agui.types import RunAgentInput
+from agui.types import ResumeEntry, RunAgentInput, Tool
 
 __all__ = ["json_kind", "misfits", "parse_event", "parse_input", "parse_json"]
 
@@ -134,13 +134,17 @@ def parse_event(data: Mapping[str, object] | str | bytes | bytearray) -> ev.Even
     cls = _EVENT_CLASSES.get(kind)
     if cls is None:
         raise UnknownEventType(_unknown_type_message(kind), path="/type")
-    cleaned = _drop_null_fields(kind, cls, obj)
-    model, problems = _validate(cls, cleaned, kind)
-    if model is None:
-        pointer, detail = problems[0]
-        message = f"{kind}: field '{pointer}': {detail}"
-        raise MalformedEvent(message, path=pointer)
-    return cast("ev.Event", model)
+    model, problems = _validate(cls, _drop_legacy_nulls(kind, cls, obj), kind)
+    if model is not None:
+        # The 1.0 client's compatibility boundary passes message history, not a tool result.
+        legacy = _NO_LEGACY if kind == "TOOL_CALL_RESULT" else _NESTED_LEGACY
+        null = _null_below(model, legacy) if _may_hold_null(data) else None
+        if null is None:
+            return cast("ev.Event", model)
+        problems = [(null, "null is not allowed on an optional field; omit it")]
+    pointer, detail = problems[0]
+    message = f"{kind}: field '{pointer}': {detail}"
+    raise MalformedEvent(message, path=pointer)
 
 
 def parse_input(data: Mapping[str, object] | str | bytes | bytearray) -> RunAgentInput:
@@ -199,30 +203,54 @@ def _unknown_type_message(kind: str) -> str:
     return f"unknown event type '{kind}': AG-UI 1.0 does not define it (a consumer drops it)"
 
 
-def _drop_null_fields(
+def _drop_legacy_nulls(
     kind: str, cls: type[BaseModel], obj: Mapping[str, object]
 ) -> Mapping[str, object]:
     nulls = [key for key, value in obj.items() if value is None]
     if not nulls:
         return obj
-    optional = {
-        name
-        for field_name, field in cls.model_fields.items()
-        if not field.is_required() and field.default is None
-        for name in (field_name, field.alias or field_name)
-    }
     kept = dict(obj)
     for key in nulls:
-        if key not in optional:
-            continue
         scope = _LEGACY_NULLS.get(_to_wire_name(cls, key), frozenset())
         if scope is None or kind in scope:
             del kept[key]
             _warn(f"Removed legacy null at '/{key}' on {kind}")
-            continue
-        message = f"{kind}: field '/{key}': null is not allowed on an optional field; omit it"
-        raise MalformedEvent(message, path=f"/{key}")
     return kept
+
+
+def _may_hold_null(data: Mapping[str, object] | str | bytes | bytearray) -> bool:
+    """JSON without the `null` literal holds no null: the common case skips the walk."""
+    if isinstance(data, str):
+        return "null" in data
+    if not isinstance(data, (bytes, bytearray)):
+        data = pydantic_core.to_json(data, serialize_unknown=True)
+    return b"null" in data
+
+
+_NO_LEGACY: frozenset[tuple[type, str]] = frozenset()
+_NESTED_LEGACY = frozenset(
+    {(part, "metadata") for part in (ImagePart, AudioPart, VideoPart, DocumentPart)}
+    | {(RunAgentInput, "state"), (RunAgentInput, "forwarded_props"), (Tool, "parameters")}
+    | {(ResumeEntry, "payload")}
+)
+
+
+def _null_below(node: BaseModel, legacy: frozenset[tuple[type, str]]) -> str | None:
+    """Where the first optional field sent as `null` is, bar `legacy` (a required null is data)."""
+    fields, values = type(node).__pydantic_fields__, node.__dict__
+    for name in sorted(node.model_fields_set):  # sorted, to report the same one each time
+        value = values.get(name, "")  # an extra member is not among the fields' values
+        if value is None:
+            if fields[name].default is None and (type(node), name) not in legacy:
+                return f"/{fields[name].alias or name}"
+        elif not isinstance(value, (str, int, float, dict)):
+            models = cast("list[object]", value) if type(value) is list else [value]
+            if models and isinstance(models[0], BaseModel):  # a model list holds models only
+                for index, model in enumerate(cast("list[BaseModel]", models)):
+                    if (below := _null_below(model, legacy)) is not None:
+                        at = f"/{index}" if models is value else ""
+                        return f"/{fields[name].alias or name}{at}{below}"
+    return None
 
 
 def _to_wire_name(cls: type[BaseModel], key: str) -> str:
