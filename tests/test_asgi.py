@@ -27,6 +27,7 @@ import agui
 from agui import RunAgentInput, RunContext, UsageError
 from agui.asgi import LOOPBACK_HOSTS, AguiApp, asgi_app
 from agui.asgi._admission import MAX_LISTED_PROBLEMS
+from agui.asgi._writer import MAX_SEND_BYTES
 from agui.errors import Refused
 from agui.events import (
     CustomEvent,
@@ -133,10 +134,12 @@ async def call(  # noqa: PLR0913 - a request has this many parts
     send_exception: type[Exception] = OSError,
     slow: int = 0,
     extra: list[Message] | None = None,
+    raw_headers: tuple[tuple[bytes, bytes], ...] = (),
 ) -> Exchange:
     """One request: the body (in `chunks` if given), then `http.disconnect` once `gone` is set.
 
-    `slow` is how many loop turns each send takes; `extra` are messages received after the body.
+    `slow` is how many loop turns each send takes; `extra` are messages received after the body;
+    `raw_headers` are sent after `headers` as they are, for bytes UTF-8 cannot spell.
     """
     exchange = Exchange()
     pending: list[Message] = [
@@ -174,7 +177,7 @@ async def call(  # noqa: PLR0913 - a request has this many parts
         "raw_path": path.encode(),
         "root_path": "",
         "query_string": b"",
-        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+        "headers": [*((k.lower().encode(), v.encode()) for k, v in headers.items()), *raw_headers],
     }
     await app(scope, receive, send)
     return exchange
@@ -389,6 +392,15 @@ def test_a_content_length_that_is_not_a_count_is_refused_with_400(length: str) -
 
     assert exchange.status == 400
     assert exchange.json()["code"] == "INVALID_CONTENT_LENGTH"
+
+
+@pytest.mark.parametrize("length", [b"\xb2", b"1\xb9"])
+def test_a_content_length_of_digits_that_are_not_ascii_is_refused_with_400(length: bytes) -> None:
+    exchange = drive(call(asgi_app(hello), raw_headers=((b"content-length", length),)))
+
+    assert exchange.status == 400
+    assert exchange.json()["code"] == "INVALID_CONTENT_LENGTH"
+    assert exchange.reads == 0
 
 
 @pytest.mark.parametrize("body", [b"", b"  \n\t "])
@@ -1193,6 +1205,45 @@ def test_an_idle_stream_gets_keepalive_comment_frames() -> None:
     assert [e.type for e in exchange.events()].count("TEXT_MESSAGE_START") == 2
 
 
+def test_a_keepalive_ping_never_lands_inside_a_frame_split_across_sends() -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.say("x" * (3 * MAX_SEND_BYTES))
+
+    async def pause(exchange: Exchange) -> None:
+        if len(exchange.bodies) < 3:  # a slow client: each slice takes many keep-alive periods
+            await asyncio.sleep(0.05)
+
+    exchange = Exchange()
+    drive(post_slowly(asgi_app(agent, keepalive=0.001), exchange, pause))
+
+    # The slices of the frame went out back to back; pings came only between whole frames.
+    events = exchange.events()
+    assert [len(body) for body in exchange.bodies[:3]] == [MAX_SEND_BYTES] * 3
+    text = "".join(e.delta for e in events if isinstance(e, TextMessageContentEvent))
+    assert text == "x" * (3 * MAX_SEND_BYTES)
+
+
+async def post_slowly(
+    app: App, exchange: Exchange, pause: Callable[[Exchange], Awaitable[None]]
+) -> None:
+    """POST `BODY` with a client that never leaves and awaits `pause` before each body it takes."""
+
+    async def receive() -> Message:
+        if exchange.reads == 0:
+            exchange.reads += 1
+            return {"type": "http.request", "body": BODY}
+        await asyncio.Event().wait()
+        raise AssertionError  # pragma: no cover - never woken
+
+    async def send(message: Message) -> None:
+        if message["type"] == "http.response.body":
+            await pause(exchange)
+        exchange.sent.append(message)
+
+    headers = [(b"content-type", b"application/json")]
+    await app({"type": "http", "method": "POST", "path": "/", "headers": headers}, receive, send)
+
+
 # -- the protobuf binding ----------------------------------------------------------------------
 
 
@@ -1597,6 +1648,47 @@ def test_an_agent_that_ignores_cancellation_is_given_up_on_after_the_grace_perio
 
     assert drive(main()) == ["ignored the cancel", "request returned", "stopped"]
     assert "run task 'agui run r' ignored being cancelled" in caplog.text
+
+
+def test_a_shutdown_that_stops_a_stream_inside_a_frame_cuts_it_rather_than_glue_a_frame_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def main() -> Exchange:
+        stop = asyncio.Event()
+        first_slice = asyncio.Event()
+
+        async def stubborn(ctx: Ctx) -> None:
+            ctx.say("x" * (3 * MAX_SEND_BYTES))
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                await stop.wait()  # ignores the shutdown for longer than the grace period
+                raise
+
+        async def pause(exchange: Exchange) -> None:
+            if exchange.bodies and not first_slice.is_set():
+                first_slice.set()  # the client read the first slice of the frame, and stopped
+                await asyncio.Event().wait()
+
+        exchange = Exchange()
+        task = asyncio.create_task(
+            post_slowly(asgi_app(stubborn, cancel_grace=0.01), exchange, pause)
+        )
+        await first_slice.wait()
+        task.cancel()  # what uvicorn does past its graceful-shutdown timeout
+        await asyncio.wait({task})
+        stop.set()  # the test stops what it started
+        for run in asyncio.all_tasks():
+            if run.get_name() == "agui run r":
+                await asyncio.wait({run})
+        return exchange
+
+    exchange = drive(main())
+
+    # Half of a frame went out; a RUN_ERROR after it would be read as part of that frame.
+    assert [len(body) for body in exchange.bodies] == [MAX_SEND_BYTES]
+    assert exchange.sent[-1].get("more_body") is True
+    assert "ignored being cancelled (the server is shutting down)" in caplog.text
 
 
 def test_detach_lets_the_run_finish_without_a_listener() -> None:

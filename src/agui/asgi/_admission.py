@@ -293,7 +293,8 @@ async def read_body(
     """
     declared = headers.get("content-length")
     if declared is not None:
-        if not declared.strip().isdigit():
+        # `str.isdigit` also takes digits `int` does not read, such as Latin-1's superscripts.
+        if not (declared.strip().isdigit() and declared.isascii()):
             problem = f"the Content-Length header is not a byte count: {declared!r}"
             raise Refusal(400, "INVALID_CONTENT_LENGTH", problem)
         if int(declared) > limit:

@@ -24,7 +24,7 @@ import functools
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Generic, TypeVar
+from typing import Generic, Literal, TypeVar
 
 from agui.asgi._admission import Receive, Send
 from agui.asgi._encoding import Encoding
@@ -54,6 +54,9 @@ DisconnectHook = Callable[[RunAgentInput], Awaitable[None] | None]
 """`on_disconnect(input)`, sync or async; told when a client leaves before its stream ended."""
 TransformerFactory = Callable[[], Sequence[Transformer]]
 """Builds a fresh transformer chain for each request (transformers keep per-run state)."""
+
+Abandoned = Literal["ended", "cut"] | None
+"""How a stream whose run ignored the shutdown ended: a frame of the endpoint's, or cut."""
 
 _log = logging.getLogger("agui.asgi")
 _SHUTDOWN = "the server is shutting down"
@@ -166,14 +169,14 @@ class Streamer(Generic[S]):
         watchers = {asyncio.create_task(wait_disconnect(receive))}
         if self._keepalive is not None and encoding.pings:
             watchers.add(asyncio.create_task(writer.ping(self._keepalive)))
-        abandoned = False
+        abandoned: Abandoned = None
         try:
             await asyncio.wait({pumping, *watchers}, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
             # The server cancelled this connection (a shutdown past its graceful timeout): end
             # the run, and give its stream the grace period to carry the terminal event out;
             # the cancellation then goes on, as the server (or a timeout around it) expects.
-            abandoned = await self._end_at_shutdown(run, token, pumping, (send, encoding))
+            abandoned = await self._end_at_shutdown(run, token, pumping, (writer, send, encoding))
             raise
         finally:
             for task in (pumping, *watchers):
@@ -183,10 +186,10 @@ class Streamer(Generic[S]):
             for watcher in watchers:
                 if not watcher.cancelled() and (error := watcher.exception()) is not None:
                     _log.error("watching the client failed; treating it as gone", exc_info=error)
-            if outcome != "gone" or abandoned:
+            if outcome != "gone" or abandoned == "ended":
                 await try_send(send, {"type": "http.response.body", "body": b""})
-            if abandoned:
-                pass  # cancelled, waited for and logged already; the stream has its end
+            if abandoned is not None:
+                pass  # cancelled, waited for and logged already; the stream has its end, or none
             elif outcome == "done":
                 await asyncio.wait({run})
                 log_failure(run)
@@ -201,27 +204,30 @@ class Streamer(Generic[S]):
         run: asyncio.Task[None],
         token: CancellationToken,
         pumping: asyncio.Task[Outcome],
-        channel: tuple[Send, Encoding],
-    ) -> bool:
-        """Cancel the run for a shutdown; whether it ignored that, and its stream was ended here.
+        channel: tuple[Writer, Send, Encoding],
+    ) -> Abandoned:
+        """Cancel the run for a shutdown; whether it ignored that, and how its stream ended here.
 
         A run that is still going after the grace period will never write its terminal event,
-        so the stream gets a `RUN_ERROR` of its own: the client learns the run is lost, rather
-        than reading a stream cut short.
+        so the stream gets a `RUN_ERROR` of its own (`ended`): the client learns the run is
+        lost, rather than reading a stream cut short. A stream stopped inside a frame cannot
+        carry another one, and is cut (`cut`): a frame glued to half of one is read as neither.
         """
         _shut_down(run, token)
         await asyncio.wait({pumping, run}, timeout=self._grace)
         if run.done():
-            return False
+            return None
         _log.error(_IGNORED, run.get_name(), _SHUTDOWN, self._grace)
         if pumping.done():  # the client is gone, or the stream broke: nobody to tell
-            return False
+            return None
         pumping.cancel()
         await asyncio.wait({pumping})
-        send, encoding = channel
+        writer, send, encoding = channel
+        if writer.torn:
+            return "cut"
         frame = encoding.frame(_ABANDONED)
         await try_send(send, {"type": "http.response.body", "body": frame, "more_body": True})
-        return True
+        return "ended"
 
     def _new_chain(self) -> Sequence[Transformer]:
         return () if self._transformers is None else self._transformers()

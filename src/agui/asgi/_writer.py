@@ -59,6 +59,8 @@ class Writer:
         self._encoding = encoding
         self._frames = encoding.frames
         self._lock = asyncio.Lock()
+        self.torn = False
+        """Whether the stream may end inside a frame: a slice of one is out, not all of them."""
         self._last = 0.0 if keepalive is None else asyncio.get_running_loop().time()
 
     async def pump(self) -> Outcome:
@@ -112,21 +114,37 @@ class Writer:
                 return
 
     async def _write(self, batch: list[Item]) -> Outcome:
-        """Encode the batch, then send it in slices, telling the receiver what is still held."""
+        """Encode the batch, then send it in slices, telling the receiver what is still held.
+
+        The lock is held for the whole batch: a slice may end inside a frame, and a ping sent
+        between two slices would land inside that frame and break it.
+        """
         blobs, outcome = self._encode(batch)
         batch.clear()  # the frames stand for it now: what the client has not taken is counted once
-        receiver = self._receiver
         held = sum(map(len, blobs))
-        for blob in blobs:
-            for start in range(0, len(blob), MAX_SEND_BYTES):
-                data = blob if len(blob) <= MAX_SEND_BYTES else blob[start : start + MAX_SEND_BYTES]
-                receiver.sending(held)
-                went = await self._send_body(data)
-                held -= len(data)
-                receiver.sent(held)
-                if not went:
+        async with self._lock:
+            for blob in blobs:
+                held = await self._send_blob(blob, held)
+                if held < 0:
                     return "gone"
         return outcome
+
+    async def _send_blob(self, blob: bytes, held: int) -> int:
+        """Send one blob of frames in slices; what is still held after it, or -1 if one failed."""
+        receiver = self._receiver
+        sliced = len(blob) > MAX_SEND_BYTES
+        for start in range(0, len(blob), MAX_SEND_BYTES):
+            data = blob[start : start + MAX_SEND_BYTES] if sliced else blob
+            receiver.sending(held)
+            # A slice stopped midway (the client gone, the task cancelled) may end in a frame.
+            self.torn = sliced
+            went = await self._send_unlocked(data)
+            self.torn = start + len(data) < len(blob)
+            held -= len(data)
+            receiver.sent(held)
+            if not went:
+                return -1
+        return held
 
     def _encode(self, batch: list[Item]) -> tuple[list[bytes], Outcome]:
         blobs: list[bytes] = []
@@ -141,8 +159,11 @@ class Writer:
 
     async def _send_body(self, data: bytes) -> bool:
         async with self._lock:
-            self._last = asyncio.get_running_loop().time()
-            return await try_send(self._send, _body(data))
+            return await self._send_unlocked(data)
+
+    async def _send_unlocked(self, data: bytes) -> bool:
+        self._last = asyncio.get_running_loop().time()
+        return await try_send(self._send, _body(data))
 
 
 def _body(data: bytes) -> Message:
