@@ -28,6 +28,7 @@ from agui import RunAgentInput, RunContext, UsageError
 from agui.asgi import LOOPBACK_HOSTS, AguiApp, asgi_app
 from agui.asgi._admission import MAX_LISTED_PROBLEMS
 from agui.asgi._writer import MAX_SEND_BYTES
+from agui.capabilities import AgentCapabilities
 from agui.errors import Refused
 from agui.events import (
     CustomEvent,
@@ -38,6 +39,7 @@ from agui.events import (
 )
 from agui.proto import PROTO_MEDIA_TYPE, decode_proto
 from agui.testing import assert_valid
+from agui.transform import FilterToolCalls, Transformer
 
 T = TypeVar("T")
 Ctx = RunContext[JsonValue]
@@ -917,6 +919,26 @@ def test_an_allowed_origin_may_read_why_it_was_refused() -> None:
 
     assert exchange.status == 422
     assert exchange.headers["access-control-allow-origin"] == "https://app.example"
+    assert "access-control-expose-headers" not in exchange.headers
+
+
+def test_an_allowed_origin_may_read_the_headers_of_a_refusal_that_has_them() -> None:
+    def authorize(headers: Mapping[str, str]) -> bool:
+        if headers.get("authorization") == "Bearer busy":
+            message = "slow down"
+            raise Refused(message, status=429, headers={"Retry-After": "3"})
+        return False
+
+    app = asgi_app(hello, authorize=authorize, allowed_origins="https://app.example")
+    origin = {**SITE, "origin": "https://app.example"}
+    unauthorized = drive(call(app, headers=origin))
+    busy = drive(call(app, headers={**origin, "authorization": "Bearer busy"}))
+
+    assert unauthorized.status == 401
+    assert unauthorized.headers["access-control-expose-headers"] == "www-authenticate"
+    assert busy.status == 429
+    assert busy.headers["access-control-expose-headers"] == "Retry-After"
+    assert busy.headers["retry-after"] == "3"
 
 
 def test_the_origin_is_echoed_byte_for_byte_on_a_refusal() -> None:
@@ -948,7 +970,7 @@ def test_a_preflight_from_an_allowed_origin_is_answered_with_204() -> None:
     assert exchange.headers == {
         "access-control-allow-origin": "https://app.example",
         "vary": "Origin",
-        "access-control-allow-methods": "POST",
+        "access-control-allow-methods": "GET, HEAD, POST",
         "access-control-allow-headers": "content-type, authorization",
         "access-control-max-age": "600",
         "cache-control": "no-store",
@@ -1346,14 +1368,17 @@ def test_without_the_extra_protobuf_is_left_out_unless_it_is_required(
     assert drive(call(app, headers=PROTO_HEADERS)).status == 406
 
 
-def test_a_busy_or_unconfigured_stream_gets_no_keepalive() -> None:
+def test_a_stream_quiet_for_less_than_keepalive_or_with_none_gets_no_pings() -> None:
     async def agent(ctx: Ctx) -> None:
         await asyncio.sleep(0.05)
         ctx.say("late")
 
-    exchange = drive(call(asgi_app(agent)))
+    busy = drive(call(asgi_app(agent)))
+    off = drive(call(asgi_app(agent, keepalive=None)))
 
-    assert PING not in exchange.bodies
+    assert PING not in busy.bodies
+    assert PING not in off.bodies
+    assert frame_count(busy.body) == frame_count(off.body) == 5
 
 
 def test_transformers_come_from_a_factory_fresh_for_each_request() -> None:
@@ -1953,3 +1978,133 @@ def test_a_plain_function_is_refused_when_the_app_is_built_as_run_refuses_it() -
         UsageError, match="greet is not an agent: it is a function that is not async"
     ):
         asyncio.run(agui.testing.collect(greet, RunAgentInput(thread_id="t", run_id="r")))  # type: ignore[arg-type]
+
+
+# -- the application's hooks failing --------------------------------------------------------------
+
+ORIGIN = {**SITE, "origin": "https://app.example"}
+
+
+def assert_hook_failed(exchange: Exchange, hook: str, error: str) -> None:
+    assert exchange.status == 500
+    assert exchange.json() == {
+        "code": "HOOK_FAILED",
+        "message": f"the endpoint's {hook} hook raised {error}; "
+        "the traceback is on the agui.asgi log",
+    }
+    assert exchange.headers["access-control-allow-origin"] == "https://app.example"
+
+
+def test_an_authorize_hook_that_raises_is_a_json_500_naming_it_and_its_error_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def authorize(headers: Mapping[str, str]) -> bool:
+        return headers["x-api-key"] == "secret"
+
+    app = asgi_app(hello, authorize=authorize, allowed_origins=["https://app.example"])
+    with caplog.at_level(logging.ERROR, logger="agui.asgi"):
+        exchange = drive(call(app, headers=ORIGIN))
+
+    assert_hook_failed(exchange, "authorize", "KeyError")
+    assert "x-api-key" not in exchange.body.decode()
+    assert exchange.reads == 0
+    failed = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert [r.getMessage() for r in failed] == [
+        "the endpoint's authorize hook raised; answering 500"
+    ]
+    assert failed[0].exc_info is not None
+    assert isinstance(failed[0].exc_info[1], KeyError)
+
+
+def test_an_async_authorize_hook_that_raises_is_a_json_500() -> None:
+    async def authorize(_headers: Mapping[str, str]) -> bool:
+        await asyncio.sleep(0)
+        message = "the key store is down"
+        raise ConnectionError(message)
+
+    app = asgi_app(hello, authorize=authorize, allowed_origins=["https://app.example"])
+    exchange = drive(call(app, headers=ORIGIN))
+
+    assert_hook_failed(exchange, "authorize", "ConnectionError")
+    assert "key store" not in exchange.body.decode()
+
+
+def test_a_transformer_factory_that_raises_is_a_json_500_and_the_agent_never_runs(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    ran: list[str] = []
+
+    async def agent(ctx: Ctx) -> None:
+        ran.append(ctx.run_id)
+
+    def factory() -> list[Transformer]:
+        message = "no chain today"
+        raise RuntimeError(message)
+
+    app = asgi_app(agent, transformers=factory, allowed_origins=["https://app.example"])
+    with caplog.at_level(logging.ERROR, logger="agui.asgi"):
+        exchange = drive(call(app, headers=ORIGIN))
+
+    assert_hook_failed(exchange, "transformers", "RuntimeError")
+    assert ran == []
+    assert [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR] == [
+        "the endpoint's transformers hook raised; answering 500"
+    ]
+
+
+def test_a_transformer_factory_that_returns_one_transformer_is_a_500_with_the_fix_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    chain = FilterToolCalls({"lookup"})
+    app = asgi_app(
+        hello,
+        transformers=lambda: cast("list[Transformer]", chain),
+        allowed_origins=["https://app.example"],
+    )
+    with caplog.at_level(logging.ERROR, logger="agui.asgi"):
+        exchange = drive(call(app, headers=ORIGIN))
+
+    assert_hook_failed(exchange, "transformers", "UsageError")
+    logged = caplog.records[-1].exc_info
+    assert logged is not None
+    assert "got one FilterToolCalls: pass [transformer]" in str(logged[1])
+
+
+def test_a_capabilities_function_that_raises_or_returns_another_type_is_a_json_500() -> None:
+    def failing(_derived: AgentCapabilities) -> AgentCapabilities:
+        message = "no name yet"
+        raise LookupError(message)
+
+    def wrong(_derived: AgentCapabilities) -> AgentCapabilities:
+        return cast("AgentCapabilities", {"transport": {}})
+
+    raised, returned = (
+        drive(
+            call(
+                asgi_app(hello, capabilities=declare, allowed_origins=["https://app.example"]),
+                method="GET",
+                path="/capabilities",
+                headers=ORIGIN,
+            )
+        )
+        for declare in (failing, wrong)
+    )
+
+    assert_hook_failed(raised, "capabilities", "LookupError")
+    assert_hook_failed(returned, "capabilities", "UsageError")
+
+
+def test_a_capabilities_function_is_not_called_for_a_request_authorize_refuses() -> None:
+    called: list[AgentCapabilities] = []
+
+    def declare(
+        derived: AgentCapabilities,
+    ) -> AgentCapabilities:
+        called.append(derived)
+        return derived
+
+    app = asgi_app(hello, capabilities=declare, authorize=lambda _headers: False)
+    refused = drive(call(app, method="GET", path="/capabilities"))
+
+    assert refused.status == 401
+    assert called == []

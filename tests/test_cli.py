@@ -29,6 +29,7 @@ import uvicorn
 
 import agui
 import corpus
+from agui.asgi import KEEPALIVE, asgi_app
 from agui.cli import (
     _capture,
     _demo,
@@ -64,6 +65,11 @@ class Counter:
 
 async def agent(ctx):
     ctx.say("Hello from a file")
+
+
+async def thinking(ctx):
+    await asyncio.sleep(0.8)
+    ctx.say("thought it over")
 
 
 async def counting(ctx):
@@ -405,6 +411,39 @@ class FakeServer:
         FakeServer.served.append((self.config, list(sockets or [])))
         if FakeServer.interrupt:
             raise KeyboardInterrupt
+
+
+def _raw_run(url: str) -> bytes:
+    with httpx.Client(timeout=STARTUP_SECONDS) as client:
+        response = client.post(url, json={"threadId": "t", "runId": "r"})
+    assert response.status_code == 200, response.text
+    return response.content
+
+
+def test_serve_pings_a_quiet_stream_every_keepalive_seconds_and_not_with_0(
+    project: Path,
+) -> None:
+    with agui_serve("agents.py:thinking", "--keepalive", "0.1", cwd=project) as url:
+        pinged = _raw_run(url)
+    with agui_serve("agents.py:thinking", "--keepalive", "0", cwd=project) as url:
+        quiet = _raw_run(url)
+
+    head, _, rest = pinged.partition(b"\n\n")
+    assert b'"RUN_STARTED"' in head
+    assert rest.startswith(b": ping\n\n: ping\n\n")
+    assert b"thought it over" in rest
+    assert b": ping" not in quiet
+    assert b"thought it over" in quiet
+
+
+def test_serve_and_asgi_app_ping_after_15_seconds_by_default(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["serve", "--help"]) == 0
+
+    assert KEEPALIVE == 15.0
+    assert inspect.signature(asgi_app).parameters["keepalive"].default == KEEPALIVE
+    assert "0 for none (15)" in " ".join(capsys.readouterr().out.split())
 
 
 @pytest.fixture

@@ -35,6 +35,7 @@ from agui import RunAgentInput, RunContext
 from agui.asgi._durable import batch_frames, record_run
 from agui.asgi._encoding import SSE
 from agui.asgi._following import Follower
+from agui.asgi._routes import resume_after
 from agui.cli import main
 from agui.errors import RunLogError
 from agui.events import CustomEvent, Event, RunFinishedEvent, RunStartedEvent
@@ -42,6 +43,7 @@ from agui.proto import PROTO_MEDIA_TYPE
 from agui.proto._codec import decode_proto
 from agui.runs import LeaseAnswer, MemoryRunLog, Page, RedisRunLog, ThreadRecord
 from agui.testing import assert_valid, serving
+from agui.transform import Transformer
 from agui.wire import parse_event
 from durable_worker import counter
 from redis_server import RedisServer, running_redis
@@ -152,6 +154,12 @@ def test_a_client_that_leaves_resumes_the_whole_run_exactly_once(memory_url: str
     assert_whole_run(first + frames_of(rest.text), 30)
     # Not cancelled when its client left: it went on to its end with nobody connected.
     assert outcome(frames_of(rest.text)[-1][1]) == "success"
+
+
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_an_empty_last_event_id_counts_as_none_and_after_is_read_instead(blank: str) -> None:
+    assert resume_after({"query_string": b"after=5"}, {"last-event-id": blank}) == 5
+    assert resume_after({}, {"last-event-id": blank}) == 0
 
 
 def test_a_reader_follows_a_live_run_to_its_end(memory_url: str) -> None:
@@ -344,6 +352,29 @@ def test_the_routes_are_guarded_by_authorize() -> None:
     assert allowed.headers["access-control-allow-origin"] == "https://app.example"
     assert ended.status_code == 409
     assert ended.headers["access-control-allow-origin"] == "https://app.example"
+
+
+def test_a_transformer_factory_that_fails_leaves_the_thread_free_for_the_next_run() -> None:
+    calls: list[int] = []
+
+    def factory() -> list[Transformer]:
+        calls.append(len(calls))
+        if len(calls) == 1:
+            message = "the first chain fails"
+            raise RuntimeError(message)
+        return []
+
+    app = agui.asgi_app(counter, runs=MemoryRunLog(), transformers=factory)
+    with serving(app) as url:
+        failed = httpx.post(url, json=body("t-hook", "r-hook-1", count=1), timeout=TIMEOUT)
+        ran = httpx.post(url, json=body("t-hook", "r-hook-2", count=1), timeout=TIMEOUT)
+        unknown = httpx.get(f"{url}runs/r-hook-1/events", timeout=TIMEOUT)
+
+    assert failed.status_code == 500
+    assert failed.json()["code"] == "HOOK_FAILED"
+    assert ran.status_code == 200
+    assert_whole_run(frames_of(ran.text), 1)
+    assert unknown.status_code == 404
 
 
 def test_a_run_is_read_back_in_protobuf_when_accept_asks(memory_url: str) -> None:

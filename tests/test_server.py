@@ -442,7 +442,7 @@ def test_an_allowed_origin_gets_its_preflight_and_a_stream_it_may_read() -> None
 
     assert preflight.status_code == 204
     assert preflight.headers["access-control-allow-origin"] == page
-    assert preflight.headers["access-control-allow-methods"] == "POST"
+    assert preflight.headers["access-control-allow-methods"] == "GET, HEAD, POST"
     assert preflight.headers["access-control-allow-headers"] == "content-type"
     assert run.status_code == 200
     assert run.headers["access-control-allow-origin"] == page

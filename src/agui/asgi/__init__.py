@@ -7,9 +7,10 @@ Starlette or FastAPI, `app.mount("/agent", agui.asgi_app(agent))`; it answers at
 given, so the mount decides where it lives.
 
 The package is laid out as a request flows: `_origins` and `_admission` decide whether it is
-admitted, `_app` holds their order and the options, `_streaming` runs the agent and streams the
-run in its `_encoding` through a `_writer`, `_page` answers the inspector's GET with the page of
-`inspector`, and `_server` binds the sockets of `agui serve` and `agui.testing.serving`.
+admitted, `_app` holds their order and the options, `_hooks` answers for the application's
+hooks failing, `_streaming` runs the agent and streams the run in its `_encoding` through a
+`_writer`, `_page` answers the inspector's GET with the page of `inspector`, and `_server` binds
+the sockets of `agui serve` and `agui.testing.serving`.
 
 **Refusals.** Everything that can be wrong with a request is refused before the first byte of
 stream, as a JSON body `{"code": ..., "message": ...}` (`Content-Type: application/json`,
@@ -27,10 +28,13 @@ stream, as a JSON body `{"code": ..., "message": ...}` (`Content-Type: applicati
 | the body is not whole within `body_timeout` seconds | 408 (`Connection: close`) | `BODY_TIMEOUT` |
 | the body is empty, or not JSON | 400 | `EMPTY_BODY` / `INVALID_JSON` |
 | the body is not a valid `RunAgentInput` | 422, with `errors` | `INVALID_INPUT` |
+| a hook raises (`authorize`, the `transformers` factory, `capabilities`) | 500 | `HOOK_FAILED` |
 
 A 422 lists each problem once in `errors` (`{"path": <JSON Pointer>, "message": ...}`), at most
-20 of them, with `omitted` counting the rest. Each refusal is logged at INFO on the `agui.asgi`
-logger (method, status, code; never the body).
+20 of them, with `omitted` counting the rest. A hook fails at its own step (`authorize` in its
+row's place, the factory once the input is read); its `HOOK_FAILED` names the hook and the
+exception's type, never its message, and the traceback is logged at ERROR (`agui.asgi._hooks`).
+Each refusal is logged at INFO on the `agui.asgi` logger (method, status, code; never the body).
 
 `Accept` is negotiated like the Rust SDK (`agui.asgi._admission`): missing means `*/*`, the most
 specific range decides, and `q=0` refuses; the protobuf binding must be named, never a wildcard.
@@ -69,8 +73,8 @@ such an agent does not pay one send per event; an idle agent's event waits one t
 a busy one's at most 2 ms and a turn. A run's first
 batch (its `RUN_STARTED` and what came with it) goes out without that wait: on a server busy
 with other streams every turn is long, and a new client should see its run start at once.
-With `keepalive` set, a `: ping` comment frame is sent after that many idle seconds, for
-proxies that drop quiet connections; clients ignore comments. An event that cannot be
+A `: ping` comment frame is sent after `keepalive` idle seconds (15 by default, `None` for
+none), for proxies that drop quiet connections; clients ignore comments. An event that cannot be
 serialized ends the stream with a `RUN_ERROR` frame (code `SERIALIZATION_ERROR`) and cancels
 the run.
 
@@ -111,12 +115,13 @@ Examples:
 from __future__ import annotations
 
 from agui.asgi._admission import Receive, Scope, Send
-from agui.asgi._app import BODY_TIMEOUT, MAX_BODY_BYTES, AguiApp, Authorize, asgi_app
+from agui.asgi._app import BODY_TIMEOUT, KEEPALIVE, MAX_BODY_BYTES, AguiApp, Authorize, asgi_app
 from agui.asgi._origins import LOOPBACK_HOSTS
 from agui.asgi._streaming import DisconnectHook, TransformerFactory
 
 __all__ = [
     "BODY_TIMEOUT",
+    "KEEPALIVE",
     "LOOPBACK_HOSTS",
     "MAX_BODY_BYTES",
     "AguiApp",

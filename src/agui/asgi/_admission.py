@@ -183,6 +183,10 @@ def is_json_content_type(content_type: str) -> bool:
     )
 
 
+# Response headers a page may read unasked (CORS-safelisted), or has no use for.
+_UNEXPOSED = {"cache-control", "content-language", "content-length", "content-type", "connection"}
+
+
 class Refusal(Exception):
     """A 4xx answer decided while admitting a request: status, JSON body, extra headers."""
 
@@ -194,6 +198,20 @@ class Refusal(Exception):
         self.code = code
         self.body: dict[str, object] = {"code": code, "message": message}
         self.headers = list(headers)
+
+    def with_cors(self, cors: Sequence[tuple[bytes, bytes]]) -> Refusal:
+        """The refusal with the request's CORS headers, added in place.
+
+        A page that may read a stream may read why it was refused too.
+        """
+        if not cors:
+            return self
+        # A page reads only the headers CORS lets it: `Retry-After`, `WWW-Authenticate`, `Allow`.
+        exposed = ", ".join(name for name, _ in self.headers if name.lower() not in _UNEXPOSED)
+        self.headers += [(name.decode("latin-1"), value.decode("latin-1")) for name, value in cors]
+        if exposed:
+            self.headers.append(("access-control-expose-headers", exposed))
+        return self
 
 
 async def send_refusal(send: Send, refusal: Refusal) -> None:

@@ -36,6 +36,7 @@ from agui.asgi._capabilities import (
 )
 from agui.asgi._durable import Durable, RunLog
 from agui.asgi._encoding import Encoding
+from agui.asgi._hooks import hook_failed
 from agui.asgi._options import check_options, encodings_for
 from agui.asgi._origins import OriginPolicy, is_preflight
 from agui.asgi._page import answer_inspector
@@ -43,13 +44,13 @@ from agui.asgi._profile import ProtocolSetting, peer_profile, profiled
 from agui.asgi._streaming import DisconnectHook, Streamer, TransformerFactory
 from agui.asgi._writer import try_send
 from agui.capabilities import AgentCapabilities
-from agui.errors import Refused
+from agui.errors import Refused, UsageError
 from agui.proto import PROTO_MEDIA_TYPE
 from agui.runner import AgentLike, check_agent
 from agui.sink import HARD_LIMIT, HIGH_WATER
 from agui.types import RunAgentInput
 
-__all__ = ["BODY_TIMEOUT", "MAX_BODY_BYTES", "AguiApp", "Authorize", "asgi_app"]
+__all__ = ["BODY_TIMEOUT", "KEEPALIVE", "MAX_BODY_BYTES", "AguiApp", "Authorize", "asgi_app"]
 
 S = TypeVar("S")
 
@@ -60,6 +61,9 @@ MAX_BODY_BYTES = 1 << 20
 """The default request body limit: 1 MiB."""
 BODY_TIMEOUT = 10.0
 """The default time a request body has to arrive whole, in seconds."""
+KEEPALIVE = 15.0
+"""The default idle time, in seconds, before a `: ping` comment frame: well inside the 60 s that
+nginx, AWS load balancers and many ingresses wait before they close a quiet connection."""
 
 _log = logging.getLogger("agui.asgi")
 _Admitted = tuple[RunAgentInput, Encoding, list[tuple[bytes, bytes]]]
@@ -235,24 +239,30 @@ class AguiApp(Generic[S]):
             body = await read_body(headers, receive, self._max_body_bytes, self._body_timeout)
             run_input = None if body is None else decode_input(body)
         except Refusal as refusal:
-            # A page that may read the stream may read why it was refused too.
-            refusal.headers += [(n.decode("latin-1"), v.decode("latin-1")) for n, v in cors]
-            raise
+            raise refusal.with_cors(cors) from None
         return None if run_input is None else (run_input, encoding, cors)
 
     async def _answer_capabilities(
         self, method: str, headers: Mapping[str, str], send: Send
     ) -> None:
-        served = self.capabilities
-        if served is None:
+        if self._capabilities is False:
             raise not_found()
         cors = self._origins.check_origin(headers)
         try:
             await self._check_authorized(headers)
-            await answer_capabilities(send, method, served, cors)
+            await answer_capabilities(send, method, self._served_capabilities(), cors)
         except Refusal as refusal:
-            refusal.headers += [(n.decode("latin-1"), v.decode("latin-1")) for n, v in cors]
-            raise
+            raise refusal.with_cors(cors) from None
+
+    def _served_capabilities(self) -> AgentCapabilities:
+        try:
+            served = self.capabilities
+        except Exception as error:
+            raise hook_failed(error, "capabilities") from error
+        if not isinstance(served, AgentCapabilities):
+            message = f"capabilities= returned {type(served).__qualname__}, not AgentCapabilities"
+            raise hook_failed(UsageError(message), "capabilities")
+        return served
 
     async def _check_authorized(self, headers: Mapping[str, str]) -> None:
         if self._authorize is None:
@@ -265,6 +275,8 @@ class AguiApp(Generic[S]):
             raise Refusal(
                 refused.status, refused.wire_code, str(refused), list(refused.headers.items())
             ) from None
+        except Exception as error:
+            raise hook_failed(error, "authorize") from error
         if verdict is True:
             return
         if "authorization" not in headers:
@@ -293,7 +305,7 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
     debug: bool = False,
     max_body_bytes: int = MAX_BODY_BYTES,
     body_timeout: float = BODY_TIMEOUT,
-    keepalive: float | None = None,
+    keepalive: float | None = KEEPALIVE,
     disconnect: Literal["cancel", "detach"] = "cancel",
     on_disconnect: DisconnectHook | None = None,
     authorize: Authorize | None = None,
@@ -320,8 +332,8 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         max_body_bytes: the request body limit; larger bodies get 413.
         body_timeout: seconds a request body has to arrive whole, from its headers; a body
             that trickles or stalls gets 408.
-        keepalive: seconds of idle SSE stream before a `: ping` comment frame; `None` for
-            none (binary frames have no comments: a protobuf stream gets no pings).
+        keepalive: seconds of idle SSE stream before a `: ping` comment frame (15); `None`
+            for none (binary frames have no comments: a protobuf stream gets no pings).
         disconnect: `"cancel"` the run when its client leaves, or `"detach"` it to finish.
         on_disconnect: told the run's input when its client left before the stream ended.
         authorize: decides from the request headers, before the body is read (401/403).

@@ -26,6 +26,7 @@ from agui._record import Item
 from agui.asgi._admission import Receive, Refusal, Scope, Send, check_accept, send_refusal
 from agui.asgi._encoding import Encoding
 from agui.asgi._following import Follower
+from agui.asgi._hooks import new_chain
 from agui.asgi._origins import OriginPolicy
 from agui.asgi._routes import Route, check_ids, parse_route, resume_after
 from agui.asgi._streaming import Streamer, TransformerFactory, log_failure
@@ -39,6 +40,7 @@ from agui.runs import Page, RunLog
 from agui.runs._tail import Tail
 from agui.runs._thread import RunEvents, thread_after
 from agui.sse import event_json, item_json
+from agui.transform import Transformer
 from agui.types import RunAgentInput
 
 __all__ = ["Admission", "Durable", "RunLog", "RunOptions", "batch_frames", "record_run"]
@@ -115,25 +117,24 @@ class Durable(Generic[S]):
         run_id = run_input.run_id
         try:
             check_ids(run_id, run_input.thread_id)
+            # Before the thread is reserved: a factory that fails leaves nothing to release.
+            chain = new_chain(self._transformers)
             holder = await self._log_call(log.begin(run_id, run_input.thread_id))
             if holder is not None:
                 raise _busy(run_input, holder)
-            self._launch(log, run_input)
+            self._launch(log, run_input, chain)
             first = await self._log_call(log.read(run_id, 0, 0))
         except Refusal as refusal:
-            await send_refusal(send, _with_cors(refusal, cors))
+            await send_refusal(send, refusal.with_cors(cors))
             return
         # `None` only for a run gone the moment it began: the follower ends at once.
         empty = Page([], ended=True)
         await follower.stream(run_id, 0, first or empty, encoding, cors, receive, send)
 
-    def _launch(self, log: Tail, run_input: RunAgentInput) -> None:
+    def _launch(self, log: Tail, run_input: RunAgentInput, chain: Sequence[Transformer]) -> None:
         token = CancellationToken()
         ctx: RunContext[S] = RunContext(
-            run_input,
-            state=self._state,
-            transformers=() if self._transformers is None else self._transformers(),
-            token=token,
+            run_input, state=self._state, transformers=chain, token=token
         )
         run = asyncio.create_task(
             drive(self._agent, ctx, debug=self._debug), name=f"agui run {run_input.run_id}"
@@ -201,7 +202,7 @@ class Durable(Generic[S]):
             else:
                 await self._thread(log, route.target, cors, send)
         except Refusal as refusal:
-            raise _with_cors(refusal, cors) from None
+            raise refusal.with_cors(cors) from None
         return True
 
     async def _resumed(self, log: RunLog, run_id: str, after: int) -> Page:
@@ -347,11 +348,6 @@ def _check_method(route: Route, method: str) -> None:
     if method != allowed:
         message = f"this path answers {allowed}; {method} is not allowed"
         raise Refusal(405, "METHOD_NOT_ALLOWED", message, [("allow", allowed)])
-
-
-def _with_cors(refusal: Refusal, cors: Sequence[tuple[bytes, bytes]]) -> Refusal:
-    refusal.headers += [(n.decode("latin-1"), v.decode("latin-1")) for n, v in cors]
-    return refusal
 
 
 async def _send_json(

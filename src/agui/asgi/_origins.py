@@ -14,8 +14,11 @@ body is read:
   in front may end TLS; host and port are (a missing port is the scheme's default).
 - **CORS.** A page of an allowed origin may read the stream: its requests are answered with
   `Access-Control-Allow-Origin` naming it, and its preflight (an `OPTIONS` carrying
-  `Access-Control-Request-Method`) with 204, `POST`, the headers it asked to send, and a max age
-  of ten minutes. A preflight from any other origin gets 403. No credentials mode is offered:
+  `Access-Control-Request-Method`) with 204, `GET, HEAD, POST` (the capabilities and a durable
+  run's events are read with GET), the headers it asked to send, and a max age of ten minutes;
+  a refusal's own headers (`WWW-Authenticate`, `Retry-After`, `Allow`) are listed in
+  `Access-Control-Expose-Headers`, so the page may read them. A preflight from any other origin
+  gets 403. No credentials mode is offered:
   cookies are not how this endpoint is authorized (`authorize` reads headers such as
   `Authorization`, which a page sends after a preflight).
 - **Host.** A page of an attacker's domain that re-points its DNS name at 127.0.0.1 (DNS
@@ -133,7 +136,9 @@ class OriginPolicy:
         asked = headers.get("access-control-request-headers", "").strip()
         return [
             *allowed,
-            (b"access-control-allow-methods", b"POST"),
+            # GET too: a page reads the capabilities and a durable run's events with GET, and a
+            # GET that sends `Authorization` is preflighted like a POST.
+            (b"access-control-allow-methods", b"GET, HEAD, POST"),
             *([(b"access-control-allow-headers", asked.encode("latin-1"))] if asked else []),
             (b"access-control-max-age", _PREFLIGHT_MAX_AGE),
             (b"cache-control", b"no-store"),

@@ -42,7 +42,7 @@ from agui.events import (
     ToolCallResultEvent,
 )
 from agui.messages import TextPart
-from agui.transform import Transformer
+from agui.transform import Transformer, checked_transformers
 from agui.types import CancelledOutcome, RunAgentInput
 
 __all__ = ["PEER", "LegacyProfile", "ProtocolSetting", "is_legacy", "peer_profile", "profiled"]
@@ -113,7 +113,7 @@ def profiled(
     """
 
     def chain() -> Sequence[Transformer]:
-        transformers = [] if factory is None else list(factory())
+        transformers = [] if factory is None else list(checked_transformers(factory()))
         if PEER.get():
             transformers.append(LegacyProfile())
         return transformers

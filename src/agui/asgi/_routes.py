@@ -65,6 +65,8 @@ def parse_route(scope: Scope) -> Route | None:
 def resume_after(scope: Scope, headers: Mapping[str, str]) -> int:
     """The id of the last frame a reader has: `Last-Event-ID`, else `?after=`, else 0 (none).
 
+    An empty or blank `Last-Event-ID` counts as none, as an `EventSource` means it.
+
     Examples:
         >>> resume_after({"query_string": b"after=7"}, {}), resume_after({}, {"last-event-id": "3"})
         (7, 3)
@@ -75,7 +77,8 @@ def resume_after(scope: Scope, headers: Mapping[str, str]) -> int:
         400 INVALID_EVENT_ID
     """
     given = headers.get("last-event-id")
-    if given is None:
+    # An empty id is the SSE spelling of "none yet" (an `id:` line with no value resets it).
+    if given is None or not given.strip():
         query = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1"))
         given = query.get("after", ["0"])[-1]
     text = given.strip()

@@ -26,8 +26,9 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, Literal, TypeVar
 
-from agui.asgi._admission import Receive, Send
+from agui.asgi._admission import Receive, Refusal, Send, send_refusal
 from agui.asgi._encoding import Encoding
+from agui.asgi._hooks import new_chain
 from agui.asgi._writer import Outcome, Writer, try_send
 from agui.cancellation import CancellationToken
 from agui.context import RunContext
@@ -131,9 +132,14 @@ class Streamer(Generic[S]):
         send: Send,
     ) -> None:
         """Run the agent on `run_input` and stream its events until the end or the client left."""
+        try:
+            chain = new_chain(self._transformers)
+        except Refusal as refusal:
+            await send_refusal(send, refusal.with_cors(cors))
+            return
         token = CancellationToken()
         ctx: RunContext[S] = RunContext(
-            run_input, state=self._state, transformers=self._new_chain(), token=token
+            run_input, state=self._state, transformers=chain, token=token
         )
         headers = [*encoding.headers, *cors] if cors else encoding.headers
         start = {"type": "http.response.start", "status": 200, "headers": headers}
@@ -228,9 +234,6 @@ class Streamer(Generic[S]):
         frame = encoding.frame(_ABANDONED)
         await try_send(send, {"type": "http.response.body", "body": frame, "more_body": True})
         return "ended"
-
-    def _new_chain(self) -> Sequence[Transformer]:
-        return () if self._transformers is None else self._transformers()
 
     async def _client_gone(
         self,

@@ -23,7 +23,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from agui.asgi import BODY_TIMEOUT, LOOPBACK_HOSTS, MAX_BODY_BYTES, Receive, Scope, Send, asgi_app
+from agui.asgi import (
+    BODY_TIMEOUT,
+    KEEPALIVE,
+    LOOPBACK_HOSTS,
+    MAX_BODY_BYTES,
+    Receive,
+    Scope,
+    Send,
+    asgi_app,
+)
 from agui.asgi._routes import parse_route
 from agui.asgi._server import KEEPALIVE_TIMEOUT, LIMITS, MAX_HEADER_BYTES, graceful_server, listen
 from agui.cli._main import EXIT_OK, fail, seconds_of, statuses
@@ -114,6 +123,16 @@ def add_serve(commands: Commands) -> None:
         ),
     )
     serve.add_argument(
+        "--keepalive",
+        type=_seconds,
+        default=KEEPALIVE,
+        metavar="SECONDS",
+        help=(
+            "send a ': ping' comment after this many seconds without an event, so that proxies "
+            f"keep a quiet stream open; 0 for none ({KEEPALIVE:g})"
+        ),
+    )
+    serve.add_argument(
         "--grace",
         type=_seconds,
         default=_GRACEFUL_SHUTDOWN_SECONDS,
@@ -177,6 +196,7 @@ def _serve(args: argparse.Namespace) -> int:
     endpoint = asgi_app(
         agent,
         cancel_grace=args.grace,
+        keepalive=args.keepalive or None,
         state=state,
         debug=bool(args.debug),
         inspector=bool(args.inspector),

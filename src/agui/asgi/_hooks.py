@@ -1,0 +1,63 @@
+"""The endpoint's hooks failing: a JSON 500 that names the hook, and its traceback in the log.
+
+`asgi_app` calls the application's code before a run starts: `authorize(headers)`, the
+`transformers` factory, a `capabilities` function. Left alone, an exception there reaches the
+ASGI server, which answers a bare `500 Internal Server Error` in plain text, without the CORS
+headers a page needs to read it, and the page's client cannot tell it from the server falling
+over. So a hook that raises (or returns what it must not) is answered like any refusal: a JSON
+body with the stable code `HOOK_FAILED`, naming the hook and the exception's type, never its
+message (it may carry what the hook was guarding); the traceback goes to the `agui.asgi` log at
+ERROR.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+from agui.asgi._admission import Refusal
+from agui.transform import Transformer, checked_transformers
+
+__all__ = ["hook_failed", "new_chain"]
+
+_log = logging.getLogger("agui.asgi")
+
+
+def hook_failed(error: Exception, hook: str) -> Refusal:
+    """The 500 for a hook that raised `error`; the traceback is logged here.
+
+    Examples:
+        >>> refusal = hook_failed(KeyError("token"), "authorize")
+        >>> refusal.status, refusal.body["code"]
+        (500, 'HOOK_FAILED')
+        >>> print(refusal.body["message"])
+        the endpoint's authorize hook raised KeyError; the traceback is on the agui.asgi log
+    """
+    _log.error("the endpoint's %s hook raised; answering 500", hook, exc_info=error)
+    message = (
+        f"the endpoint's {hook} hook raised {type(error).__qualname__}; "
+        "the traceback is on the agui.asgi log"
+    )
+    return Refusal(500, "HOOK_FAILED", message)
+
+
+def new_chain(factory: Callable[[], Sequence[Transformer]] | None) -> tuple[Transformer, ...]:
+    """A fresh transformer chain from the endpoint's factory, checked; a `HOOK_FAILED` if not.
+
+    Raises:
+        Refusal: the factory raised, or returned what is not a list of transformers.
+
+    Examples:
+        >>> new_chain(None)
+        ()
+        >>> new_chain(lambda: None)
+        Traceback (most recent call last):
+        ...
+        agui.asgi._admission.Refusal: the endpoint's transformers hook raised UsageError; ...
+    """
+    if factory is None:
+        return ()
+    try:
+        return checked_transformers(factory())
+    except Exception as error:
+        raise hook_failed(error, "transformers") from error
