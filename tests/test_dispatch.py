@@ -6,6 +6,7 @@ import asyncio
 import itertools
 import json
 from collections.abc import AsyncIterator, Sequence
+from typing import cast
 
 import pytest
 from hypothesis import given, settings
@@ -133,6 +134,11 @@ TAG_CASES: list[tuple[str, str, list[XmlPiece]]] = [
         "a call without a name is not a call",
         '<tool_call>{"arguments": {}}</tool_call>',
         [_malformed('<tool_call>{"arguments": {}}</tool_call>', NO_NAME)],
+    ),
+    (
+        "a call whose name is blank is not a call",
+        '<tool_call>{"name": " ", "arguments": {}}</tool_call>',
+        [_malformed('<tool_call>{"name": " ", "arguments": {}}</tool_call>', NO_NAME)],
     ),
     (
         "arguments that are not an object",
@@ -779,6 +785,26 @@ def test_the_xml_dispatcher_also_takes_native_reasoning_and_native_calls() -> No
 
     assert [(c.name, c.id) for c in turn.calls] == [("late", "c9")]
     assert _types(events)[0] == "REASONING_START"
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_native_call_whose_name_is_blank_is_skipped_with_a_warning(
+    streamed: bool,  # noqa: FBT001 - a parameter of the test
+) -> None:
+    deltas: list[ChatDelta] = [
+        ToolCallDelta(index=0, id="c1", name="  ", arguments="{}"),
+        ToolCallDelta(index=1, id="c2", name="get_time", arguments="{}"),
+    ]
+
+    turn, events = _read(NativeDispatcher(stream_tool_calls=streamed), deltas)
+
+    assert [c.name for c in turn.calls] == ["get_time"]
+    starts = [e for e in events if isinstance(e, ToolCallStartEvent)]
+    assert [e.tool_call_name for e in starts] == (["get_time"] if streamed else [])
+    warnings = [e for e in events if isinstance(e, CustomEvent) and e.name == WARNING_EVENT]
+    assert [cast("dict[str, object]", w.value)["message"] for w in warnings] == [
+        "skipped a tool call that had no name"
+    ]
 
 
 def test_native_fragments_interleaved_by_index_assemble_into_whole_calls() -> None:

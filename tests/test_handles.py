@@ -1043,6 +1043,19 @@ def test_a_tool_call_whose_name_or_id_is_not_text_is_refused_naming_the_argument
     assert ctx.open_handles == ()
 
 
+@pytest.mark.parametrize("name", ["", "  "])
+def test_a_tool_call_without_a_name_is_refused_before_anything_is_sent(name: str) -> None:
+    ctx, events = new()
+    with pytest.raises(
+        UsageError,
+        match=r"ctx.tool_call\(\) needs the tool's name, got '\s*': the client finds the tool "
+        r"to run or render by it",
+    ):
+        ctx.tool_call(name)
+    assert events.drain() == []
+    assert ctx.open_handles == ()
+
+
 # -- where a handle was opened ------------------------------------------------------------------
 
 

@@ -37,7 +37,7 @@ class CallStreamer(Generic[S]):
 
     def update(self, position: int, call: PartialToolCall) -> None:
         """Send what is new of `call`: its START once it has a name, then its new fragments."""
-        if not call.name:
+        if not call.name.strip():
             return
         sent = self.sent.get(id(call))
         if sent is None:

@@ -349,7 +349,7 @@ def _parse_call(body: str) -> ToolCallTag | MalformedTag:
 
 def _from_object(raw: str, value: dict[str, JsonValue]) -> ToolCallTag | MalformedTag:
     name = value.get("name")
-    if not isinstance(name, str) or not name:
+    if not isinstance(name, str) or not name.strip():
         return MalformedTag(raw, 'the tag must hold an object with a "name" string')
     arguments: JsonValue = value.get("arguments", value.get("parameters"))
     if isinstance(arguments, str):

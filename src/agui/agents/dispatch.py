@@ -296,7 +296,7 @@ def _parsed(
 ) -> list[ParsedCall]:
     calls: list[ParsedCall] = []
     for call in read.calls.calls:
-        if not call.name:
+        if not call.name.strip():
             # A START without a name is worse than no call at all.
             writer.warn("skipped a tool call that had no name", arguments=call.arguments)
         elif streamer is not None:

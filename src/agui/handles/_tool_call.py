@@ -74,6 +74,12 @@ class ToolCallHandle(Handle[S]):
         self._check_unicode(call_id, "the call_id given to ctx.tool_call()")
         self._check_unicode(parent_message_id, "the parent_message_id given to ctx.tool_call()")
         start = _tool_call_start(self.id, name, parent_message_id)
+        if not start.tool_call_name.strip():
+            message = (
+                f"ctx.tool_call() needs the tool's name, got {name!r}: the client finds the "
+                "tool to run or render by it; pass the name, e.g. ctx.tool_call('get_weather')"
+            )
+            raise UsageError(message)
         # The id as the wire has it (a plain str), for the events built without validation.
         self._wire_id = start.tool_call_id
         self._start(start)
