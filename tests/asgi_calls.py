@@ -11,7 +11,7 @@ from agui.asgi._admission import Message
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-async def post_in_process(app: App, body: bytes) -> list[bytes]:
+async def post_in_process(app: App, body: bytes, *, path: str = "/") -> list[bytes]:
     """POST `body` to `app` as ASGI, in process, with a client that never leaves; the body parts."""
     parts: list[bytes] = []
     incoming: list[Message] = [{"type": "http.request", "body": body}]
@@ -28,5 +28,13 @@ async def post_in_process(app: App, body: bytes) -> list[bytes]:
             parts.append(message["body"])
 
     headers = [(b"content-type", b"application/json"), (b"accept", b"text/event-stream")]
-    await app({"type": "http", "method": "POST", "path": "/", "headers": headers}, receive, send)
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": path,
+        "root_path": "",
+        "query_string": b"",
+        "headers": headers,
+    }
+    await app(scope, receive, send)
     return parts

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import json
 import logging
@@ -20,7 +21,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -28,6 +29,8 @@ from urllib.parse import urlsplit
 import pytest
 import uvicorn
 from pydantic import JsonValue
+from starlette.applications import Starlette
+from starlette.routing import Mount
 
 from agui import RunContext
 from agui.asgi import Receive, Scope, Send, asgi_app
@@ -49,7 +52,7 @@ GRACE = 3
 AGENT_FILE = """\
 import asyncio
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
 
 
@@ -176,6 +179,48 @@ def test_the_lifespans_shutdown_ends_the_streams_in_flight() -> None:
         last = b"".join(parts).strip().rsplit(b"\n\n", 1)[-1]
         assert json.loads(last.removeprefix(b"data: "))["outcome"] == {"type": "cancelled"}
         assert parts[-1] == b""  # the response ended
+
+
+def test_a_mounted_endpoint_ends_its_streams_from_the_frameworks_lifespan_as_documented() -> None:
+    started: list[str] = []
+
+    async def agent(ctx: Ctx) -> None:
+        ctx.say("working")
+        started.append(ctx.run_id)
+        await asyncio.sleep(3600)
+
+    endpoint = asgi_app(agent)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
+        yield
+        await endpoint.aclose()
+
+    app = Starlette(routes=[Mount("/agent", app=endpoint)], lifespan=lifespan)
+
+    async def main() -> tuple[list[bytes], list[str]]:
+        stream = asyncio.ensure_future(
+            post_in_process(app, request_body("run-mounted"), path="/agent/")
+        )
+        for _ in range(1000):
+            if started:
+                break
+            await asyncio.sleep(0.01)
+        return await asyncio.wait_for(run_and_stop(app, stream), WAIT_SECONDS)
+
+    parts, answers = asyncio.run(main())
+
+    assert answers == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+    last = b"".join(parts).strip().rsplit(b"\n\n", 1)[-1]
+    assert json.loads(last.removeprefix(b"data: "))["outcome"] == {"type": "cancelled"}
+
+
+async def run_and_stop(
+    app: App, stream: asyncio.Future[list[bytes]]
+) -> tuple[list[bytes], list[str]]:
+    """The framework's lifespan, started and shut down, then what the stream carried."""
+    answers = await run_lifespan(app)
+    return await stream, answers
 
 
 async def run_lifespan(app: App) -> list[str]:
