@@ -369,3 +369,26 @@ def test_a_messages_snapshot_reads_each_role_by_its_discriminator() -> None:
 def test_the_base_events_declare_the_envelope() -> None:
     assert set(BaseEvent.model_fields) == {"type", "timestamp", "raw_event", "metadata"}
     assert set(AttributableEvent.model_fields) == set(BaseEvent.model_fields) | {"subagent_run_id"}
+
+
+@pytest.mark.parametrize("value", ["false", "yes", 0, 1])
+def test_an_activity_snapshots_replace_is_a_json_boolean_not_a_truthy_value(
+    value: JsonValue,
+) -> None:
+    text = json.dumps(
+        {"type": "ACTIVITY_SNAPSHOT", "messageId": "a", "activityType": "P", "content": {}}
+        | {"replace": value}
+    )
+
+    with pytest.raises(ValidationError, match=r"replace\n  Input should be a valid boolean"):
+        ActivitySnapshotEvent.model_validate_json(text)
+
+
+@pytest.mark.parametrize("value", [True, False])
+def test_an_activity_snapshots_replace_reads_true_and_false(value: bool) -> None:  # noqa: FBT001
+    text = json.dumps(
+        {"type": "ACTIVITY_SNAPSHOT", "messageId": "a", "activityType": "P", "content": {}}
+        | {"replace": value}
+    )
+
+    assert ActivitySnapshotEvent.model_validate_json(text).replace is value

@@ -539,3 +539,11 @@ def test_an_execution_limit_may_be_zero_or_the_largest_safe_integer(value: int) 
     limits = ExecutionCapabilities(max_iterations=value, max_execution_time=value)
 
     assert _wire(limits) == {"maxIterations": value, "maxExecutionTime": value}
+
+
+@pytest.mark.parametrize("value", ["yes", "true", 1, 0, 1.0])
+def test_a_capability_flag_is_a_json_boolean_and_nothing_else(value: JsonValue) -> None:
+    text = json.dumps({"transport": {"streaming": value}, "tools": {"supported": True}})
+
+    with pytest.raises(ValidationError, match=r"transport\.streaming\n  Input should be a valid "):
+        AgentCapabilities.model_validate_json(text)

@@ -1,14 +1,16 @@
 """What an agent declares it can do (`AgentCapabilities`), in the AG-UI 1.0 shape.
 
 AG-UI defines the shape but no route to fetch it: an application may serve it where it likes.
-Every field is optional and absent means undeclared; the event stream stays authoritative.
+Every field is optional and absent means undeclared; the event stream stays authoritative. A
+flag is a JSON boolean and nothing else (`"yes"` and `1` are refused, as the official client's
+schema refuses them), and a limit an integer a JavaScript number holds exactly.
 """
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field, JsonValue
+from pydantic import Field, JsonValue, StrictBool
 
 from agui._model import Opt, WireModel
 from agui.messages import JsonObject
@@ -60,11 +62,11 @@ class TransportCapabilities(WireModel, frozen=True):
         True
     """
 
-    streaming: Opt[bool] = None
-    websocket: Opt[bool] = None
-    http_binary: Opt[bool] = None
-    push_notifications: Opt[bool] = None
-    resumable: Opt[bool] = None
+    streaming: Opt[StrictBool] = None
+    websocket: Opt[StrictBool] = None
+    http_binary: Opt[StrictBool] = None
+    push_notifications: Opt[StrictBool] = None
+    resumable: Opt[StrictBool] = None
 
 
 class ToolsCapabilities(WireModel, frozen=True):
@@ -75,10 +77,10 @@ class ToolsCapabilities(WireModel, frozen=True):
         '{"supported":true,"clientProvided":true}'
     """
 
-    supported: Opt[bool] = None
+    supported: Opt[StrictBool] = None
     items: Opt[list[Tool]] = None
-    parallel_calls: Opt[bool] = None
-    client_provided: Opt[bool] = None
+    parallel_calls: Opt[StrictBool] = None
+    client_provided: Opt[StrictBool] = None
 
 
 class OutputCapabilities(WireModel, frozen=True):
@@ -89,7 +91,7 @@ class OutputCapabilities(WireModel, frozen=True):
         ['text/plain']
     """
 
-    structured_output: Opt[bool] = None
+    structured_output: Opt[StrictBool] = None
     supported_mime_types: Opt[list[str]] = None
 
 
@@ -101,10 +103,10 @@ class StateCapabilities(WireModel, frozen=True):
         '{"snapshots":true,"deltas":true}'
     """
 
-    snapshots: Opt[bool] = None
-    deltas: Opt[bool] = None
-    memory: Opt[bool] = None
-    persistent_state: Opt[bool] = None
+    snapshots: Opt[StrictBool] = None
+    deltas: Opt[StrictBool] = None
+    memory: Opt[StrictBool] = None
+    persistent_state: Opt[StrictBool] = None
 
 
 class SubagentInfo(WireModel, frozen=True):
@@ -127,9 +129,9 @@ class MultiAgentCapabilities(WireModel, frozen=True):
         '{"subagents":[{"name":"r"}]}'
     """
 
-    supported: Opt[bool] = None
-    delegation: Opt[bool] = None
-    handoffs: Opt[bool] = None
+    supported: Opt[StrictBool] = None
+    delegation: Opt[StrictBool] = None
+    handoffs: Opt[StrictBool] = None
     subagents: Opt[list[SubagentInfo]] = None
 
 
@@ -141,9 +143,9 @@ class ReasoningCapabilities(WireModel, frozen=True):
         True
     """
 
-    supported: Opt[bool] = None
-    streaming: Opt[bool] = None
-    encrypted: Opt[bool] = None
+    supported: Opt[StrictBool] = None
+    streaming: Opt[StrictBool] = None
+    encrypted: Opt[StrictBool] = None
 
 
 class MultimodalInputCapabilities(WireModel, frozen=True):
@@ -154,11 +156,11 @@ class MultimodalInputCapabilities(WireModel, frozen=True):
         True
     """
 
-    image: Opt[bool] = None
-    audio: Opt[bool] = None
-    video: Opt[bool] = None
-    pdf: Opt[bool] = None
-    file: Opt[bool] = None
+    image: Opt[StrictBool] = None
+    audio: Opt[StrictBool] = None
+    video: Opt[StrictBool] = None
+    pdf: Opt[StrictBool] = None
+    file: Opt[StrictBool] = None
 
 
 class MultimodalOutputCapabilities(WireModel, frozen=True):
@@ -169,8 +171,8 @@ class MultimodalOutputCapabilities(WireModel, frozen=True):
         False
     """
 
-    image: Opt[bool] = None
-    audio: Opt[bool] = None
+    image: Opt[StrictBool] = None
+    audio: Opt[StrictBool] = None
 
 
 class MultimodalCapabilities(WireModel, frozen=True):
@@ -195,8 +197,8 @@ class ExecutionCapabilities(WireModel, frozen=True):
         8
     """
 
-    code_execution: Opt[bool] = None
-    sandboxed: Opt[bool] = None
+    code_execution: Opt[StrictBool] = None
+    sandboxed: Opt[StrictBool] = None
     max_iterations: Opt[_LIMIT] = None
     max_execution_time: Opt[_LIMIT] = None
 
@@ -209,12 +211,12 @@ class HumanInTheLoopCapabilities(WireModel, frozen=True):
         '{"approvals":true,"interrupts":true}'
     """
 
-    supported: Opt[bool] = None
-    approvals: Opt[bool] = None
-    interventions: Opt[bool] = None
-    feedback: Opt[bool] = None
-    interrupts: Opt[bool] = None
-    approve_with_edits: Opt[bool] = None
+    supported: Opt[StrictBool] = None
+    approvals: Opt[StrictBool] = None
+    interventions: Opt[StrictBool] = None
+    feedback: Opt[StrictBool] = None
+    interrupts: Opt[StrictBool] = None
+    approve_with_edits: Opt[StrictBool] = None
 
 
 class AgentCapabilities(WireModel, frozen=True):

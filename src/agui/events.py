@@ -15,7 +15,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated, Literal
 
-from pydantic import Field, JsonValue
+from pydantic import Field, JsonValue, StrictBool
 
 from agui._model import Opt, WireModel
 from agui.messages import JsonObject, Message
@@ -309,6 +309,9 @@ class MessagesSnapshotEvent(BaseEvent, frozen=True):
 class ActivitySnapshotEvent(AttributableEvent, frozen=True):
     """Creates or replaces an activity message; `replace` absent means true.
 
+    `replace` is a JSON boolean only: `"false"` or `0` is refused rather than read as true or
+    false, as the official client's schema refuses it.
+
     Examples:
         >>> ActivitySnapshotEvent(message_id="p1", activity_type="PLAN", content={}).type
         'ACTIVITY_SNAPSHOT'
@@ -318,7 +321,7 @@ class ActivitySnapshotEvent(AttributableEvent, frozen=True):
     message_id: str
     activity_type: str
     content: JsonObject
-    replace: Opt[bool] = None
+    replace: Opt[StrictBool] = None
 
 
 class ActivityDeltaEvent(AttributableEvent, frozen=True):
