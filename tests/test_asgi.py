@@ -192,7 +192,7 @@ async def hello(ctx: Ctx) -> None:
 # -- refusals ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("method", ["GET", "PUT", "DELETE", "HEAD", "OPTIONS"])
+@pytest.mark.parametrize("method", ["GET", "PUT", "DELETE", "OPTIONS"])
 def test_other_methods_are_refused_with_405_and_allow_post(method: str) -> None:
     exchange = drive(call(asgi_app(hello), method=method))
 
@@ -204,6 +204,27 @@ def test_other_methods_are_refused_with_405_and_allow_post(method: str) -> None:
         "message": f"this endpoint runs an agent on POST; {method} is not allowed",
     }
     assert exchange.reads == 0
+
+
+def test_a_refused_head_gets_the_headers_of_the_json_body_and_no_body() -> None:
+    head = drive(call(asgi_app(hello), method="HEAD"))
+    get = drive(call(asgi_app(hello), method="GET"))
+
+    assert head.status == 405
+    assert head.headers["allow"] == "POST"
+    assert head.body == b""
+    assert head.headers["content-length"] == str(len(get.body.replace(b"GET", b"HEAD")))
+
+
+def test_a_405_tells_an_allowed_page_why_and_another_sites_page_nothing_more() -> None:
+    app = asgi_app(hello, allowed_origins=["https://app.example"])
+    allowed = drive(call(app, method="GET", headers={**SITE, "origin": "https://app.example"}))
+    other = drive(call(app, method="GET", headers={**SITE, "origin": "https://evil.example"}))
+
+    assert (allowed.status, other.status) == (405, 405)
+    assert allowed.headers["access-control-allow-origin"] == "https://app.example"
+    assert allowed.headers["access-control-expose-headers"] == "allow"
+    assert "access-control-allow-origin" not in other.headers
 
 
 @pytest.mark.parametrize(

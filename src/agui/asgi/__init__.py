@@ -34,7 +34,9 @@ A 422 lists each problem once in `errors` (`{"path": <JSON Pointer>, "message": 
 20 of them, with `omitted` counting the rest. A hook fails at its own step (`authorize` in its
 row's place, the factory once the input is read); its `HOOK_FAILED` names the hook and the
 exception's type, never its message, and the traceback is logged at ERROR (`agui.asgi._hooks`).
-Each refusal is logged at INFO on the `agui.asgi` logger (method, status, code; never the body).
+A page of an allowed origin gets its CORS headers on every refusal (the 405 too), and a refused
+`HEAD` gets the body's headers without the body. Each refusal is logged at INFO on the
+`agui.asgi` logger (method, status, code; never the body).
 
 `Accept` is negotiated like the Rust SDK (`agui.asgi._admission`): missing means `*/*`, the most
 specific range decides, and `q=0` refuses; the protobuf binding must be named, never a wildcard.

@@ -214,8 +214,11 @@ class Refusal(Exception):
         return self
 
 
-async def send_refusal(send: Send, refusal: Refusal) -> None:
-    """Answer with the refusal's status and JSON body (`Vary: Accept`, never cached)."""
+async def send_refusal(send: Send, refusal: Refusal, *, head: bool = False) -> None:
+    """Answer with the refusal's status and JSON body (`Vary: Accept`, never cached).
+
+    The answer to a `HEAD` has the headers of the body and not the body (RFC 9110, 9.3.2).
+    """
     body = json.dumps(refusal.body, ensure_ascii=False, separators=(",", ":")).encode()
     headers = [
         (b"content-type", b"application/json"),
@@ -229,7 +232,7 @@ async def send_refusal(send: Send, refusal: Refusal) -> None:
     ]
     with contextlib.suppress(OSError):
         await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        await send({"type": "http.response.body", "body": b"" if head else body})
 
 
 def request_headers(scope: Scope) -> dict[str, str]:

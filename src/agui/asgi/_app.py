@@ -198,7 +198,7 @@ class AguiApp(Generic[S]):
             admitted = await self._answer_or_admit(scope, method, receive, send)
         except Refusal as refusal:
             _log.info("refused a %s request: %d %s", method, refusal.status, refusal.code)
-            await send_refusal(send, refusal)
+            await send_refusal(send, refusal, head=method == "HEAD")
             return
         # Only what the stream needs outlives admission: a held stream costs memory.
         if admitted is not None:
@@ -230,7 +230,10 @@ class AguiApp(Generic[S]):
         self, method: str, headers: Mapping[str, str], receive: Receive
     ) -> _Admitted | None:
         """The input, its stream's encoding and CORS headers; `None` if the client left."""
-        check_method(method)
+        try:
+            check_method(method)
+        except Refusal as refusal:
+            raise refusal.with_cors(self._cors_if_allowed(headers)) from None
         cors = self._origins.check_origin(headers)
         try:
             await self._check_authorized(headers)
@@ -241,6 +244,13 @@ class AguiApp(Generic[S]):
         except Refusal as refusal:
             raise refusal.with_cors(cors) from None
         return None if run_input is None else (run_input, encoding, cors)
+
+    def _cors_if_allowed(self, headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:
+        """The CORS headers of an admitted page, or none: an answer decided before the origin."""
+        try:
+            return self._origins.check_origin(headers)
+        except Refusal:
+            return []
 
     async def _answer_capabilities(
         self, method: str, headers: Mapping[str, str], send: Send
