@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Callable, Sequence
 from typing import TypeVar, cast
@@ -747,3 +748,27 @@ def test_emitting_from_another_thread_is_refused_and_sends_nothing() -> None:
         "from the run's thread",
         None,
     ]
+
+
+@pytest.mark.parametrize("send", ["say", "think"])
+@pytest.mark.parametrize(
+    ("text", "refusal"),
+    [
+        (None, "ctx.{send}() takes text (a str), not NoneType"),
+        (b"Hi", "ctx.{send}() takes text (a str), not bytes"),
+        (
+            "ok \ud800",
+            "the text given to ctx.{send}() is not valid Unicode: a lone surrogate (U+D800)",
+        ),
+    ],
+)
+def test_say_and_think_refuse_what_is_not_text_before_anything_is_sent(
+    send: str, text: object, refusal: str
+) -> None:
+    ctx, events = new()
+
+    with pytest.raises(UsageError, match=re.escape(refusal.format(send=send))):
+        getattr(ctx, send)(text)
+
+    assert events.drain() == []
+    assert ctx.say("Hi") == "r-msg-1"

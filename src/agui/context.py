@@ -37,6 +37,7 @@ from agui.handles import (
     ToolCallHandle,
     invocation_input,
     result_event,
+    whole_text,
 )
 from agui.messages import Message, UserMessage
 from agui.sink import EventReceiver
@@ -296,6 +297,7 @@ class RunContext(Generic[S]):
 
     def say(self, text: str) -> str:
         """Send a whole assistant text message; returns its id."""
+        text = whole_text(text, "ctx.say()")  # before the message opens: a refusal sends nothing
         with self.message() as message:
             message.delta(text)
         return message.id
@@ -306,6 +308,7 @@ class RunContext(Generic[S]):
 
     def think(self, text: str) -> str:
         """Send a whole reasoning block; returns its message id."""
+        text = whole_text(text, "ctx.think()")
         with self.reasoning() as reasoning:
             reasoning.delta(text)
         return reasoning.id

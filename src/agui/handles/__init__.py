@@ -22,7 +22,7 @@ Each handle lives in a module of its own; this package is where they are importe
 
 from __future__ import annotations
 
-from agui.handles._handle import Handle, Owner
+from agui.handles._handle import Handle, Owner, whole_text
 from agui.handles._message import MessageHandle
 from agui.handles._message import TextRole as TextRole  # for type hints: the roles a message takes
 from agui.handles._reasoning import ReasoningHandle
@@ -49,4 +49,5 @@ __all__ = [
     "ToolCallHandle",
     "invocation_input",
     "result_event",
+    "whole_text",
 ]

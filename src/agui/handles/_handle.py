@@ -72,6 +72,33 @@ def unicode_problem(text: object) -> str | None:
     return None
 
 
+def whole_text(value: object, call: str) -> str:
+    r"""`value`, the text of a whole message `call` sends; refused before anything is sent.
+
+    Examples:
+        >>> whole_text("Hi", "ctx.say()")
+        'Hi'
+        >>> whole_text(None, "ctx.say()")
+        Traceback (most recent call last):
+        ...
+        agui.errors.UsageError: ctx.say() takes text (a str), not NoneType
+    """
+    if not isinstance(value, str):
+        message = f"{call} takes text (a str), not {type(value).__name__}"
+        raise UsageError(message)
+    problem = unicode_problem(value)
+    if problem is not None:
+        raise UsageError(_not_unicode(f"the text given to {call}", problem))
+    return value
+
+
+def _not_unicode(what: str, problem: str) -> str:
+    return (
+        f"{what} is not valid Unicode: {problem}; AG-UI text travels as UTF-8, which cannot "
+        "encode it; decode the source with errors='replace', or drop the surrogate"
+    )
+
+
 def built(cls: type[M], call: str, arguments: Mapping[str, str], /, **fields: object) -> M:
     """`cls(**fields)`, validated; a value that does not fit it is the caller's `UsageError`.
 
@@ -284,12 +311,7 @@ class Handle(Generic[S]):
         """
         problem = unicode_problem(text)
         if problem is not None:
-            message = (
-                f"{what.format(handle=self.describe())} is not valid Unicode: {problem}; "
-                "AG-UI text travels as UTF-8, which cannot encode it; "
-                "decode the source with errors='replace', or drop the surrogate"
-            )
-            raise UsageError(message)
+            raise UsageError(_not_unicode(what.format(handle=self.describe()), problem))
 
     def _closed(self) -> None:
         self._open = False
