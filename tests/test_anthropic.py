@@ -50,6 +50,7 @@ from agui.agents.models import (
     chat_messages,
 )
 from agui.agents.models._anthropic_wire import ThinkingMemory
+from agui.errors import UsageError
 from agui.events import (
     Event,
     ReasoningEncryptedValueEvent,
@@ -806,7 +807,7 @@ def test_the_model_is_a_chat_model_that_calls_tools_natively() -> None:
 
 
 def test_max_tokens_must_allow_a_reply() -> None:
-    with pytest.raises(ValueError, match="max_tokens must be at least 1, not 0: the API requires"):
+    with pytest.raises(UsageError, match="max_tokens must be at least 1, not 0: the API requires"):
         AnthropicModel("m", base_url="http://x", max_tokens=0)
 
 

@@ -34,6 +34,7 @@ from agui.errors import (
     HTTPStatusError,
     MalformedEvent,
     UnknownMemberWarning,
+    UsageError,
 )
 from agui.events import (
     CustomEvent,
@@ -226,7 +227,7 @@ def test_the_default_limit_is_the_official_clients_ten_megabytes() -> None:
 
 
 def test_a_limit_that_is_not_positive_is_refused() -> None:
-    with pytest.raises(ValueError, match="max_frame_bytes must be positive, not 0"):
+    with pytest.raises(UsageError, match="max_frame_bytes must be positive, not 0"):
         SSEParser(max_frame_bytes=0)
 
 

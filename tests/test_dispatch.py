@@ -45,6 +45,7 @@ from agui.agents.models import (
 )
 from agui.agents.tools import ToolResult
 from agui.agents.turn import WARNING_EVENT, TurnWriter
+from agui.errors import UsageError
 from agui.events import (
     CustomEvent,
     Event,
@@ -1047,7 +1048,7 @@ def test_a_dispatcher_instance_is_used_as_given_and_an_unknown_name_is_refused()
     mine = NativeDispatcher(stream_tool_calls=True)
 
     assert select_dispatcher(mine, model) is mine
-    with pytest.raises(ValueError, match="unknown dispatcher 'json'"):
+    with pytest.raises(UsageError, match="unknown dispatcher 'json'"):
         select_dispatcher("json", model)  # type: ignore[arg-type]
 
 

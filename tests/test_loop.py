@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator, Sequence
 from typing import cast
 
+import openai
 import pytest
 from pydantic import BaseModel, JsonValue
 
@@ -23,6 +25,7 @@ from agui.agents.models import (
     ToolCallDelta,
     Turn,
 )
+from agui.errors import UsageError
 from agui.events import Event, RunErrorEvent, RunFinishedEvent, TextMessageContentEvent
 from agui.messages import (
     AssistantMessage,
@@ -499,7 +502,9 @@ def test_a_model_that_keeps_calling_tools_ends_the_run_with_a_clear_error() -> N
 
 
 def test_max_turns_must_be_positive() -> None:
-    with pytest.raises(ValueError, match="max_turns must be at least 1, not 0"):
+    with pytest.raises(
+        UsageError, match="max_turns must be a whole number of turns, at least 1, not 0"
+    ):
         ToolLoopAgent(ScriptedModel([]), max_turns=0)
 
 
@@ -767,3 +772,40 @@ def test_a_model_call_id_the_history_holds_is_replaced() -> None:
     assert_valid(events)
     [start] = [e for e in _wire(events) if e["type"] == "TOOL_CALL_START"]
     assert start["toolCallId"] == "r1-call-1"
+
+
+class _NotAModel:
+    pass
+
+
+@pytest.mark.parametrize(
+    ("model", "hint"),
+    [
+        ("gpt-4o", "name the model in one: OpenAIModel('gpt-4o') or AnthropicModel('gpt-4o')"),
+        (None, "pass one, or an object with supports_native_tools and stream(messages, ...)"),
+        (_NotAModel(), "pass one, or an object with supports_native_tools"),
+    ],
+)
+def test_a_model_that_is_not_a_chat_model_is_refused_naming_what_to_pass(
+    model: object, hint: str
+) -> None:
+    with pytest.raises(UsageError, match=r"ToolLoopAgent\(model=...\) takes a chat model from "):
+        ToolLoopAgent(cast("ScriptedModel", model))
+    with pytest.raises(UsageError, match=re.escape(hint)):
+        ToolLoopAgent(cast("ScriptedModel", model))
+
+
+def test_a_provider_client_given_as_the_model_is_refused_naming_its_wrapper() -> None:
+    client = openai.AsyncOpenAI(api_key="sk-test", base_url="http://127.0.0.1:9")
+
+    with pytest.raises(
+        UsageError,
+        match=re.escape("got AsyncOpenAI; wrap the openai client in one: OpenAIModel('<model>', "),
+    ):
+        ToolLoopAgent(cast("ScriptedModel", client))
+
+
+@pytest.mark.parametrize("turns", [True, 2.0, "3", 0])
+def test_max_turns_is_a_whole_number_at_least_one(turns: object) -> None:
+    with pytest.raises(UsageError, match="max_turns must be a whole number of turns, at least 1"):
+        ToolLoopAgent(ScriptedModel([]), max_turns=cast("int", turns))

@@ -31,6 +31,7 @@ from agui.agents.models import (
     chat_messages,
 )
 from agui.agents.models.scripted import DEFAULT_HISTORY
+from agui.errors import UsageError
 from agui.messages import (
     ActivityMessage,
     AssistantMessage,
@@ -307,7 +308,7 @@ def test_a_scripted_model_with_no_history_keeps_no_request() -> None:
 
 
 def test_a_negative_history_is_refused() -> None:
-    with pytest.raises(ValueError, match="history must be 0 or more requests, not -1"):
+    with pytest.raises(UsageError, match="history must be 0 or more requests, not -1"):
         ScriptedModel([], history=-1)
 
 

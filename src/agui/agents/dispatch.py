@@ -39,6 +39,7 @@ from agui.agents.models.base import (
 )
 from agui.agents.tools import ToolResult
 from agui.agents.turn import TurnWriter
+from agui.errors import UsageError
 from agui.messages import Message
 from agui.types import TokenUsage, Tool
 
@@ -285,7 +286,7 @@ def select_dispatcher(
     if not isinstance(choice, str):
         return choice
     message = f"unknown dispatcher {choice!r}: use 'native', 'xml', 'auto' or a ToolDispatcher"
-    raise ValueError(message)
+    raise UsageError(message)
 
 
 # -- building a turn from a response ------------------------------------------------------------

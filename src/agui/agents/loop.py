@@ -62,7 +62,7 @@ from agui.agents.models.base import ChatMessage, ChatModel
 from agui.agents.tools import BackendTool, Toolbox, ToolResult
 from agui.agents.turn import TurnWriter, emit_warning, own_call_id
 from agui.context import RunContext
-from agui.errors import AgentError, InvalidArguments
+from agui.errors import AgentError, InvalidArguments, UsageError
 from agui.messages import Message
 from agui.types import (
     Context,
@@ -127,10 +127,10 @@ class ToolLoopAgent:
         dispatcher: ToolDispatcher | DispatcherChoice = "auto",
         max_turns: int = 10,
     ) -> None:
-        if max_turns < 1:
-            message = f"max_turns must be at least 1, not {max_turns}"
-            raise ValueError(message)
-        self.model = model
+        if type(max_turns) is not int or max_turns < 1:
+            message = f"max_turns must be a whole number of turns, at least 1, not {max_turns!r}"
+            raise UsageError(message)
+        self.model = _chat_model(model)
         self.toolbox: Toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
         self.instructions = instructions
         self.dispatcher: ToolDispatcher = select_dispatcher(dispatcher, model)
@@ -341,3 +341,22 @@ def _sum(a: TokenUsage, b: TokenUsage) -> TokenUsage:
         if left is not None or right is not None:
             counts[name] = (left or 0) + (right or 0)
     return a.model_copy(update=counts)
+
+
+def _chat_model(model: object) -> ChatModel:
+    """`model`, refused unless it is a `ChatModel`, with the wrapper a provider's client needs."""
+    if isinstance(model, ChatModel):
+        return model
+    provider = type(model).__module__.partition(".")[0]
+    if isinstance(model, str):
+        hint = f"name the model in one: OpenAIModel({model!r}) or AnthropicModel({model!r})"
+    elif provider in ("openai", "anthropic"):
+        wrapper = "OpenAIModel" if provider == "openai" else "AnthropicModel"
+        hint = f"wrap the {provider} client in one: {wrapper}('<model>', client=client)"
+    else:
+        hint = "pass one, or an object with supports_native_tools and stream(messages, ...)"
+    message = (
+        f"ToolLoopAgent(model=...) takes a chat model from agui.agents.models, got "
+        f"{type(model).__qualname__}; {hint}"
+    )
+    raise UsageError(message)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from agui.errors import FrameTooLarge
+from agui.errors import FrameTooLarge, UsageError
 
 __all__ = ["MAX_FRAME_BYTES", "SSEParser"]
 
@@ -46,7 +46,7 @@ class SSEParser:
     ) -> None:
         if max_frame_bytes <= 0:
             message = f"max_frame_bytes must be positive, not {max_frame_bytes}"
-            raise ValueError(message)
+            raise UsageError(message)
         self._limit = max_frame_bytes
         self._line = bytearray()
         self._data: list[str] = []

@@ -43,6 +43,7 @@ from agui.errors import (
     ModelRateLimited,
     ModelTimeout,
     ModelUnavailable,
+    UsageError,
 )
 from agui.messages import JsonObject
 from agui.types import Tool
@@ -125,7 +126,7 @@ class AnthropicModel:
 
         if max_tokens < 1:
             message = f"max_tokens must be at least 1, not {max_tokens}: the API requires a cap"
-            raise ValueError(message)
+            raise UsageError(message)
         self._owned = client is None
         # Bedrock's and Vertex's clients share the Messages API and these options; one type
         # is named for all three, so the SDK's overloads resolve.

@@ -34,7 +34,7 @@ from agui.agents.models.base import (
     ToolCallDelta,
     UsageDelta,
 )
-from agui.errors import AgentError
+from agui.errors import AgentError, UsageError
 from agui.messages import JsonObject
 from agui.types import TokenUsage, Tool
 
@@ -153,7 +153,7 @@ class ScriptedModel:
     ) -> None:
         if history < 0:
             message = f"history must be 0 or more requests, not {history}"
-            raise ValueError(message)
+            raise UsageError(message)
         self._script = script
         self._delay = delay
         self._native = supports_native_tools
