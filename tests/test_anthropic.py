@@ -806,9 +806,20 @@ def test_the_model_is_a_chat_model_that_calls_tools_natively() -> None:
     assert model.supports_native_tools
 
 
-def test_max_tokens_must_allow_a_reply() -> None:
-    with pytest.raises(UsageError, match="max_tokens must be at least 1, not 0: the API requires"):
-        AnthropicModel("m", base_url="http://x", max_tokens=0)
+@pytest.mark.parametrize("max_tokens", [0, -1, "100", 10.0, True])
+def test_max_tokens_must_allow_a_reply(max_tokens: object) -> None:
+    with pytest.raises(
+        UsageError, match=r"max_tokens must be a whole number, at least 1, not .*: the API requires"
+    ):
+        AnthropicModel("m", base_url="http://x", max_tokens=cast("int", max_tokens))
+
+
+@pytest.mark.parametrize("name", ["", "  ", None, 5])
+def test_a_model_name_that_is_not_text_is_refused_before_a_client_is_made(name: object) -> None:
+    with pytest.raises(
+        UsageError, match=r"AnthropicModel\(model\) takes the provider's name of the model, such as"
+    ):
+        AnthropicModel(cast("str", name), base_url="http://x")
 
 
 @pytest.mark.parametrize(

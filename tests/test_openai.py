@@ -29,6 +29,7 @@ from agui.agents.models import (
     TextDelta,
     UsageDelta,
 )
+from agui.errors import UsageError
 from agui.events import Event, RunErrorEvent
 from agui.messages import UserMessage
 from agui.testing import assert_valid, collect
@@ -620,3 +621,15 @@ def test_a_chunk_with_reasoning_in_both_fields_gives_it_once() -> None:
             return [delta async for delta in model.stream([ChatMessage.user("hi")])]
 
     assert asyncio.run(main()) == [ReasoningDelta("Paris?"), ReasoningDelta("Yes.")]
+
+
+@pytest.mark.parametrize("name", ["", "  ", None, 5])
+def test_a_model_name_that_is_not_text_is_refused_before_a_client_is_made(
+    name: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+    with pytest.raises(
+        UsageError, match=r"OpenAIModel\(model\) takes the provider's name of the model, such as"
+    ):
+        OpenAIModel(cast("str", name))

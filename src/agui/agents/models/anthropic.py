@@ -36,6 +36,7 @@ from agui.agents.models._anthropic_wire import (
     system_prompt,
     wire_tool,
 )
+from agui.agents.models._options import checked_count, checked_name
 from agui.agents.models.base import ChatDelta, ChatMessage
 from agui.errors import (
     ModelAuthenticationError,
@@ -43,7 +44,6 @@ from agui.errors import (
     ModelRateLimited,
     ModelTimeout,
     ModelUnavailable,
-    UsageError,
 )
 from agui.messages import JsonObject
 from agui.types import Tool
@@ -124,9 +124,8 @@ class AnthropicModel:
         _sdk()
         import anthropic  # noqa: PLC0415 - optional; _sdk() gave the friendly error
 
-        if max_tokens < 1:
-            message = f"max_tokens must be at least 1, not {max_tokens}: the API requires a cap"
-            raise UsageError(message)
+        model = checked_name(model, "AnthropicModel", "claude-sonnet-4-5")
+        max_tokens = checked_count("max_tokens", max_tokens, "the API requires a cap")
         self._owned = client is None
         # Bedrock's and Vertex's clients share the Messages API and these options; one type
         # is named for all three, so the SDK's overloads resolve.

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, cast
 
 from pydantic import BaseModel, JsonValue, ValidationError
 
+from agui.agents.models._options import checked_name
 from agui.agents.models.base import (
     ChatDelta,
     ChatMessage,
@@ -102,6 +103,7 @@ class OpenAIModel:
         _sdk()
         import openai  # noqa: PLC0415 - optional; _sdk() gave the friendly error
 
+        model = checked_name(model, "OpenAIModel", "gpt-4o-mini")
         self._owned = client is None
         if client is None:
             key = api_key.strip() if api_key and api_key.strip() else None
