@@ -298,7 +298,7 @@ def test_writable_wakes_once_a_send_brings_the_queue_below_the_mark() -> None:
 @pytest.mark.parametrize(
     ("high_water", "hard_limit", "problem"),
     [
-        (0, 1024, "max_buffered_bytes must be a positive number of bytes, not 0"),
+        (0, 1024, "max_buffered_bytes must be a positive whole number of bytes, not 0"),
         (2048, 1024, r"buffer_hard_limit must be at least max_buffered_bytes \(2048\), not 1024"),
     ],
 )

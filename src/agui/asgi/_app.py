@@ -383,14 +383,7 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         agui.errors.UsageError: transformers must be a factory ...
     """
     check_agent(agent)  # what cannot be an agent, refused as `agui.run` and `collect` refuse it
-    check_options(
-        transformers,
-        (max_body_bytes, body_timeout),
-        keepalive,
-        disconnect,
-        cancel_grace,
-        buffering=(max_buffered_bytes, buffer_hard_limit),
-    )
+    check_options(locals())  # every option, by the name the caller gave it; before any local
     origins = OriginPolicy.build(allowed_origins, allowed_hosts)
     return AguiApp(
         agent,

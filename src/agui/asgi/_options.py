@@ -7,8 +7,11 @@ module to the order of a request's checks.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from agui._numbers import real, whole
 from agui.asgi._encoding import SSE, Encoding, proto_encoding
-from agui.asgi._streaming import buffering_problems
+from agui.capabilities import AgentCapabilities
 from agui.errors import UsageError
 from agui.proto import PROTO_MEDIA_TYPE
 from agui.sink import HARD_LIMIT, HIGH_WATER
@@ -32,32 +35,109 @@ def encodings_for(protobuf: bool | None) -> dict[str, Encoding]:  # noqa: FBT001
     return encodings
 
 
-def check_options(
-    transformers: object,
-    limits: tuple[int, float],
-    keepalive: float | None,
-    disconnect: str,
-    cancel_grace: float,
-    *,
-    buffering: tuple[int, int] = (HIGH_WATER, HARD_LIMIT),
-) -> None:
-    problems: list[str] = []
-    if transformers is not None and not callable(transformers):
-        problems.append(
+def check_options(options: Mapping[str, object]) -> None:
+    """Refuse `asgi_app`'s options, by name, when any is not what it takes; all at once.
+
+    A flag must be a `bool`: a string such as `"0"` from the environment is true to Python,
+    and `debug="0"` would put exception text into every `RUN_ERROR`.
+
+    Examples:
+        >>> check_options({"debug": False, "keepalive": 15.0})
+        >>> check_options({"debug": "0", "cancel_grace": -1})
+        Traceback (most recent call last):
+        ...
+        agui.errors.UsageError: debug must be True or False, not '0'; cancel_grace must be ...
+    """
+    problems = [
+        *(_flag(name, options[name]) for name in _FLAGS if name in options),
+        *(_count(name, options[name]) for name in _COUNTS if name in options),
+        *(
+            _seconds(name, options[name], *rule)
+            for name, rule in _SECONDS.items()
+            if name in options
+        ),
+        *(_hook(name, options[name]) for name in _HOOKS if name in options),
+        *_choices(options),
+    ]
+    found = [problem for problem in problems if problem is not None]
+    high, hard = (options.get(name, default) for name, default in _BUFFERING)
+    if type(high) is int and type(hard) is int and 0 < hard < high:
+        found.append(
+            f"buffer_hard_limit must be at least max_buffered_bytes ({high}), not {hard}: past "
+            "it, a run whose client stopped reading ends"
+        )
+    if found:
+        raise UsageError("; ".join(found))
+
+
+_FLAGS = ("debug", "inspector", "protobuf")
+_COUNTS = ("max_body_bytes", "max_buffered_bytes", "buffer_hard_limit")
+# name: (whether zero is allowed, whether None is)
+_SECONDS = {
+    "body_timeout": (False, False),
+    "keepalive": (False, True),
+    "cancel_grace": (True, False),
+}
+_HOOKS = ("transformers", "on_disconnect", "authorize")
+_BUFFERING = (("max_buffered_bytes", HIGH_WATER), ("buffer_hard_limit", HARD_LIMIT))
+_PROTOCOLS = ("auto", "1.0", "0.x")
+
+
+def _flag(name: str, value: object) -> str | None:
+    if type(value) is bool or (value is None and name == "protobuf"):
+        return None
+    also = ", or None" if name == "protobuf" else ""
+    return f"{name} must be True or False{also}, not {value!r}"
+
+
+def _count(name: str, value: object) -> str | None:
+    count = whole(value)
+    if count is not None and count > 0:
+        return None
+    return f"{name} must be a positive whole number of bytes, not {value!r}"
+
+
+def _seconds(name: str, value: object, zero: bool, none: bool) -> str | None:  # noqa: FBT001
+    if value is None and none:
+        return None
+    number = real(value)
+    if number is not None and (number > 0 or (zero and number == 0)):
+        return None
+    kind = "zero or more seconds" if zero else "a positive number of seconds"
+    return f"{name} must be {kind}{' or None' if none else ''}, not {value!r}"
+
+
+def _hook(name: str, value: object) -> str | None:
+    if value is None or callable(value):
+        return None
+    if name == "transformers":
+        return (
             "transformers must be a factory that builds a fresh chain for each request "
             "(transformers keep per-run state), e.g. transformers=lambda: [FilterToolCalls(...)]"
         )
-    max_body_bytes, body_timeout = limits
-    if max_body_bytes <= 0:
-        problems.append(f"max_body_bytes must be positive, not {max_body_bytes}")
-    if not body_timeout > 0:
-        problems.append(f"body_timeout must be a positive number of seconds, not {body_timeout}")
-    if keepalive is not None and not keepalive > 0:
-        problems.append(f"keepalive must be a positive number of seconds or None, not {keepalive}")
+    return f"{name} must be a function (sync or async), not {type(value).__name__}"
+
+
+def _choices(options: Mapping[str, object]) -> list[str | None]:
+    problems: list[str | None] = []
+    disconnect = options.get("disconnect", "cancel")
     if disconnect not in ("cancel", "detach"):
         problems.append(f"disconnect must be 'cancel' or 'detach', not {disconnect!r}")
-    if not cancel_grace >= 0:
-        problems.append(f"cancel_grace must be zero or more seconds, not {cancel_grace}")
-    problems += buffering_problems(*buffering)
-    if problems:
-        raise UsageError("; ".join(problems))
+    protocol = options.get("protocol_version", "auto")
+    if protocol not in _PROTOCOLS:
+        problems.append(f"protocol_version must be 'auto', '1.0' or '0.x', not {protocol!r}")
+    runs = options.get("runs")
+    if runs is not None and not callable(getattr(runs, "begin", None)):
+        problems.append(
+            f"runs must be a run log from agui.runs, MemoryRunLog() or RedisRunLog(url), "
+            f"not {runs!r}"
+        )
+    capabilities = options.get("capabilities")
+    if not isinstance(capabilities, (bool, AgentCapabilities, type(None))) and not callable(
+        capabilities
+    ):
+        problems.append(
+            "capabilities must be None, True or False, an AgentCapabilities, or a function "
+            f"of the derived ones, not {type(capabilities).__name__}"
+        )
+    return problems

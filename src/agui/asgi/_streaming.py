@@ -42,7 +42,6 @@ __all__ = [
     "DisconnectHook",
     "Streamer",
     "TransformerFactory",
-    "buffering_problems",
     "ending",
     "finish_detached",
     "log_failure",
@@ -278,21 +277,6 @@ def ending(pumping: asyncio.Task[Outcome]) -> Outcome:
         _log.error("streaming failed; treating the client as gone", exc_info=error)
         return "gone"
     return pumping.result()
-
-
-def buffering_problems(high_water: int, hard_limit: int) -> list[str]:
-    """What is wrong with `asgi_app`'s `max_buffered_bytes` and `buffer_hard_limit`, if anything.
-
-    Examples:
-        >>> buffering_problems(1 << 20, 1 << 10)
-        ['buffer_hard_limit must be at least max_buffered_bytes (1048576), not 1024: ...']
-    """
-    if not high_water > 0:
-        return [f"max_buffered_bytes must be a positive number of bytes, not {high_water}"]
-    if not hard_limit >= high_water:
-        limit = f"buffer_hard_limit must be at least max_buffered_bytes ({high_water})"
-        return [f"{limit}, not {hard_limit}: past it, a run whose client stopped reading ends"]
-    return []
 
 
 def _shut_down(run: asyncio.Task[None], token: CancellationToken) -> None:

@@ -19,6 +19,7 @@ from typing import Literal, Protocol
 
 from pydantic import JsonValue
 
+from agui._numbers import real, whole
 from agui.errors import UsageError
 from agui.events import RunErrorEvent
 from agui.sse import event_json
@@ -134,13 +135,13 @@ class Settings:
 
 def _is_duration(value: object) -> bool:
     # A bool is an int to Python, and `lease=True` is a slip, not one second.
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    return SHORTEST <= value <= LONGEST  # NaN is neither
+    number = real(value)
+    return number is not None and SHORTEST <= number <= LONGEST
 
 
 def _is_count(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+    count = whole(value)
+    return count is not None and count >= 1
 
 
 def check_frames(frames: Sequence[bytes]) -> None:
