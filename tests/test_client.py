@@ -231,6 +231,42 @@ def test_a_limit_that_is_not_positive_is_refused() -> None:
         SSEParser(max_frame_bytes=0)
 
 
+@pytest.mark.parametrize(
+    ("options", "problem"),
+    [
+        ({"url": "127.0.0.1:8000/agent"}, "the url must be an http:// or https:// URL"),
+        ({"url": "ftp://example.com/agent"}, "the url must be an http:// or https:// URL"),
+        ({"url": "http:///agent"}, "the url must be an http:// or https:// URL"),
+        ({"timeout": 0}, "timeout must be a positive number of seconds or None, not 0"),
+        ({"timeout": "30"}, "timeout must be a positive number of seconds or None, not '30'"),
+        ({"reconnects": -1}, "reconnects must be a whole number, 0 or more, not -1"),
+        ({"reconnects": True}, "reconnects must be a whole number, 0 or more, not True"),
+        ({"reconnect_delay": float("nan")}, "reconnect_delay must be zero or more seconds"),
+        (
+            {"url": "x", "timeout": -1},
+            r"^AGUIClient: the url must be .*; timeout must be a positive number",
+        ),
+    ],
+)
+def test_a_client_with_options_it_cannot_use_is_refused_when_it_is_made(
+    options: dict[str, Any], problem: str
+) -> None:
+    given: dict[str, Any] = {"url": "http://127.0.0.1:8000/agent"} | options
+
+    with pytest.raises(UsageError, match=problem):
+        AGUIClient(**given)
+
+
+def test_a_client_takes_https_urls_no_timeout_and_no_reconnects() -> None:
+    client = AGUIClient("https://agent.example/agent", timeout=None, reconnects=0)
+
+    assert (client.url, client.timeout, client.reconnects) == (
+        "https://agent.example/agent",
+        None,
+        0,
+    )
+
+
 # -- HTTPStatusError -------------------------------------------------------------------------
 
 

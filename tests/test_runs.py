@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
 import subprocess
 import sys
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -422,6 +423,25 @@ def test_the_redis_log_needs_the_redis_extra(monkeypatch: pytest.MonkeyPatch) ->
 
     with pytest.raises(UsageError, match=r'pip install "agui-server\[redis\]"'):
         RedisRunLog("redis://127.0.0.1:1/0")
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("http://localhost:6379", "must specify one of the following schemes"),
+        ("", ""),
+        (6379, "int"),
+    ],
+)
+def test_a_redis_url_that_is_not_one_is_refused_naming_what_to_write(
+    url: object, said: str
+) -> None:
+    with pytest.raises(
+        UsageError,
+        match=rf"RedisRunLog takes a Redis URL such as 'redis://localhost:6379/0' .*, not "
+        rf"{re.escape(repr(url))}: .*{said}",
+    ):
+        RedisRunLog(cast("str", url))
 
 
 def test_importing_the_run_logs_does_not_import_redis() -> None:

@@ -60,11 +60,12 @@ import asyncio
 import importlib.util
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
+from agui._numbers import real, whole
 from agui.client._parser import MAX_FRAME_BYTES, SSEParser
 from agui.client._reader import StreamReader, error_body
-from agui.errors import DecodeError, HTTPStatusError
+from agui.errors import DecodeError, HTTPStatusError, UsageError
 from agui.events import Event
 from agui.fold import FoldedRun, fold
 from agui.runner import PROTOCOL_VERSION
@@ -134,6 +135,9 @@ class AGUIClient:
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
         _require_httpx()
+        problems = _problems(url, timeout, (reconnects, reconnect_delay))
+        if problems:
+            raise UsageError("AGUIClient: " + "; ".join(problems))
         self.url = url
         self.headers: dict[str, str] = dict(headers or {})
         self.timeout = timeout
@@ -330,3 +334,29 @@ def _require_httpx() -> None:
             'pip install "agui-server[client]"'
         )
         raise ImportError(message, name="httpx")
+
+
+def _problems(url: object, timeout: object, reconnecting: tuple[object, object]) -> list[str]:
+    """What is wrong with a client's options, each named with what it takes."""
+    problems: list[str] = []
+    parts = urlsplit(url) if isinstance(url, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+        problems.append(
+            f"the url must be an http:// or https:// URL of the endpoint, such as "
+            f"'http://127.0.0.1:8000/agent', not {url!r}"
+        )
+    if timeout is not None and not _seconds(timeout, zero=False):
+        problems.append(f"timeout must be a positive number of seconds or None, not {timeout!r}")
+    reconnects, delay = reconnecting
+    count = whole(reconnects)
+    if count is None or count < 0:
+        problems.append(f"reconnects must be a whole number, 0 or more, not {reconnects!r}")
+    if not _seconds(delay, zero=True):
+        problems.append(f"reconnect_delay must be zero or more seconds, not {delay!r}")
+    return problems
+
+
+def _seconds(value: object, *, zero: bool) -> bool:
+    """Whether `value` is a finite number of seconds, above 0 (or 0 itself, when allowed)."""
+    number = real(value)
+    return number is not None and (number > 0 or (zero and number == 0))

@@ -77,7 +77,16 @@ class RedisRunLog:
         self.settings = Settings(lease, ttl, max_run_seconds, maxlen)
         self.prefix = prefix
         # The client's `from_url` takes untyped keyword options.
-        self._redis: Redis = Redis.from_url(url)  # pyright: ignore[reportUnknownMemberType]
+        try:
+            if not isinstance(cast("object", url), str):
+                raise TypeError(type(url).__name__)  # noqa: TRY301 - refused as redis-py refuses
+            self._redis: Redis = Redis.from_url(url)  # pyright: ignore[reportUnknownMemberType]
+        except (TypeError, ValueError) as error:  # what redis-py says of a URL it cannot read
+            message = (
+                f"RedisRunLog takes a Redis URL such as 'redis://localhost:6379/0' (rediss:// "
+                f"for TLS, unix:///path for a socket), not {url!r}: {error}"
+            )
+            raise UsageError(message) from None
         self._owner = uuid.uuid4().hex
         self._channel = f"{prefix}cancel"
         self._scripts: dict[str, AsyncScript] = {
