@@ -1012,3 +1012,10 @@ def test_a_state_given_as_a_value_is_refused_asking_for_its_class() -> None:
     with pytest.raises(UsageError, match=r"not a dict \(\{'n': 1\}\); pass the class itself$"):
         state_adapter({"n": 1})
     assert state_adapter(dict[str, int]).validate_python({"n": 1}) == {"n": 1}
+
+
+def test_a_state_type_given_by_its_name_is_refused_when_the_run_context_is_made() -> None:
+    with pytest.raises(UsageError, match=r"not a str \('Board'\); pass the class itself$"):
+        RunContext.new(
+            RunAgentInput(thread_id="t", run_id="r"), state=cast("type[object]", "Board")
+        )

@@ -269,6 +269,8 @@ def _adapter_of(state_type: Any) -> tuple[TypeAdapter[object], bool]:  # noqa: A
 
 
 def _adapter(state_type: Any) -> tuple[TypeAdapter[object], bool]:  # noqa: ANN401
+    if isinstance(state_type, str):  # a forward reference pydantic would only fail at first use
+        raise UsageError(_not_a_state_type(state_type, TypeError(state_type)))
     try:
         adapter: TypeAdapter[object] = TypeAdapter(
             state_type if state_type is not None else JsonValue
