@@ -78,13 +78,24 @@ def _nested_lists(depth: int) -> JsonValue:
     ("data", "match"),
     [
         (b"{not json", "not valid JSON"),
-        (b'{"type": "RAW", "event": "\xff\xfe"}', "not valid JSON"),
-        (b'{"type": "RAW", "event": NaN}', "not valid JSON"),
-        (b'{"type": "RAW", "event": Infinity}', "not valid JSON"),
+        (b'{"type": "RAW", "event": "\xff\xfe"}', r"not UTF-8 \(byte 26 is not\); JSON travels"),
+        (b'{"type": "RAW", "event": NaN}', "not valid JSON: .*; NaN and Infinity are not JSON"),
+        (b'{"type": "RAW", "event": Infinity}', "not valid JSON: .*; NaN and Infinity are not"),
+        (b'{"type": "RAW", "event": -Infinity}', "column 27; NaN and Infinity are not JSON"),
+        ('{"type": "RAW",\n "event": nan}', "at line 2 column 12; NaN and Infinity are not JSON"),
         (b"", "not valid JSON"),
         ('{"type": "RAW", "event": 1} trailing', "not valid JSON"),
     ],
-    ids=["truncated", "invalid-utf8", "nan", "infinity", "empty", "trailing-garbage"],
+    ids=[
+        "truncated",
+        "invalid-utf8",
+        "nan",
+        "infinity",
+        "minus-infinity",
+        "lower-case-nan-on-line-2",
+        "empty",
+        "trailing-garbage",
+    ],
 )
 def test_bytes_that_are_not_json_raise_decode_error(data: bytes | str, match: str) -> None:
     with pytest.raises(DecodeError, match=match) as caught:
@@ -1227,6 +1238,8 @@ def test_parse_json_refuses_nan_and_reads_everything_else() -> None:
     assert parse_json('{"a":[1,2.5,null,true,"é"]}') == {"a": [1, 2.5, None, True, "é"]}
     with pytest.raises(DecodeError, match="not valid JSON"):
         parse_json("[NaN]")
+    with pytest.raises(DecodeError, match=r"not valid JSON: .* column 10$"):
+        parse_json('{"a": nul}')  # a slip that is not NaN gets no word of it
 
 
 # -- round trip, for any text -----------------------------------------------------------------

@@ -11,14 +11,14 @@ Validation runs first on the data as given; only when it fails do we look at the
 what is unknown and try again. The common case, a clean event, costs one pydantic-core pass.
 
 Nulls: an optional field of an event sent as `null`, at any depth, is malformed (as on the 1.0
-client) bar the legacy ones it reads as absent: `rawEvent`, `result`, `outcome`, `parentMessageId`
-(warned), media-part `metadata` in history, `state`, `forwardedProps`, `tools[].parameters`,
-`resume[].payload` in `RUN_STARTED.input`. A `RunAgentInput` reads any optional `null` as absent.
+client) bar the legacy ones it reads as absent (`agui._nulls` lists them). A `RunAgentInput`
+reads any optional `null` as absent.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 import warnings
 from collections.abc import Mapping
 from typing import TypeVar, cast
@@ -28,6 +28,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
 from agui import events as ev
+from agui._nulls import NESTED_LEGACY, NO_LEGACY, drop_legacy_nulls, may_hold_null, null_below
 from agui.errors import (
     DecodeError,
     InvalidInput,
@@ -35,9 +36,8 @@ from agui.errors import (
     UnknownEventType,
     UnknownMemberWarning,
 )
-from agui.messages import AudioPart, DocumentPart, ImagePart, VideoPart
 from agui.patch import escape_pointer_token
-from agui.types import ResumeEntry, RunAgentInput, Tool
+from agui.types import RunAgentInput
 
 __all__ = ["json_kind", "misfits", "parse_event", "parse_input", "parse_json"]
 
@@ -56,12 +56,6 @@ _RETIRED = frozenset(
         "THINKING_TEXT_MESSAGE_END",
     }
 )
-_LEGACY_NULLS = {
-    "rawEvent": None,
-    "result": frozenset({"RUN_FINISHED", "SUBAGENT_FINISHED"}),
-    "outcome": frozenset({"RUN_FINISHED"}),
-    "parentMessageId": frozenset({"TOOL_CALL_START", "TOOL_CALL_CHUNK"}),
-}
 _MEDIA_KINDS = ("image", "audio", "video")
 _JSON_OBJECT: TypeAdapter[dict[str, object]] = TypeAdapter(dict[str, object])
 
@@ -76,6 +70,10 @@ def parse_json(data: str | bytes | bytearray) -> object:
         Traceback (most recent call last):
         ...
         agui.errors.DecodeError: the body is not valid JSON: EOF while parsing an object ...
+        >>> parse_json('{"a": NaN}')
+        Traceback (most recent call last):
+        ...
+        agui.errors.DecodeError: ... at line 1 column 7; NaN and Infinity are not JSON numbers
     """
     try:
         return pydantic_core.from_json(data, allow_inf_nan=False)
@@ -86,8 +84,31 @@ def parse_json(data: str | bytes | bytearray) -> object:
                 f"({error}); send a flatter document"
             )
         else:
-            message = f"the body is not valid JSON: {error}"
+            message = _not_json(data, str(error))
         raise DecodeError(message, path="") from None
+
+
+_AT = re.compile(r"line (\d+) column (\d+)$")
+_NON_FINITE = re.compile(r"nan|infinity", re.IGNORECASE)
+_UTF8 = "JSON travels as UTF-8 (RFC 8259): send it as UTF-8"
+
+
+def _not_json(data: str | bytes | bytearray, error: str) -> str:
+    """What is wrong with JSON text pydantic-core refused: its own words, and why if we know."""
+    if isinstance(data, (bytes, bytearray)):
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in data[:4]:
+            return f"the body is not UTF-8 (it looks like UTF-16 or UTF-32); {_UTF8}"
+        try:
+            data = bytes(data).decode()
+        except UnicodeDecodeError as bad:
+            return f"the body is not UTF-8 (byte {bad.start} is not); {_UTF8}"
+    found = _AT.search(error)
+    line, column = (int(found[1]), int(found[2])) if found is not None else (1, 1)
+    # The column is 1-based, and points past a sign (`-Infinity`) or at the word's start.
+    near = "".join(data.split("\n")[line - 1 : line])[max(column - 2, 0) : column + 9]
+    if _NON_FINITE.search(near):
+        return f"the body is not valid JSON: {error}; NaN and Infinity are not JSON numbers"
+    return f"the body is not valid JSON: {error}"
 
 
 def json_kind(value: object) -> str:
@@ -134,11 +155,11 @@ def parse_event(data: Mapping[str, object] | str | bytes | bytearray) -> ev.Even
     cls = _EVENT_CLASSES.get(kind)
     if cls is None:
         raise UnknownEventType(_unknown_type_message(kind), path="/type")
-    model, problems = _validate(cls, _drop_legacy_nulls(kind, cls, obj), kind)
+    model, problems = _validate(cls, drop_legacy_nulls(kind, cls, obj), kind)
     if model is not None:
         # The 1.0 client's compatibility boundary passes message history, not a tool result.
-        legacy = _NO_LEGACY if kind == "TOOL_CALL_RESULT" else _NESTED_LEGACY
-        null = _null_below(model, legacy) if _may_hold_null(data) else None
+        legacy = NO_LEGACY if kind == "TOOL_CALL_RESULT" else NESTED_LEGACY
+        null = null_below(model, legacy) if may_hold_null(data) else None
         if null is None:
             return cast("ev.Event", model)
         problems = [(null, "null is not allowed on an optional field; omit it")]
@@ -201,61 +222,6 @@ def _unknown_type_message(kind: str) -> str:
             "a 0.x producer should send REASONING_* events instead"
         )
     return f"unknown event type '{kind}': AG-UI 1.0 does not define it (a consumer drops it)"
-
-
-def _drop_legacy_nulls(
-    kind: str, cls: type[BaseModel], obj: Mapping[str, object]
-) -> Mapping[str, object]:
-    nulls = [key for key, value in obj.items() if value is None]
-    if not nulls:
-        return obj
-    kept = dict(obj)
-    for key in nulls:
-        scope = _LEGACY_NULLS.get(_to_wire_name(cls, key), frozenset())
-        if scope is None or kind in scope:
-            del kept[key]
-            _warn(f"Removed legacy null at '/{key}' on {kind}")
-    return kept
-
-
-def _may_hold_null(data: Mapping[str, object] | str | bytes | bytearray) -> bool:
-    """JSON without the `null` literal holds no null: the common case skips the walk."""
-    if isinstance(data, str):
-        return "null" in data
-    if not isinstance(data, (bytes, bytearray)):
-        data = pydantic_core.to_json(data, serialize_unknown=True)
-    return b"null" in data
-
-
-_NO_LEGACY: frozenset[tuple[type, str]] = frozenset()
-_NESTED_LEGACY = frozenset(
-    {(part, "metadata") for part in (ImagePart, AudioPart, VideoPart, DocumentPart)}
-    | {(RunAgentInput, "state"), (RunAgentInput, "forwarded_props"), (Tool, "parameters")}
-    | {(ResumeEntry, "payload")}
-)
-
-
-def _null_below(node: BaseModel, legacy: frozenset[tuple[type, str]]) -> str | None:
-    """Where the first optional field sent as `null` is, bar `legacy` (a required null is data)."""
-    fields, values = type(node).__pydantic_fields__, node.__dict__
-    for name in sorted(node.model_fields_set):  # sorted, to report the same one each time
-        value = values.get(name, "")  # an extra member is not among the fields' values
-        if value is None:
-            if fields[name].default is None and (type(node), name) not in legacy:
-                return f"/{fields[name].alias or name}"
-        elif not isinstance(value, (str, int, float, dict)):
-            models = cast("list[object]", value) if type(value) is list else [value]
-            if models and isinstance(models[0], BaseModel):  # a model list holds models only
-                for index, model in enumerate(cast("list[BaseModel]", models)):
-                    if (below := _null_below(model, legacy)) is not None:
-                        at = f"/{index}" if models is value else ""
-                        return f"/{fields[name].alias or name}{at}{below}"
-    return None
-
-
-def _to_wire_name(cls: type[BaseModel], key: str) -> str:
-    field = cls.model_fields.get(key)
-    return field.alias or key if field is not None else key
 
 
 def _validate(

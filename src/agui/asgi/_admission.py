@@ -375,7 +375,7 @@ def decode_input(body: bytes) -> RunAgentInput:
         # RFC 8259 lets a parser ignore a byte order mark; it carries nothing
         raw = parse_json(body.removeprefix(_UTF8_BOM))
     except DecodeError as error:
-        raise Refusal(400, "INVALID_JSON", _not_json(body, error)) from None
+        raise Refusal(400, "INVALID_JSON", str(error)) from None
     if not isinstance(raw, Mapping):
         problem = f"the run input must be a JSON object, not {json_kind(raw)}"
         raise _invalid_input(InvalidInput(problem, errors=[("", problem)]))
@@ -389,23 +389,6 @@ def decode_input(body: bytes) -> RunAgentInput:
     for warning in caught:
         _log.info("run input: %s", warning.message)
     return run_input
-
-
-def _not_json(body: bytes, error: DecodeError) -> str:
-    """Why the body is not JSON, saying so when the cause is that it is not UTF-8."""
-    if body.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in body[:4]:
-        return (
-            "the body is not UTF-8 (it looks like UTF-16 or UTF-32); JSON travels as UTF-8 "
-            "(RFC 8259): send it as UTF-8"
-        )
-    try:
-        body.decode()
-    except UnicodeDecodeError as bad:
-        return (
-            f"the body is not UTF-8 (byte {bad.start} is not); JSON travels as UTF-8 "
-            "(RFC 8259): send it as UTF-8"
-        )
-    return str(error)
 
 
 def _too_large(limit: int, declared: int | None) -> str:
