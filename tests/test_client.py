@@ -229,6 +229,8 @@ def test_the_default_limit_is_the_official_clients_ten_megabytes() -> None:
 def test_a_limit_that_is_not_positive_is_refused() -> None:
     with pytest.raises(UsageError, match="max_frame_bytes must be positive, not 0"):
         SSEParser(max_frame_bytes=0)
+    with pytest.raises(UsageError, match="max_frame_bytes must be positive, not True"):
+        SSEParser(max_frame_bytes=True)
 
 
 @pytest.mark.parametrize(

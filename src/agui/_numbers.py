@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["real", "whole"]
+__all__ = ["duration", "real", "whole"]
 
 
 def real(value: object) -> float | None:
@@ -26,6 +26,17 @@ def real(value: object) -> float | None:
     except OverflowError:  # an int past the largest float
         return None
     return number if math.isfinite(number) else None
+
+
+def duration(value: object, *, zero: bool = False) -> float | None:
+    """A finite number of seconds above 0 (or 0 itself, with `zero`), or `None`.
+
+    Examples:
+        >>> duration(1.5), duration(0), duration(0, zero=True), duration(-1), duration(True)
+        (1.5, None, 0.0, None, None)
+    """
+    number = real(value)
+    return number if number is not None and (number > 0 or (zero and number == 0)) else None
 
 
 def whole(value: object) -> int | None:

@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterable, Callable, Iterable, Sequence
 from typing import TypeVar
 
+from agui._numbers import whole
 from agui._text import read_json
 from agui.agents._approval import (
     APPROVAL_PREFIX,
@@ -127,7 +128,8 @@ class ToolLoopAgent:
         dispatcher: ToolDispatcher | DispatcherChoice = "auto",
         max_turns: int = 10,
     ) -> None:
-        if type(max_turns) is not int or max_turns < 1:
+        turns = whole(max_turns)
+        if turns is None or turns < 1:
             message = f"max_turns must be a whole number of turns, at least 1, not {max_turns!r}"
             raise UsageError(message)
         self.model = _chat_model(model)

@@ -16,7 +16,7 @@ import logging
 from collections.abc import Callable, Sequence
 
 from agui.asgi._admission import Refusal
-from agui.transform import Transformer, checked_transformers
+from agui.transform import Transformer
 
 __all__ = ["hook_failed", "new_chain"]
 
@@ -42,7 +42,10 @@ def hook_failed(error: Exception, hook: str) -> Refusal:
 
 
 def new_chain(factory: Callable[[], Sequence[Transformer]] | None) -> tuple[Transformer, ...]:
-    """A fresh transformer chain from the endpoint's factory, checked; a `HOOK_FAILED` if not.
+    """A fresh transformer chain from the endpoint's factory; a `HOOK_FAILED` if it fails.
+
+    The endpoint's factory is the application's wrapped in `agui.asgi._profile.profiled`,
+    which checks what the application's returns.
 
     Raises:
         Refusal: the factory raised, or returned what is not a list of transformers.
@@ -50,14 +53,14 @@ def new_chain(factory: Callable[[], Sequence[Transformer]] | None) -> tuple[Tran
     Examples:
         >>> new_chain(None)
         ()
-        >>> new_chain(lambda: None)
+        >>> new_chain(lambda: 1 / 0)
         Traceback (most recent call last):
         ...
-        agui.asgi._admission.Refusal: the endpoint's transformers hook raised UsageError; ...
+        agui.asgi._admission.Refusal: the endpoint's transformers hook raised ZeroDivisionError; ...
     """
     if factory is None:
         return ()
     try:
-        return checked_transformers(factory())
+        return tuple(factory())
     except Exception as error:
         raise hook_failed(error, "transformers") from error

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from agui._numbers import real, whole
+from agui._numbers import duration, whole
 from agui.asgi._encoding import SSE, Encoding, proto_encoding
 from agui.capabilities import AgentCapabilities
 from agui.errors import UsageError
@@ -100,8 +100,7 @@ def _count(name: str, value: object) -> str | None:
 def _seconds(name: str, value: object, zero: bool, none: bool) -> str | None:  # noqa: FBT001
     if value is None and none:
         return None
-    number = real(value)
-    if number is not None and (number > 0 or (zero and number == 0)):
+    if duration(value, zero=zero) is not None:
         return None
     kind = "zero or more seconds" if zero else "a positive number of seconds"
     return f"{name} must be {kind}{' or None' if none else ''}, not {value!r}"

@@ -62,7 +62,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
-from agui._numbers import real, whole
+from agui._numbers import duration, whole
 from agui.client._parser import MAX_FRAME_BYTES, SSEParser
 from agui.client._reader import StreamReader, error_body
 from agui.errors import DecodeError, HTTPStatusError, UsageError
@@ -345,18 +345,12 @@ def _problems(url: object, timeout: object, reconnecting: tuple[object, object])
             f"the url must be an http:// or https:// URL of the endpoint, such as "
             f"'http://127.0.0.1:8000/agent', not {url!r}"
         )
-    if timeout is not None and not _seconds(timeout, zero=False):
+    if timeout is not None and duration(timeout) is None:
         problems.append(f"timeout must be a positive number of seconds or None, not {timeout!r}")
     reconnects, delay = reconnecting
     count = whole(reconnects)
     if count is None or count < 0:
         problems.append(f"reconnects must be a whole number, 0 or more, not {reconnects!r}")
-    if not _seconds(delay, zero=True):
+    if duration(delay, zero=True) is None:
         problems.append(f"reconnect_delay must be zero or more seconds, not {delay!r}")
     return problems
-
-
-def _seconds(value: object, *, zero: bool) -> bool:
-    """Whether `value` is a finite number of seconds, above 0 (or 0 itself, when allowed)."""
-    number = real(value)
-    return number is not None and (number > 0 or (zero and number == 0))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from agui._numbers import whole
 from agui.errors import FrameTooLarge, UsageError
 
 __all__ = ["MAX_FRAME_BYTES", "SSEParser"]
@@ -44,10 +45,11 @@ class SSEParser:
     def __init__(
         self, *, max_frame_bytes: int = MAX_FRAME_BYTES, last_event_id: str | None = None
     ) -> None:
-        if max_frame_bytes <= 0:
+        limit = whole(max_frame_bytes)
+        if limit is None or limit <= 0:
             message = f"max_frame_bytes must be positive, not {max_frame_bytes}"
             raise UsageError(message)
-        self._limit = max_frame_bytes
+        self._limit = limit
         self._line = bytearray()
         self._data: list[str] = []
         self._data_size = 0

@@ -77,16 +77,12 @@ class RedisRunLog:
         self.settings = Settings(lease, ttl, max_run_seconds, maxlen)
         self.prefix = prefix
         # The client's `from_url` takes untyped keyword options.
+        if not isinstance(cast("object", url), str):
+            raise UsageError(_not_a_url(url, type(url).__name__))
         try:
-            if not isinstance(cast("object", url), str):
-                raise TypeError(type(url).__name__)  # noqa: TRY301 - refused as redis-py refuses
             self._redis: Redis = Redis.from_url(url)  # pyright: ignore[reportUnknownMemberType]
-        except (TypeError, ValueError) as error:  # what redis-py says of a URL it cannot read
-            message = (
-                f"RedisRunLog takes a Redis URL such as 'redis://localhost:6379/0' (rediss:// "
-                f"for TLS, unix:///path for a socket), not {url!r}: {error}"
-            )
-            raise UsageError(message) from None
+        except ValueError as error:  # what redis-py says of a URL it cannot read
+            raise UsageError(_not_a_url(url, str(error))) from None
         self._owner = uuid.uuid4().hex
         self._channel = f"{prefix}cancel"
         self._scripts: dict[str, AsyncScript] = {
@@ -287,3 +283,10 @@ def _page(found: object, after: int) -> Page:
                 (number, frame) for number, frame in enumerate(batch, start) if number > after
             )
     return Page(frames, ended=ended)
+
+
+def _not_a_url(url: object, why: str) -> str:
+    return (
+        "RedisRunLog takes a Redis URL such as 'redis://localhost:6379/0' (rediss:// for TLS, "
+        f"unix:///path for a socket), not {url!r}: {why}"
+    )

@@ -7,6 +7,7 @@ here, it is a `UsageError` naming the option and what it takes, before any clien
 
 from __future__ import annotations
 
+from agui._numbers import whole
 from agui.errors import UsageError
 
 __all__ = ["checked_count", "checked_name"]
@@ -43,7 +44,8 @@ def checked_count(name: str, value: object, why: str) -> int:
         ...
         agui.errors.UsageError: max_tokens must be a whole number, at least 1, not '100': ...
     """
-    if type(value) is not int or value < 1:
+    count = whole(value)
+    if count is None or count < 1:
         message = f"{name} must be a whole number, at least 1, not {value!r}: {why}"
         raise UsageError(message)
-    return value
+    return count
