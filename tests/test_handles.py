@@ -525,8 +525,8 @@ def test_parse_args_reads_into_a_model_a_dataclass_or_a_typeddict(
 
 @pytest.mark.parametrize(
     "raw",
-    ['{"city":', "not json", '{"city": NaN}', ""],
-    ids=["partial", "garbage", "nan", "empty"],
+    ['{"city":', "not json", '{"city": NaN}', " {"],
+    ids=["partial", "garbage", "nan", "open-brace"],
 )
 def test_parse_args_names_the_call_while_the_json_is_partial_or_invalid(raw: str) -> None:
     ctx, _ = new()
@@ -539,6 +539,23 @@ def test_parse_args_names_the_call_while_the_json_is_partial_or_invalid(raw: str
             call.parse_args()
     assert (caught.value.tool_call_id, caught.value.tool_name) == ("r-call-1", "get_weather")
     assert caught.value.code == "INVALID_ARGUMENTS"
+
+
+class Place(BaseModel):
+    city: str = "Seoul"
+
+
+@pytest.mark.parametrize("raw", ["", "  \n"], ids=["none", "whitespace"])
+def test_parse_args_reads_no_argument_text_as_a_call_without_arguments(raw: str) -> None:
+    ctx, _ = new()
+    with ctx.tool_call("get_time") as call:
+        call.args(raw)
+        assert call.parse_args() == {}
+        assert call.parse_args(Place) == Place()
+        with pytest.raises(
+            InvalidArguments, match=r"do not fit QueryData: '/city': Field required"
+        ):
+            call.parse_args(QueryData)
 
 
 def test_parse_args_lists_each_field_that_does_not_fit_the_type() -> None:
@@ -1052,6 +1069,17 @@ def test_a_tool_call_without_a_name_is_refused_before_anything_is_sent(name: str
         r"to run or render by it",
     ):
         ctx.tool_call(name)
+    assert events.drain() == []
+    assert ctx.open_handles == ()
+
+
+@pytest.mark.parametrize("name", ["", "   "])
+def test_a_step_without_a_name_is_refused_before_anything_is_sent(name: str) -> None:
+    ctx, events = new()
+    with pytest.raises(
+        UsageError, match=r"ctx.step\(\) needs a name, got '\s*': a client shows the step by it"
+    ):
+        ctx.step(name)
     assert events.drain() == []
     assert ctx.open_handles == ()
 

@@ -152,6 +152,7 @@ def test_a_call_that_needs_approval_ends_the_run_with_an_interrupt_and_does_not_
                                 "nights": {"type": "integer", "default": 1},
                             },
                             "required": ["hotel"],
+                            "additionalProperties": False,
                             "description": (
                                 "Arguments to run the tool with instead (they replace all of them)."
                             ),

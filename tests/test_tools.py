@@ -77,6 +77,7 @@ def test_the_schema_comes_from_the_signature_with_field_descriptions() -> None:
         "type": "object",
         "properties": {"location": {"type": "string", "description": "A city name"}},
         "required": ["location"],
+        "additionalProperties": False,
     }
 
 
@@ -92,6 +93,7 @@ def test_defaults_are_optional_and_name_and_description_may_be_given() -> None:
             "limit": {"type": "integer", "default": 3},
         },
         "required": ["location"],
+        "additionalProperties": False,
     }
 
 
@@ -118,6 +120,7 @@ def test_nested_models_go_to_defs_and_the_docstring_args_describe_parameters() -
             "express": {"type": "boolean", "default": False, "description": "Whether to hurry."},
         },
         "required": ["address"],
+        "additionalProperties": False,
     }
 
 
@@ -156,6 +159,7 @@ def test_an_unannotated_parameter_takes_any_json_and_names_never_clash_with_pyda
             "model_config": {"type": "integer", "default": 0},
         },
         "required": ["json", "schema"],
+        "additionalProperties": False,
     }
     assert _run(f, {"json": [1], "schema": "s"}).content == '[[1],"s",0]'
 
@@ -166,7 +170,7 @@ def test_a_tool_without_a_docstring_has_an_empty_description() -> None:
         pass
 
     assert nothing.description == ""
-    assert nothing.parameters == {"type": "object", "properties": {}}
+    assert nothing.parameters == {"type": "object", "properties": {}, "additionalProperties": False}
 
 
 @pytest.mark.parametrize(
@@ -219,8 +223,14 @@ def test_running_a_tool_validates_and_converts_the_arguments() -> None:
     assert result == ToolResult('{"to":"Lyon","country":"FR","express":true}')
 
 
-def test_unknown_arguments_are_ignored() -> None:
-    assert _run(get_weather, {"location": "Oslo", "unit": "C"}).content == "sunny in Oslo"
+def test_an_argument_the_tool_does_not_take_is_refused_so_the_model_can_correct_it() -> None:
+    """Dropped, it would leave the model believing the tool honoured it (units, a date, ...)."""
+    result = _run(get_weather, {"location": "Oslo", "unit": "C"})
+    assert not result.ok
+    assert result.content == (
+        "Error: the arguments of tool 'get_weather' do not fit its signature: '/unit': Extra "
+        "inputs are not permitted"
+    )
 
 
 def test_validate_lists_every_field_that_does_not_fit() -> None:
@@ -273,12 +283,13 @@ def test_arguments_the_tool_cannot_take_give_an_error_result_the_model_can_read(
     assert expected in result.content
 
 
-def test_empty_argument_text_means_no_arguments() -> None:
+@pytest.mark.parametrize("raw", ["", " \n\t"], ids=["empty", "whitespace"])
+def test_empty_argument_text_means_no_arguments(raw: str) -> None:
     @tool
     def ping() -> str:
         return "pong"
 
-    assert _run(ping, "").content == "pong"
+    assert _run(ping, raw).content == "pong"
 
 
 def test_async_tools_are_awaited() -> None:
@@ -513,6 +524,7 @@ def test_a_method_tool_binds_to_its_instance_and_leaves_self_out_of_the_schema()
         "type": "object",
         "properties": {"name": {"type": "string"}},
         "required": ["name"],
+        "additionalProperties": False,
     }
     assert _run(bound, {"name": "Ana"}).content == "Bonjour, Ana"
     assert isinstance(TravelDesk.greet, BackendTool)

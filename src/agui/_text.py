@@ -26,13 +26,21 @@ import json
 from collections.abc import Mapping
 from typing import cast, get_args
 
-from pydantic import BaseModel, JsonValue
+from pydantic import BaseModel, JsonValue, ValidationError
 from pydantic_core import to_json
 
 from agui.errors import UsageError
 from agui.events import BaseEvent, CustomEvent, Event, RawEvent
+from agui.patch import escape_pointer_token
 
-__all__ = ["check_event", "check_payload", "check_text", "json_text", "read_json"]
+__all__ = [
+    "argument_problems",
+    "check_event",
+    "check_payload",
+    "check_text",
+    "json_text",
+    "read_json",
+]
 
 _CLASSES = cast("tuple[type, ...]", get_args(get_args(Event)[0]))
 _EVENTS = frozenset(_CLASSES)
@@ -195,3 +203,20 @@ def read_json(text: str) -> JsonValue:
 def _no_constant(word: str) -> JsonValue:
     message = f"{word} is not JSON: JSON has no value for NaN or an infinity"
     raise ValueError(message)
+
+
+def argument_problems(error: ValidationError) -> list[tuple[str, str]]:
+    """Each value of `error` that does not fit: its JSON Pointer (RFC 6901) and what is wrong.
+
+    Examples:
+        >>> from pydantic import TypeAdapter
+        >>> try:
+        ...     TypeAdapter(dict[str, int]).validate_python({"a/b": "x"})
+        ... except ValidationError as error:
+        ...     argument_problems(error)
+        [('/a~1b', 'Input should be a valid integer, unable to parse string as an integer')]
+    """
+    return [
+        ("".join("/" + escape_pointer_token(str(part)) for part in item["loc"]), item["msg"])
+        for item in error.errors(include_url=False)
+    ]

@@ -88,7 +88,7 @@ def build_signature(fn: Callable[..., object], name: str) -> Signature:
         )
         names.append((field, parameter.name, positional_only))
     model: type[BaseModel] = create_model(
-        f"{name}_arguments", __config__=ConfigDict(validate_by_alias=True), **fields
+        f"{name}_arguments", __config__=ConfigDict(validate_by_alias=True, extra="forbid"), **fields
     )
     schema = typing.cast(
         "dict[str, JsonValue]", model.model_json_schema(schema_generator=_NoFieldTitles)
@@ -151,7 +151,7 @@ def parse_arguments(
     where = f"the arguments of tool {name!r}"
     if isinstance(arguments, str):
         try:
-            arguments = pydantic_core.from_json(arguments or "{}", allow_inf_nan=False)
+            arguments = pydantic_core.from_json(arguments.strip() or "{}", allow_inf_nan=False)
         except ValueError as error:
             message = f"{where} are not JSON ({error})"
             raise InvalidArguments(message, tool_call_id=call_id, tool_name=name) from None

@@ -32,11 +32,10 @@ from typing import Generic, TypeVar, overload
 from pydantic import BaseModel, JsonValue, ValidationError
 from typing_extensions import ParamSpec, Self
 
-from agui._text import json_text
+from agui._text import argument_problems, json_text
 from agui.agents._signature import Signature, build_signature, parse_arguments
 from agui.context import RunContext
 from agui.errors import AguiError, InvalidArguments, UsageError
-from agui.patch import escape_pointer_token
 from agui.types import Tool
 
 __all__ = ["BackendTool", "ToolResult", "Toolbox", "tool"]
@@ -75,7 +74,8 @@ class BackendTool(Generic[P, R_co]):
         >>> get_weather.description
         'Get the current weather for a city.'
         >>> get_weather.parameters
-        {'properties': {'location': {'type': 'string'}}, 'required': ['location'], 'type': 'object'}
+        {'additionalProperties': False, 'properties': {'location': {'type': 'string'}},
+         'required': ['location'], 'type': 'object'}
         >>> asyncio.run(get_weather.run({"location": "Paris"})).content
         'sunny in Paris'
     """
@@ -183,13 +183,7 @@ class BackendTool(Generic[P, R_co]):
         try:
             model = signature.model.model_validate(arguments)
         except ValidationError as error:
-            problems = [
-                (
-                    "".join("/" + escape_pointer_token(str(part)) for part in item["loc"]),
-                    item["msg"],
-                )
-                for item in error.errors(include_url=False)
-            ]
+            problems = argument_problems(error)
             listed = "; ".join(f"{pointer!r}: {msg}" for pointer, msg in problems)
             message = f"{where} do not fit its signature: {listed}"
             raise InvalidArguments(

@@ -38,7 +38,14 @@ class StepHandle(Handle[S]):
         super().__init__(owner, pipeline)
         self.name = name
         self._check_unicode(name, "the name given to ctx.step()")
-        self._start(built(StepStartedEvent, "ctx.step()", {"step_name": "name"}, step_name=name))
+        start = built(StepStartedEvent, "ctx.step()", {"step_name": "name"}, step_name=name)
+        if not start.step_name.strip():
+            message = (
+                f"ctx.step() needs a name, got {name!r}: a client shows the step by it, and "
+                "matches its end to it; pass one, e.g. ctx.step('plan')"
+            )
+            raise UsageError(message)
+        self._start(start)
 
     def describe(self) -> str:
         return f"step '{self.name}'"

@@ -15,11 +15,10 @@ from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 
 from agui._pipeline import Pipeline
 from agui._record import Kind
-from agui._text import json_text
+from agui._text import argument_problems, json_text
 from agui.errors import InvalidArguments, UsageError
 from agui.events import ToolCallResultEvent, ToolCallStartEvent
 from agui.handles._handle import Handle, Owner, built
-from agui.patch import escape_pointer_token
 from agui.types import ToolResultContent
 
 __all__ = ["ToolCallHandle", "result_event"]
@@ -121,7 +120,9 @@ class ToolCallHandle(Handle[S]):
     def parse_args(self, type: type[T] | None = None) -> T | JsonValue:  # noqa: A002 - pinned name
         """Read the arguments as JSON, or as `type` (pydantic model, dataclass, TypedDict).
 
-        Raises `InvalidArguments` naming the call while the text is partial or invalid.
+        No argument text at all (or only whitespace) reads as `{}`, a call without arguments,
+        as a backend tool's `run` reads it: a model calling a tool that takes none may stream
+        nothing. Raises `InvalidArguments` naming the call while the text is partial or invalid.
         """
         return _parse(self.raw_args, type, self.id, self.name)
 
@@ -254,6 +255,8 @@ def _adapter(target: type[T]) -> TypeAdapter[T]:
 
 def _parse(raw: str, target: type[T] | None, call_id: str, name: str) -> T | JsonValue:
     where = f"tool call '{call_id}' ({name})"
+    if not raw.strip():
+        raw = "{}"
     if target is None:
         try:
             value: JsonValue = pydantic_core.from_json(raw, allow_inf_nan=False)
@@ -264,10 +267,7 @@ def _parse(raw: str, target: type[T] | None, call_id: str, name: str) -> T | Jso
     try:
         return _adapter(target).validate_json(raw)
     except ValidationError as error:
-        problems = [
-            ("".join("/" + escape_pointer_token(str(part)) for part in item["loc"]), item["msg"])
-            for item in error.errors(include_url=False)
-        ]
+        problems = argument_problems(error)
         listed = "; ".join(f"'{pointer}': {msg}" for pointer, msg in problems)
         message = (
             f"{where}: the arguments do not fit {getattr(target, '__name__', target)}: {listed}"
