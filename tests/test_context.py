@@ -24,7 +24,7 @@ from agui import (
     parse_event,
 )
 from agui._record import Kind, Record, materialize
-from agui.errors import Cancelled
+from agui.errors import Cancelled, InvalidInput
 from agui.events import (
     BaseEvent,
     CustomEvent,
@@ -192,6 +192,22 @@ def test_accessors_return_what_the_client_sent() -> None:
     assert ctx.forwarded_props == {"theme": "dark"}
     assert ctx.resume_for("i1") == ResumeEntry.model_validate(resume)
     assert ctx.resume_for("i2") is None
+
+
+def test_resume_for_takes_an_answer_sent_twice_alike_and_refuses_two_that_differ() -> None:
+    yes = {"interruptId": "i1", "status": "resolved", "payload": {"approved": True, "n": 1}}
+    same = {"interruptId": "i1", "status": "resolved", "payload": {"n": 1, "approved": True}}
+    no = {"interruptId": "i2", "status": "resolved", "payload": {"approved": False}}
+    gone = {"interruptId": "i2", "status": "cancelled"}
+    ctx, _ = new(resume=[yes, same, no, gone])
+    assert ctx.resume_for("i1") == ResumeEntry.model_validate(yes)
+    with pytest.raises(
+        InvalidInput,
+        match=r"the run's input answers interrupt 'i2' 2 times, differently; a client sends one "
+        r"answer per interrupt in `resume`",
+    ) as caught:
+        ctx.resume_for("i2")
+    assert caught.value.code == "INVALID_INPUT"
 
 
 def test_tool_returns_the_offered_tool_or_none() -> None:

@@ -845,6 +845,18 @@ def test_fold_an_activity_delta_on_a_text_message_changes_nothing() -> None:
         ]
     )
     assert folded.messages == [AssistantMessage(id="m1", content="")]
+    assert folded.warnings == (
+        "event 1 (ACTIVITY_DELTA): message 'm1' is not an activity; delta left out",
+    )
+
+
+def test_fold_an_activity_delta_for_no_message_is_skipped_without_a_warning() -> None:
+    """As the client: a delta before any snapshot of its message is skipped, and it says nothing."""
+    delta = ActivityDeltaEvent(
+        message_id="p9", activity_type="PLAN", patch=[AddOperation(path="/a", value=1)]
+    )
+    folded = fold([delta])
+    assert (folded.messages, folded.warnings) == ([], ())
 
 
 def test_fold_a_text_start_reusing_an_activity_id_is_dropped() -> None:

@@ -56,6 +56,15 @@ def test_close_marks_the_end_but_keeps_what_is_queued() -> None:
     assert values(receiver.drain()) == [1]
 
 
+def test_an_event_pushed_after_close_is_refused_and_what_was_queued_stays() -> None:
+    receiver = EventReceiver()
+    receiver.push(custom(1))
+    receiver.close()
+    with pytest.raises(UsageError, match=r"cannot queue CUSTOM: this run's stream has ended"):
+        receiver.push(custom(2))
+    assert values(receiver.drain()) == [1]
+
+
 def test_batches_hands_over_everything_queued_at_once_then_ends_when_closed() -> None:
     receiver = EventReceiver()
     for n in range(3):

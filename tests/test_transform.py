@@ -11,7 +11,7 @@ import pytest
 from pydantic import JsonValue
 
 from agui import EventType, RunAgentInput, RunContext
-from agui.errors import AgentError, UsageError
+from agui.errors import AgentError, ProtocolViolation, UsageError
 from agui.events import (
     CustomEvent,
     Event,
@@ -20,6 +20,7 @@ from agui.events import (
     RunFinishedEvent,
     StateDeltaEvent,
     StateSnapshotEvent,
+    TextMessageContentEvent,
     TextMessageStartEvent,
     ToolCallArgsEvent,
     ToolCallChunkEvent,
@@ -32,6 +33,7 @@ from agui.sink import EventReceiver
 from agui.testing import assert_valid, collect, fold
 from agui.transform import FilterToolCalls, ToolResultToState, Transformer, apply_transformers
 from agui.types import AddOperation
+from agui.verify import Rule
 
 
 def types_of(events: Sequence[Event]) -> list[str]:
@@ -281,6 +283,51 @@ def test_a_transformer_returning_something_that_is_no_event_is_refused_by_name()
     ctx, _ = new(Returns([{"type": "CUSTOM", "name": "x"}]))
     with pytest.raises(UsageError, match=r"transformer Returns, given CUSTOM: cannot emit a dict"):
         ctx.emit(CustomEvent(name="x", value=1))
+
+
+class PassOn:
+    def transform(self, event: Event) -> Sequence[Event]:
+        return [event]
+
+
+class Retarget:
+    """Points every text delta at a message no one opened: a buggy rewrite."""
+
+    def transform(self, event: Event) -> Sequence[Event]:
+        if isinstance(event, TextMessageContentEvent):
+            return [event.model_copy(update={"message_id": "elsewhere"})]
+        return [event]
+
+
+def test_a_refusal_of_a_transformers_output_names_the_chain_and_what_was_emitted() -> None:
+    ctx, events = new(PassOn(), Retarget())
+    with (
+        ctx.message() as message,
+        pytest.raises(
+            ProtocolViolation,
+            match=r"\(this event is one the run's transformers \(PassOn, Retarget\) returned "
+            r"for TEXT_MESSAGE_CONTENT; check what they return\)$",
+        ) as caught,
+    ):
+        message.delta("Hi")
+    assert caught.value.rule is Rule.MESSAGE_NOT_OPEN
+    assert isinstance(caught.value.event, TextMessageContentEvent)
+    assert caught.value.event.message_id == "elsewhere"
+    assert types_of(events.drain()) == ["TEXT_MESSAGE_START", "TEXT_MESSAGE_END"]
+
+
+def test_a_transformers_output_with_a_lone_surrogate_is_refused_naming_the_chain() -> None:
+    ctx, events = new(Returns([CustomEvent(name="\ud800", value=1)]))
+    with pytest.raises(UsageError, match=r"returned for CUSTOM; check what they return\)$"):
+        ctx.emit(CustomEvent(name="x", value=1))
+    assert events.drain() == []
+
+
+def test_a_refusal_of_an_event_a_transformer_passed_on_unchanged_is_the_agents_own() -> None:
+    ctx, _ = new(PassOn())
+    with pytest.raises(ProtocolViolation) as caught:
+        ctx.emit(TextMessageContentEvent(message_id="m9", delta="x"))
+    assert "transformers" not in str(caught.value)
 
 
 class Yields:

@@ -66,7 +66,7 @@ from typing import Generic, Protocol, TypeVar, cast
 from agui._record import Kind, Record, materialize
 from agui._text import check_event, check_payload, check_text
 from agui.cancellation import CancellationToken
-from agui.errors import Cancelled, UsageError
+from agui.errors import Cancelled, ProtocolViolation, UsageError
 from agui.events import (
     AttributableEvent,
     CustomEvent,
@@ -85,7 +85,7 @@ from agui.events import (
 )
 from agui.sink import EventReceiver
 from agui.state import carries_state
-from agui.transform import Transformer, apply_transformers, checked_transformers
+from agui.transform import Transformer, apply_transformers, chain_refusal, checked_transformers
 from agui.verify import Verifier
 
 __all__ = ["Block", "Pipeline"]
@@ -176,25 +176,20 @@ class Pipeline(Generic[B]):
         if not forced and self._token.cancelled:
             raise Cancelled(self._token.reason)
         check_event(event)
-        # Read by `type`: a pydantic class's `isinstance` costs about 75 ns when it misses.
-        if self._transformers:
-            for output in apply_transformers(self._transformers, event):
-                check_event(output)
+        chain = self._transformers  # each output checked to be an event where it is returned
+        for output in apply_transformers(chain, event) if chain else (event,):
+            try:  # read by `type`: a pydantic class's `isinstance` costs about 75 ns if it misses
                 if output.type in _PAYLOADS:
                     check_payload(cast("CustomEvent | RawEvent", output))
                 check_text(output)
                 self.verifier.observe(output)
-                if output.type in _TRACKED:
-                    self._track(output)
-                self.receiver.push(output)
-            return
-        if event.type in _PAYLOADS:
-            check_payload(cast("CustomEvent | RawEvent", event))
-        check_text(event)
-        self.verifier.observe(event)
-        if event.type in _TRACKED:
-            self._track(event)
-        self.receiver.push(event)
+            except (UsageError, ProtocolViolation) as error:
+                if output is event:
+                    raise
+                raise chain_refusal(error, chain, event) from None
+            if output.type in _TRACKED:
+                self._track(output)
+            self.receiver.push(output)
 
     def send_record(self, kind: Kind, entity_id: str, text: str = "") -> int:
         """Send a handle's delta, plain text start or end: as a record while the run is plain.

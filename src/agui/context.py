@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 from collections.abc import Awaitable, Sequence
 from typing import Generic, TypeVar, cast, overload
 
@@ -24,7 +25,7 @@ from typing_extensions import Unpack
 from agui._numbering import numbered_past, tool_call_ids
 from agui._pipeline import Pipeline
 from agui.cancellation import CancellationToken
-from agui.errors import Cancelled, UsageError
+from agui.errors import Cancelled, InvalidInput, UsageError
 from agui.events import Event, StateDeltaEvent, StateSnapshotEvent
 from agui.handles import (
     Handle,
@@ -199,8 +200,19 @@ class RunContext(Generic[S]):
         return self.input.resume or []
 
     def resume_for(self, interrupt_id: str) -> ResumeEntry | None:
-        """The client's answer to the interrupt of that id, or `None`."""
-        return next((entry for entry in self.resume if entry.interrupt_id == interrupt_id), None)
+        """The client's answer to the interrupt of that id, or `None`.
+
+        Raises `InvalidInput` if the input answers it more than once, differently (the same
+        answer sent twice is one): acting on either answer would be a guess.
+        """
+        found = [entry for entry in self.resume if entry.interrupt_id == interrupt_id]
+        if len({json.dumps([e.status, e.payload], sort_keys=True) for e in found}) > 1:
+            message = (
+                f"the run's input answers interrupt {interrupt_id!r} {len(found)} times, "
+                "differently; a client sends one answer per interrupt in `resume`"
+            )
+            raise InvalidInput(message, errors=[("/resume", message)])
+        return found[0] if found else None
 
     # -- state -----------------------------------------------------------------------------
 

@@ -400,7 +400,9 @@ class _Reducer:
 
     def _on_activity_delta(self, wire: _Record) -> None:
         target = self.thread.find(wire["messageId"])
-        if target is None or target.get("role") != "activity":
+        if target is None or target.get("role") != "activity":  # the client warns of the second
+            if target is not None:
+                self._warn(f"message '{wire['messageId']}' is not an activity; delta left out")
             return
         self._merge(target, wire)
         try:  # as the client does: a patch that fails warns and keeps the content
@@ -435,6 +437,4 @@ def _handler_name(event_type: str) -> str:
 
 
 def _copy_optional(source: _Record, target: _Record, *keys: str) -> None:
-    for key in keys:
-        if source.get(key) is not None:
-            target[key] = source[key]
+    target.update({key: source[key] for key in keys if source.get(key) is not None})

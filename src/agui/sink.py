@@ -85,7 +85,16 @@ class EventReceiver:
         return self._closed
 
     def push(self, event: Event) -> None:
-        """Queue one event and wake the reader (used by the run context)."""
+        """Queue one event and wake the reader (used by the run context).
+
+        Refused once the queue is closed: no reader would take the event.
+        """
+        if self._closed:
+            message = (
+                f"cannot queue {event.type}: this run's stream has ended (its receiver is "
+                "closed), so no reader would take it; emit before the run ends"
+            )
+            raise UsageError(message)
         self._queue.append(event)
         if self._blocked:
             self._count(_weight(event))

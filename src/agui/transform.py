@@ -10,7 +10,10 @@ What a transformer returns is checked where it returns it, and a refusal names i
 tuple (any other iterable of events is taken too, a generator say) of agui events. The run's end
 is not a transformer's to drop, since a stream without one never ends for its client: one that
 drops `RUN_FINISHED` is refused (so the run ends with `RUN_ERROR`), and a `RUN_ERROR` that a
-transformer drops or fails on goes out as it came, the failure logged on the `agui` log.
+transformer drops or fails on goes out as it came, the failure logged on the `agui` log. An
+event the chain made that the verifier (or the text check) refuses is refused saying so, naming
+the chain and what the agent emitted (`chain_refusal`): the agent's author would look for it in
+the agent.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import pydantic_core
 from pydantic import BaseModel, JsonValue, ValidationError
 
 from agui._text import check_event
-from agui.errors import UsageError
+from agui.errors import ProtocolViolation, UsageError
 from agui.events import (
     Event,
     ReasoningEncryptedValueEvent,
@@ -41,6 +44,7 @@ __all__ = [
     "ToolResultToState",
     "Transformer",
     "apply_transformers",
+    "chain_refusal",
     "checked_transformers",
 ]
 
@@ -141,6 +145,35 @@ def _step(transformer: Transformer, events: Sequence[Event]) -> Sequence[Event]:
     if len(events) == 1:  # the common case: one event in, the transformer's own list out
         return _outputs(transformer, events[0])
     return [out for item in events for out in _outputs(transformer, item)]
+
+
+def chain_refusal(
+    error: UsageError | ProtocolViolation, transformers: Iterable[Transformer], emitted: Event
+) -> UsageError | ProtocolViolation:
+    """`error`, refusing an event the chain returned for `emitted`, saying where it came from.
+
+    The agent emitted something else, so a refusal that named only the event would send its
+    author looking in the wrong place.
+
+    Examples:
+        >>> from agui.events import CustomEvent
+        >>> from agui.verify import Rule
+        >>> class Upper:
+        ...     def transform(self, event):
+        ...         return [event]
+        >>> refused = ProtocolViolation("no run has started", rule=Rule.FIRST_EVENT_NOT_RUN_STARTED)
+        >>> print(chain_refusal(refused, [Upper()], CustomEvent(name="x", value=1)))
+        no run has started (this event is one the run's transformers (Upper) returned for
+        CUSTOM; check what they return)
+    """
+    names = ", ".join(_name(transformer) for transformer in transformers)
+    message = (
+        f"{error} (this event is one the run's transformers ({names}) returned for "
+        f"{emitted.type}; check what they return)"
+    )
+    if isinstance(error, ProtocolViolation):
+        return ProtocolViolation(message, rule=error.rule, event=error.event)
+    return UsageError(message)
 
 
 def _run_error(transformers: Iterable[Transformer], event: Event) -> list[Event]:

@@ -46,7 +46,7 @@ from agui._text import read_json
 from agui.agents.tools import BackendTool, Toolbox, ToolResult
 from agui.agents.turn import emit_warning
 from agui.context import RunContext
-from agui.errors import InvalidArguments
+from agui.errors import InvalidArguments, InvalidInput
 from agui.messages import (
     AssistantMessage,
     FunctionCall,
@@ -168,8 +168,9 @@ def approval_answer(ctx: RunContext[S], tool_call_id: str) -> ApprovalAnswer | N
         >>> approval_answer(ctx, "c2") is None
         True
     """
-    entry = ctx.resume_for(approval_interrupt_id(tool_call_id))
-    if entry is not None and _conflicting(ctx, entry.interrupt_id):
+    try:
+        entry = ctx.resume_for(approval_interrupt_id(tool_call_id))
+    except InvalidInput:  # answered twice, differently: asked again rather than guessed
         return ApprovalAnswer("unreadable", "resume")
     if entry is not None:
         if entry.status == "cancelled":
@@ -182,16 +183,6 @@ def approval_answer(ctx: RunContext[S], tool_call_id: str) -> ApprovalAnswer | N
         if isinstance(m, ToolMessage) and m.tool_call_id == tool_call_id and m.id != settled
     ]
     return _read(_payload(answers[-1]), "tool message") if answers else None
-
-
-def _conflicting(ctx: RunContext[S], interrupt_id: str) -> bool:
-    """Whether the resume entries for `interrupt_id` disagree (an entry sent twice does not)."""
-    answers = {
-        json.dumps([entry.status, entry.payload], sort_keys=True)
-        for entry in ctx.resume
-        if entry.interrupt_id == interrupt_id
-    }
-    return len(answers) > 1
 
 
 def _payload(message: ToolMessage) -> JsonValue:
@@ -319,7 +310,9 @@ async def _settle(
 
 def _unreadable(ctx: RunContext[S], interrupt_id: str, source: str) -> str:
     """Why an answer declined its call, and how to send one the agent can act on."""
-    if _conflicting(ctx, interrupt_id):
+    try:
+        ctx.resume_for(interrupt_id)
+    except InvalidInput:
         return (
             "declined a call: its interrupt has resume entries that disagree; an interrupt "
             "takes one answer; send one entry for it"
