@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -258,6 +259,83 @@ def test_cancelling_the_task_awaiting_until_cancelled_stops_the_work() -> None:
     asyncio.run(main())
     assert stopped == ["work"]
     assert ctx.token._waiters == []  # pyright: ignore[reportPrivateUsage]
+
+
+@pytest.mark.parametrize("exit_", [SystemExit(3), KeyboardInterrupt()], ids=["exit", "interrupt"])
+def test_until_cancelled_raises_a_systemexit_of_the_work_in_its_awaiter_not_the_loop(
+    exit_: BaseException,
+) -> None:
+    """asyncio re-raises these out of the loop when they leave a task: past the run's driver."""
+    token = CancellationToken()
+
+    async def work() -> None:
+        await asyncio.sleep(0)
+        raise exit_
+
+    async def main() -> str:
+        try:
+            await token.until_cancelled(work())
+        except (SystemExit, KeyboardInterrupt) as error:
+            return f"caught {type(error).__name__}, the loop still runs"
+        return "not raised"
+
+    expected = f"caught {type(exit_).__name__}, the loop still runs"
+    assert asyncio.run(main()) == expected
+
+
+@pytest.mark.parametrize("exit_", [SystemExit(3), KeyboardInterrupt()], ids=["exit", "interrupt"])
+def test_a_run_whose_awaited_work_exits_ends_with_run_error_and_the_loop_lives_on(
+    exit_: BaseException,
+) -> None:
+    async def agent(ctx: Ctx) -> None:
+        async def work() -> None:
+            await asyncio.sleep(0)
+            raise exit_
+
+        await ctx.until_cancelled(work())
+
+    async def main() -> list[Event]:
+        return [event async for event in run(agent, request())]
+
+    events = asyncio.run(main())
+    assert_valid(events)
+    last = events[-1]
+    assert isinstance(last, RunErrorEvent)
+    assert last.code == ("AGENT_EXIT" if isinstance(exit_, SystemExit) else "AGENT_INTERRUPTED")
+
+
+def test_work_stopped_with_its_awaiter_leaves_no_exception_never_retrieved(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Stopped, the work often fails in its own way (its next emit raises `Cancelled`)."""
+    token = CancellationToken()
+    reported: list[dict[str, object]] = []
+
+    async def work(error: BaseException) -> None:
+        try:
+            await forever()
+        except asyncio.CancelledError:
+            raise error from None
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(
+            lambda _, context: reported.append(context)
+        )
+        for error in (Cancelled("the reader left"), RuntimeError("cleanup failed")):
+            waiting = asyncio.ensure_future(token.until_cancelled(work(error)))
+            await asyncio.sleep(0)
+            waiting.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await waiting
+            await asyncio.sleep(0)
+        gc.collect()
+
+    with caplog.at_level(logging.DEBUG, logger="agui"):
+        asyncio.run(main())
+    assert reported == []
+    assert [r.getMessage() for r in caplog.records] == [
+        "an await stopped by cancellation ended with RuntimeError('cleanup failed')"
+    ]
 
 
 # -- cancelled runs ---------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import datetime as dt
 import logging
 import re
 import threading
@@ -54,6 +56,7 @@ from agui.messages import (
     UserMessage,
 )
 from agui.sink import EventReceiver
+from agui.testing import assert_valid, collect
 from agui.types import Context, ResumeEntry, Tool
 from agui.verify import Rule, Verifier
 
@@ -208,6 +211,27 @@ def test_resume_for_takes_an_answer_sent_twice_alike_and_refuses_two_that_differ
     ) as caught:
         ctx.resume_for("i2")
     assert caught.value.code == "INVALID_INPUT"
+
+
+def test_a_result_that_is_not_json_is_refused_where_the_agent_sets_it() -> None:
+    ctx, _ = new()
+    ctx.result = {"city": "Paris", "days": [1, 2]}
+    with pytest.raises(
+        UsageError, match=r"ctx.result must be a JSON value, but /days/1 is a date; pass dicts"
+    ):
+        ctx.result = {"city": "Oslo", "days": [1, dt.date(2026, 1, 1)]}
+    assert ctx.result == {"city": "Paris", "days": [1, 2]}
+
+
+def test_a_run_whose_agent_sets_a_result_that_is_not_json_ends_with_a_usage_error() -> None:
+    async def agent(ctx: RunContext[JsonValue]) -> None:
+        ctx.result = float("nan")
+
+    events = asyncio.run(collect(agent, RunAgentInput(thread_id="t", run_id="r")))
+    assert_valid(events)
+    last = events[-1]
+    assert isinstance(last, RunErrorEvent)
+    assert last.code == "USAGE_ERROR"
 
 
 def test_tool_returns_the_offered_tool_or_none() -> None:

@@ -675,6 +675,7 @@ def test_fold_refuses_held_messages_that_are_not_message_models() -> None:
         ({"a": [1, (2, 3)]}, "/a/1 is a tuple"),
         ({"a/b": {1: "x"}}, "/a~1b has the key 1, which is not text"),
         (b"raw", "the root is a bytes"),
+        ({"n": [float("inf")]}, "/n/0 is NaN or an infinity, which JSON has no value for"),
     ],
 )
 def test_fold_refuses_a_state_that_is_not_json_and_names_where(state: object, problem: str) -> None:

@@ -10,7 +10,7 @@ from typing import cast
 import pytest
 from pydantic import BaseModel, JsonValue
 
-from agui import ResumeEntry, RunAgentInput
+from agui import CancellationToken, ResumeEntry, RunAgentInput, run
 from agui.agents import ToolLoopAgent, tool
 from agui.agents.dispatch import NativeDispatcher
 from agui.agents.loop import approval_interrupt_id
@@ -26,7 +26,7 @@ from agui.messages import (
     UserMessage,
 )
 from agui.testing import FoldedRun, assert_valid, collect, fold
-from agui.types import Interrupt, InterruptOutcome, SuccessOutcome
+from agui.types import CancelledOutcome, Interrupt, InterruptOutcome, SuccessOutcome
 from agui.verify import Verifier
 
 BOOKED: list[str] = []
@@ -220,6 +220,39 @@ def test_an_approval_runs_the_tool_against_the_original_call_and_the_loop_goes_o
         ("assistant", "r2-msg-1", "Done: booked Ritz for 2 night(s)."),
     ]
     assert isinstance(after.outcome, SuccessOutcome)
+
+
+def test_an_approved_tool_is_stopped_when_the_run_is_cancelled_as_the_loops_own_are() -> None:
+    started: list[asyncio.Event] = []
+
+    @tool(requires_approval=True)
+    async def pay(amount: int) -> str:
+        """Pay."""
+        started[0].set()
+        await asyncio.sleep(3600)
+        BOOKED.append(f"paid {amount}")
+        return "paid"
+
+    model = ScriptedModel([Turn.tool_calls(Call("pay", {"amount": 5})), Turn.text("Paid.")])
+    agent = ToolLoopAgent(model, tools=[pay])
+    first, before = _first(agent)
+    token = CancellationToken()
+
+    async def second() -> list[Event]:
+        started.append(asyncio.Event())
+        given = _input("r2", before.messages, [_resolved({"approved": True})])
+        events: list[Event] = []
+        async for event in run(agent, given, token=token):
+            events.append(event)
+            await started[0].wait()
+            token.cancel("the user pressed stop")
+        return events
+
+    events = asyncio.run(asyncio.wait_for(second(), timeout=10))
+    _assert_valid_resumed(first, events)
+    assert [event.type for event in events] == ["RUN_STARTED", "RUN_FINISHED"]
+    assert isinstance(cast("RunFinishedEvent", events[-1]).outcome, CancelledOutcome)
+    assert BOOKED == []
 
 
 def test_an_approval_with_edited_arguments_runs_the_tool_with_them() -> None:

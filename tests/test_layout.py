@@ -64,6 +64,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     (
         "reading and checking",
         [
+            "agui._json_value",
             "agui._nulls",
             "agui.wire",
             "agui.patch",

@@ -251,6 +251,50 @@ def test_a_result_set_on_the_context_goes_out_when_the_block_is_left() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("result", "problem"),
+    [
+        (float("nan"), "the root is NaN or an infinity"),
+        ({"k": {1, 2}}, "/k is a set"),
+        (["\ud800"], "it holds text that is not valid Unicode"),
+    ],
+    ids=["nan", "set", "surrogate"],
+)
+def test_a_result_that_is_not_json_is_refused_by_finish_and_the_invocation_still_closes(
+    result: object, problem: str
+) -> None:
+    ctx, _ = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+
+    with ctx.subagent("researcher") as sub:
+        with pytest.raises(
+            UsageError,
+            match=rf"the result given to finish\(\) on subagent 'r-sub-1' \(researcher\) must "
+            rf"be a JSON value, but {problem}",
+        ):
+            sub.finish(result=cast("JsonValue", result))
+        assert sub.context.result is None
+    events = ctx.receiver.drain()
+
+    assert events[-1] == SubagentFinishedEvent(subagent_run_id="r-sub-1")
+    assert_whole(events)
+
+
+def test_a_subagent_agent_setting_a_result_that_is_not_json_ends_it_with_an_error() -> None:
+    async def researcher(ctx: Ctx) -> None:
+        ctx.result = {"when": {1, 2}}
+
+    async def supervisor(ctx: Ctx) -> None:
+        delegation = await ctx.subagent("researcher", contain=True).run(researcher)
+        ctx.say(f"The researcher failed: {delegation.error}.")
+
+    events = asyncio.run(collect(supervisor, ask()))
+
+    assert_valid(events)
+    errors = [e for e in events if isinstance(e, SubagentErrorEvent)]
+    assert [(e.subagent_run_id, e.code) for e in errors] == [("r-sub-1", "USAGE_ERROR")]
+    assert events[-1].type == "RUN_FINISHED"
+
+
 def test_finishing_on_interrupts_suspends_the_invocation_with_their_ids() -> None:
     ctx, _ = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
     question = Interrupt(id="ask-1", reason="confirmation", message="Book it?")

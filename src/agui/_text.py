@@ -24,18 +24,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import cast, get_args
+from typing import NoReturn, cast, get_args, overload
 
 from pydantic import BaseModel, JsonValue, ValidationError
 from pydantic_core import to_json
 
+from agui._json_value import json_problem
 from agui.errors import UsageError
 from agui.events import BaseEvent, CustomEvent, Event, RawEvent
 from agui.patch import escape_pointer_token
 
 __all__ = [
+    "JsonAttribute",
     "argument_problems",
     "check_event",
+    "check_json",
     "check_payload",
     "check_text",
     "json_text",
@@ -220,3 +223,69 @@ def argument_problems(error: ValidationError) -> list[tuple[str, str]]:
         ("".join("/" + escape_pointer_token(str(part)) for part in item["loc"]), item["msg"])
         for item in error.errors(include_url=False)
     ]
+
+
+def check_json(value: object, what: str) -> None:
+    """Refuse, naming `what`, a value an event's JSON field would not take or the wire not carry.
+
+    Examples:
+        >>> check_json({"city": "Paris", "days": [1, 2]}, "ctx.result")
+        >>> check_json({"tags": {"a", "b"}}, "ctx.result")
+        Traceback (most recent call last):
+        ...
+        agui.errors.UsageError: ctx.result must be a JSON value, but /tags is a set; pass ...
+    """
+    problem = json_problem(value)
+    if problem is not None:
+        _refuse_json(what, problem)
+    try:
+        json_text(value).encode()
+    except ValueError:  # what the walk passes fails only for a lone surrogate in its text
+        _refuse_json(what, "it holds text that is not valid Unicode (a lone surrogate)")
+
+
+def _refuse_json(what: str, problem: str) -> NoReturn:
+    message = (
+        f"{what} must be a JSON value, but {problem}; pass dicts with text keys, lists, str, "
+        "finite numbers, bool or None (a pydantic model: model.model_dump(mode='json'))"
+    )
+    raise UsageError(message)
+
+
+class JsonAttribute:
+    """An attribute that holds JSON, `None` until set: a value no JSON can hold is refused.
+
+    Refused where the agent sets it, not later, when the event that carries it is built.
+
+    Examples:
+        >>> class Run:
+        ...     result = JsonAttribute("run.result")
+        >>> run = Run()
+        >>> run.result = {"city": "Paris"}
+        >>> run.result
+        {'city': 'Paris'}
+        >>> run.result = float("nan")
+        Traceback (most recent call last):
+        ...
+        agui.errors.UsageError: run.result must be a JSON value, but the root is NaN or an ...
+    """
+
+    def __init__(self, label: str) -> None:
+        self._label = label
+        self._slot = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._slot = f"_{name}_json"
+
+    @overload
+    def __get__(self, instance: None, owner: type) -> JsonAttribute: ...
+    @overload
+    def __get__(self, instance: object, owner: type) -> JsonValue | None: ...
+    def __get__(self, instance: object, owner: type) -> JsonAttribute | JsonValue | None:
+        if instance is None:
+            return self
+        return cast("JsonValue | None", vars(instance).get(self._slot))
+
+    def __set__(self, instance: object, value: object) -> None:
+        check_json(value, self._label)
+        vars(instance)[self._slot] = value

@@ -13,8 +13,6 @@ number of concurrent runs.
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import json
 from collections.abc import Awaitable, Sequence
 from typing import Generic, TypeVar, cast, overload
@@ -24,6 +22,7 @@ from typing_extensions import Unpack
 
 from agui._numbering import numbered_past, tool_call_ids
 from agui._pipeline import Pipeline
+from agui._text import JsonAttribute
 from agui.cancellation import CancellationToken
 from agui.errors import Cancelled, InvalidInput, UsageError
 from agui.events import Event, StateDeltaEvent, StateSnapshotEvent
@@ -69,6 +68,9 @@ class RunContext(Generic[S]):
         ['TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'TOOL_CALL_RESULT']
     """
 
+    result = JsonAttribute("ctx.result")
+    """What the run gives back on `RUN_FINISHED` (`None`: nothing); JSON, refused otherwise."""
+
     def __init__(
         self,
         input: RunAgentInput,  # noqa: A002 - the protocol's name for it
@@ -87,7 +89,6 @@ class RunContext(Generic[S]):
             raise UsageError(message)
         self.input = input
         self.token = token if token is not None else CancellationToken()
-        self.result: JsonValue | None = None
         self.usage: list[TokenUsage] = []
         self._state_type = state
         self._state: StateManager[S] | None = None
@@ -276,27 +277,17 @@ class RunContext(Generic[S]):
             raise Cancelled(self.token.reason)
 
     async def until_cancelled(self, awaitable: Awaitable[T]) -> T:
-        """Await `awaitable`, but stop it and raise `Cancelled` as soon as the run is cancelled."""
-        if self.token.cancelled:
-            if inspect.iscoroutine(awaitable):
-                awaitable.close()
-            raise Cancelled(self.token.reason)
-        work = asyncio.ensure_future(awaitable)
-        stop = asyncio.ensure_future(self.token.wait())
-        try:
-            await asyncio.wait({work, stop}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for task in (work, stop):
-                if not task.done():
-                    task.cancel()
-        if work.done() and not work.cancelled():
-            return work.result()
-        await asyncio.gather(work, return_exceptions=True)
-        raise Cancelled(self.token.reason)
+        """Await `awaitable`, but stop it and raise `Cancelled` as soon as the run is cancelled.
+
+        A `SystemExit` or `KeyboardInterrupt` it raises ends the run, not the server (see
+        `agui.cancellation`).
+        """
+        return await self.token.until_cancelled(awaitable)
 
     async def writable(self) -> None:
         """Return once the client has read all but `max_buffered_bytes` (see `agui.sink`).
 
+        >>> import asyncio
         >>> asyncio.run(RunContext.new(RunAgentInput(thread_id="t", run_id="r"))[0].writable())
         """
         await self._pipeline.receiver.writable()

@@ -24,6 +24,7 @@ from pydantic import BaseModel, JsonValue, TypeAdapter
 
 from agui import patch
 from agui._chunk_lanes import ChunkLanes
+from agui._json_value import json_problem
 from agui._message_thread import Node, Thread
 from agui.errors import PatchError, UsageError
 from agui.events import BaseEvent, Event, RunErrorEvent, RunFinishedEvent, RunStartedEvent
@@ -167,20 +168,9 @@ def _held(messages: Sequence[Message]) -> list[_Record]:
 
 def _json_state(state: JsonValue) -> JsonValue:
     """The state, checked to be JSON all the way down: patches only apply to JSON."""
-    pending: list[tuple[str, object]] = [("", state)]
-    while pending:
-        where, value = pending.pop()
-        if isinstance(value, dict):
-            for key, item in cast("dict[object, object]", value).items():
-                if type(key) is not str:
-                    _refuse_state(f"{where or 'the root'} has the key {key!r}, which is not text")
-                pending.append((f"{where}/{patch.escape_pointer_token(key)}", item))
-        elif isinstance(value, list):
-            pending += (
-                (f"{where}/{i}", item) for i, item in enumerate(cast("list[object]", value))
-            )
-        elif value is not None and not isinstance(value, str | int | float):
-            _refuse_state(f"{where or 'the root'} is a {type(value).__name__}")
+    problem = json_problem(state)
+    if problem is not None:
+        _refuse_state(problem)
     return state
 
 

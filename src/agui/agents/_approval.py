@@ -292,7 +292,10 @@ async def _settle(
         if answer.arguments:
             edited = FunctionCall(name=call.function.name, arguments=answer.arguments)
             call = call.model_copy(update={"function": edited})
-        result = await backend.run(call.function.arguments, ctx=ctx, call_id=call.id)
+        # Stopped when the run is, as the loop's own tools are: cancelled after the tool's
+        # work, the result could no longer be sent, and a retry would run the call again.
+        run = backend.run(call.function.arguments, ctx=ctx, call_id=call.id)
+        result = await ctx.until_cancelled(run)
     else:
         if answer.verdict == "unreadable":
             interrupt_id = approval_interrupt_id(call.id)

@@ -26,6 +26,7 @@ from typing import Generic, Protocol, TypedDict, TypeVar, cast
 from pydantic import JsonValue
 
 from agui._pipeline import Pipeline
+from agui._text import check_json
 from agui.errors import AgentError, AguiError
 from agui.events import (
     Event,
@@ -325,6 +326,7 @@ class SubagentHandle(Handle[S], Generic[S, C]):
         Each interrupt is kept in `interrupts` with this invocation's `subagentRunId`.
         """
         self._check_open("finish")
+        check_json(result, f"the result given to finish() on {self.describe()}")
         self.interrupts = tuple(
             i
             if i.subagent_run_id is not None
