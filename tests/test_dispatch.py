@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from pydantic import JsonValue
 
 from agui import RunAgentInput, RunContext, Tool
+from agui.agents import ToolLoopAgent, tool
 from agui.agents._xml import (
     MalformedTag,
     ReasoningPiece,
@@ -34,6 +35,7 @@ from agui.agents.dispatch import (
     select_dispatcher,
 )
 from agui.agents.models import (
+    Call,
     ChatDelta,
     ChatMessage,
     FinishDelta,
@@ -41,6 +43,7 @@ from agui.agents.models import (
     ScriptedModel,
     TextDelta,
     ToolCallDelta,
+    Turn,
     UsageDelta,
 )
 from agui.agents.tools import ToolResult
@@ -49,10 +52,13 @@ from agui.errors import UsageError
 from agui.events import (
     CustomEvent,
     Event,
+    RunErrorEvent,
     RunFinishedEvent,
     RunStartedEvent,
     TextMessageContentEvent,
     TextMessageStartEvent,
+    ToolCallArgsEvent,
+    ToolCallResultEvent,
     ToolCallStartEvent,
 )
 from agui.messages import (
@@ -63,7 +69,7 @@ from agui.messages import (
     ToolMessage,
     UserMessage,
 )
-from agui.testing import assert_valid
+from agui.testing import assert_valid, collect
 from agui.types import TokenUsage
 
 # -- the streaming XML parser ------------------------------------------------------------------
@@ -74,6 +80,10 @@ WEATHER_CALL = ToolCallTag("get_weather", '{"location":"Paris"}')
 TIME_CALL = ToolCallTag("get_time", "{}")
 NOT_JSON = "the tag does not hold JSON"
 NO_NAME = 'the tag must hold an object with a "name" string'
+
+
+SURROGATE_NAME = '<tool_call>{"name": "f\\udc00", "arguments": {}}</tool_call>'
+"""The escape of a lone surrogate (ASCII text, which Python's json reads) in a call's name."""
 
 
 def _malformed(raw: str, reason: str) -> MalformedTag:
@@ -256,6 +266,16 @@ TAG_CASES: list[tuple[str, str, list[XmlPiece]]] = [
         "non-ASCII escapes are decoded",
         '<tool_call>{"name": "f", "arguments": {"c": "\\u00e9"}}</tool_call>',
         [ToolCallTag("f", '{"c":"é"}')],
+    ),
+    (
+        "an escaped lone surrogate in the arguments stays escaped, all in ASCII",
+        '<tool_call>{"name": "f", "arguments": {"c": "\\u00e9\\ud800"}}</tool_call>',
+        [ToolCallTag("f", '{"c":"\\u00e9\\ud800"}')],
+    ),
+    (
+        "an escaped lone surrogate in the name is malformed",
+        SURROGATE_NAME,
+        [_malformed(SURROGATE_NAME, '"name" holds a lone surrogate, which is not valid Unicode')],
     ),
 ]
 
@@ -597,6 +617,17 @@ def test_rendered_calls_and_results_are_forms_the_parser_reads_back() -> None:
     )
 
 
+def test_a_rendered_call_keeps_an_escaped_lone_surrogate_escaped_so_it_can_be_sent() -> None:
+    arguments = '{"c": "é\\ud800"}'
+
+    assert render_block("f", arguments) == (
+        '```json\n{"name": "f", "arguments": {"c": "\\u00e9\\ud800"}}\n```'
+    )
+    assert render_call("f", arguments) == (
+        '<tool_call>{"name": "f", "arguments": {"c": "\\u00e9\\ud800"}}</tool_call>'
+    )
+
+
 # -- dispatchers reading a response ------------------------------------------------------------
 
 
@@ -773,6 +804,83 @@ def test_a_malformed_tag_becomes_a_warning_event_and_the_stream_goes_on() -> Non
     assert isinstance(warnings[0].value, dict)
     assert warnings[0].value["raw"] == "<tool_call>{oops}</tool_call>"
     assert str(warnings[0].value["message"]).startswith("skipped a malformed tool call")
+
+
+def test_an_xml_call_with_an_escaped_lone_surrogate_gets_an_error_result_as_a_native_one_does() -> (
+    None
+):
+    @tool
+    def note(text: str) -> str:
+        return f"saved {text}"
+
+    script = [Turn.tool_calls(Call("note", '{"text": "a\\ud800b"}')), Turn.text("Sorry.")]
+    model = ScriptedModel(script, supports_native_tools=False)
+    agent = ToolLoopAgent(model, tools=[note])
+    events = asyncio.run(collect(agent, RunAgentInput(thread_id="t", run_id="r")))
+
+    assert_valid(events)
+    args = [event.delta for event in events if isinstance(event, ToolCallArgsEvent)]
+    results = [event for event in events if isinstance(event, ToolCallResultEvent)]
+    assert args == ['{"text":"a\\ud800b"}']
+    assert len(results) == 1
+    assert str(results[0].content).startswith("Error: the arguments of tool 'note' are not JSON")
+    # The model reads its call back and the error, in text its API can carry.
+    seen = model.requests[1].messages
+    assert all(message.content.encode() for message in seen)
+    assert "not JSON" in seen[-1].content
+
+
+class _Point:
+    """Something a model of the app's own might yield by mistake."""
+
+
+@pytest.mark.parametrize("dispatcher", [NativeDispatcher(), XmlDispatcher()], ids=["native", "xml"])
+@pytest.mark.parametrize(
+    ("item", "refusal"),
+    [
+        (
+            "Hello",
+            r"yielded a str, which is not a ChatDelta: .*; yield TextDelta\(text\) for text$",
+        ),
+        (3, r"yielded an int, which is not a ChatDelta: .*; yield one of those$"),
+        (_Point(), r"yielded a [\w.]+\._Point, which is not a ChatDelta"),
+    ],
+    ids=["str", "int", "object"],
+)
+def test_a_model_yielding_what_is_no_delta_is_refused_naming_it_and_the_deltas(
+    dispatcher: ToolDispatcher, item: object, refusal: str
+) -> None:
+    deltas = cast("list[ChatDelta]", [TextDelta("Hi"), item])
+    listed = r"yields the deltas of agui\.agents\.models \(TextDelta, ReasoningDelta, "
+
+    with pytest.raises(UsageError, match=refusal):
+        _read(dispatcher, deltas)
+    with pytest.raises(UsageError, match=listed + r"ToolCallDelta, UsageDelta, FinishDelta\)"):
+        _read(dispatcher, deltas)
+
+
+def test_a_run_whose_model_yields_a_str_ends_with_a_usage_error_and_a_valid_stream() -> None:
+    class Careless:
+        supports_native_tools = True
+
+        async def stream(
+            self,
+            messages: Sequence[ChatMessage],  # noqa: ARG002
+            *,
+            tools: Sequence[Tool] = (),  # noqa: ARG002
+            stop: Sequence[str] = (),  # noqa: ARG002
+        ) -> AsyncIterator[ChatDelta]:
+            yield TextDelta("Hello")
+            yield cast("ChatDelta", " there")
+
+    events = asyncio.run(
+        collect(ToolLoopAgent(Careless()), RunAgentInput(thread_id="t", run_id="r"))
+    )
+
+    assert_valid(events)
+    assert _types(events)[-2:] == ["TEXT_MESSAGE_END", "RUN_ERROR"]
+    assert isinstance(events[-1], RunErrorEvent)
+    assert events[-1].code == "USAGE_ERROR"
 
 
 def test_the_xml_dispatcher_also_takes_native_reasoning_and_native_calls() -> None:
@@ -1050,6 +1158,36 @@ def test_a_dispatcher_instance_is_used_as_given_and_an_unknown_name_is_refused()
     assert select_dispatcher(mine, model) is mine
     with pytest.raises(UsageError, match="unknown dispatcher 'json'"):
         select_dispatcher("json", model)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("value", [None, b"native", object()], ids=["none", "bytes", "object"])
+def test_what_is_no_dispatcher_is_refused_when_the_agent_is_built(value: object) -> None:
+    model = ScriptedModel([])
+
+    with pytest.raises(
+        UsageError,
+        match=r"dispatcher=.* is not a ToolDispatcher: use 'native', 'xml', 'auto' or a "
+        r"ToolDispatcher, such as NativeDispatcher\(stream_tool_calls=True\)$",
+    ):
+        select_dispatcher(cast("ToolDispatcher", value), model)
+    with pytest.raises(UsageError, match=r"dispatcher=None is not a ToolDispatcher"):
+        ToolLoopAgent(model, dispatcher=cast("ToolDispatcher", None))
+
+
+def test_a_dispatcher_of_ones_own_missing_members_is_told_which() -> None:
+    class Half:
+        should_send_tool_specs = True
+        stop_sequences = ()
+
+        def prompt_instructions(self, tools: Sequence[Tool]) -> str:  # noqa: ARG002
+            return ""
+
+    with pytest.raises(
+        UsageError,
+        match=r"is not a ToolDispatcher \(it has no format_results, parse_response, "
+        r"to_provider_messages\)",
+    ):
+        select_dispatcher(cast("ToolDispatcher", Half()), ScriptedModel([]))
 
 
 def test_both_dispatchers_satisfy_the_protocol() -> None:

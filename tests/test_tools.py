@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -15,9 +16,12 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Field, JsonValue
 
 from agui import AgentError, RunAgentInput, RunContext, UsageError
-from agui.agents import BackendTool, Toolbox, tool
+from agui.agents import BackendTool, Toolbox, ToolLoopAgent, tool
+from agui.agents.models import Call, ScriptedModel, Turn
 from agui.agents.tools import ToolResult
 from agui.errors import Cancelled, InvalidArguments
+from agui.events import RunFinishedEvent, ToolCallResultEvent
+from agui.testing import assert_valid, collect
 
 
 class Address(BaseModel):
@@ -186,6 +190,54 @@ def test_what_is_not_a_function_is_refused_as_a_tool_at_decoration() -> None:
         tool(cast("Callable[..., object]", 42))
 
 
+def _convert(amount: float, rate: float) -> float:
+    """Convert an amount of money."""
+    return amount * rate
+
+
+class _Lookup:
+    """Look a word up."""
+
+    def __call__(self, word: str) -> str:
+        """Look a word up."""
+        return word.upper()
+
+
+def test_a_partial_is_refused_as_a_tool_saying_to_write_a_function() -> None:
+    with pytest.raises(
+        UsageError,
+        match=r"not a functools.partial of _convert: it has no name or docstring of its own, "
+        r"and the keyword arguments it binds would stay in the schema for the model to change; "
+        r"define a function that calls _convert with them",
+    ):
+        tool(name="convert")(functools.partial(_convert, rate=1.1))
+
+
+def test_a_callable_object_is_refused_as_a_tool_and_its_bound_call_method_taken() -> None:
+    with pytest.raises(
+        UsageError,
+        match=r"not a callable _Lookup object; pass its bound method, "
+        r"tool\(name=...\)\(obj.__call__\), or make a method of _Lookup the tool with @tool",
+    ):
+        Toolbox([_Lookup()])
+
+    lookup = tool(name="lookup")(_Lookup().__call__)
+
+    assert (lookup.name, lookup.description) == ("lookup", "Look a word up.")
+    assert _run(lookup, {"word": "ok"}) == ToolResult("OK")
+
+
+def test_a_function_behind_a_wrapping_decorator_is_still_a_tool() -> None:
+    @tool
+    @functools.cache
+    def square(n: int) -> int:
+        """Square a number."""
+        return n * n
+
+    assert (square.name, square.description) == ("square", "Square a number.")
+    assert _run(square, {"n": 3}) == ToolResult("9")
+
+
 def test_a_generator_function_is_refused_as_a_tool_at_decoration() -> None:
     def numbers() -> Iterator[int]:
         yield 1
@@ -343,7 +395,39 @@ def test_a_return_value_holding_an_infinity_gives_an_error_result_and_a_log_line
     result = _run(give, {})
 
     assert result == ToolResult("Error: the tool 'give' returned no readable result", ok=False)
-    assert "returned a value that is not JSON: it holds NaN or an infinity" in caplog.text
+    assert "returned no readable result: it holds NaN or an infinity" in caplog.text
+
+
+@pytest.mark.parametrize("value", ["caf\udce9", {"v": "caf\udce9"}], ids=["str", "dict"])
+def test_a_return_value_holding_a_lone_surrogate_gives_an_error_result_and_a_log_line(
+    value: object, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Text decoded with errors="surrogateescape" (a file name, a subprocess's output) holds one.
+    @tool
+    def give() -> object:
+        return value
+
+    result = _run(give, {})
+
+    assert result == ToolResult("Error: the tool 'give' returned no readable result", ok=False)
+    assert "tool 'give' (call '') returned no readable result: " in caplog.text
+    assert "surrogate" in caplog.text
+
+
+def test_a_str_result_with_a_lone_surrogate_leaves_the_run_going_with_a_valid_stream() -> None:
+    @tool
+    def read_name() -> str:
+        return "caf\udce9"
+
+    model = ScriptedModel([Turn.tool_calls(Call("read_name")), Turn.text("Sorry.")])
+    events = asyncio.run(
+        collect(ToolLoopAgent(model, tools=[read_name]), RunAgentInput(thread_id="t", run_id="r"))
+    )
+
+    assert_valid(events)
+    results = [event.content for event in events if isinstance(event, ToolCallResultEvent)]
+    assert results == ["Error: the tool 'read_name' returned no readable result"]
+    assert isinstance(events[-1], RunFinishedEvent)
 
 
 def test_a_tool_that_raises_gives_an_error_result_without_the_exception_text() -> None:
@@ -367,6 +451,38 @@ def test_a_tool_may_expose_its_exception_text_to_the_model() -> None:
 
     assert result == ToolResult(
         "Error: the tool 'explode' failed: ValueError: no such city", ok=False
+    )
+
+
+class _SdkError(Exception):
+    """An SDK's error whose text reads a payload member it may not have."""
+
+    def __str__(self) -> str:
+        payload = cast("dict[str, str]", self.args[0])
+        return payload["detail"]
+
+
+def test_an_exposed_exception_whose_text_cannot_be_made_is_named_by_its_type() -> None:
+    @tool(expose_errors=True)
+    def call_api() -> str:
+        raise _SdkError({"code": "500"})
+
+    result = _run(call_api, {})
+
+    assert result == ToolResult("Error: the tool 'call_api' failed: _SdkError", ok=False)
+
+
+def test_an_exposed_exception_text_with_a_lone_surrogate_shows_its_escape() -> None:
+    @tool(expose_errors=True)
+    def open_file() -> str:
+        raise FileNotFoundError(2, "No such file", "caf\udce9.txt")
+
+    result = _run(open_file, {})
+
+    assert result == ToolResult(
+        "Error: the tool 'open_file' failed: FileNotFoundError: [Errno 2] No such file: "
+        "'caf\\udce9.txt'",
+        ok=False,
     )
 
 

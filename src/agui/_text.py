@@ -261,6 +261,8 @@ class JsonAttribute:
         >>> class Run:
         ...     result = JsonAttribute("run.result")
         >>> run = Run()
+        >>> run.result is None, type(Run.result).__name__
+        (True, 'JsonAttribute')
         >>> run.result = {"city": "Paris"}
         >>> run.result
         {'city': 'Paris'}

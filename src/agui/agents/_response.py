@@ -2,6 +2,8 @@
 
 Both dispatchers consume a response the same way; only what they do with its text differs, so
 the loop over the deltas (and the streaming of native calls as they arrive) lives here once.
+A model of the app's own that yields anything but a `ChatDelta` is refused with a `UsageError`
+naming what it yielded, rather than read as a finish reason.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Generic, TypeVar
 
 from agui.agents.models.base import (
     ChatDelta,
+    FinishDelta,
     PartialToolCall,
     ReasoningDelta,
     TextDelta,
@@ -20,6 +23,7 @@ from agui.agents.models.base import (
     UsageDelta,
 )
 from agui.agents.turn import TurnWriter, own_call_id
+from agui.errors import UsageError
 from agui.events import ToolCallArgsEvent, ToolCallEndEvent, ToolCallStartEvent
 from agui.types import TokenUsage
 
@@ -93,5 +97,22 @@ async def read_response(
         elif isinstance(delta, UsageDelta):
             read.usage = delta.usage
         else:
-            read.finish_reason = delta.reason
+            read.finish_reason = _finish_reason(delta)
     return read
+
+
+def _finish_reason(item: object) -> str:
+    # The type says FinishDelta, but a model of the app's own may yield anything.
+    if isinstance(item, FinishDelta):
+        return item.reason
+    kind = type(item)
+    builtin = kind.__module__ == "builtins"
+    what = kind.__name__ if builtin else f"{kind.__module__}.{kind.__qualname__}"
+    article = "an" if what[:1].lower() in "aeiou" else "a"
+    fix = "yield TextDelta(text) for text" if isinstance(item, str) else "yield one of those"
+    message = (
+        f"the model's stream() yielded {article} {what}, which is not a ChatDelta: a ChatModel "
+        "yields the deltas of agui.agents.models (TextDelta, ReasoningDelta, ToolCallDelta, "
+        f"UsageDelta, FinishDelta); {fix}"
+    )
+    raise UsageError(message)

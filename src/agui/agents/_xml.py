@@ -16,7 +16,9 @@ hold outside its strings is prose, and text at once. A bare object or fenced blo
 call only when it has a `"name"` string and an `"arguments"` (or `"parameters"`) member, so a
 plain JSON answer stays text. Inside a call the closing tag counts only outside JSON strings, so
 `{"q": "</tool_call>"}` stays one call. A tag whose JSON does not make a call becomes a
-`MalformedTag` for the caller to report; nothing here raises on model output.
+`MalformedTag` for the caller to report; nothing here raises on model output. Arguments holding
+the escape of a lone surrogate, which Python's `json` reads but UTF-8 cannot carry, stay escaped
+(`dump_json`), so the tool refuses them as it refuses a native call's: the model reads why.
 
 Splitting a response into deltas anywhere gives the same pieces once adjacent text (or
 reasoning) pieces are joined; the tests check that property.
@@ -41,6 +43,7 @@ __all__ = [
     "ToolCallTag",
     "XmlPiece",
     "XmlStreamParser",
+    "dump_json",
     "render_call",
 ]
 
@@ -351,6 +354,9 @@ def _from_object(raw: str, value: dict[str, JsonValue]) -> ToolCallTag | Malform
     name = value.get("name")
     if not isinstance(name, str) or not name.strip():
         return MalformedTag(raw, 'the tag must hold an object with a "name" string')
+    if not _encodes(name):
+        # An escaped lone surrogate: no tool has that name, and the wire could not carry it.
+        return MalformedTag(raw, '"name" holds a lone surrogate, which is not valid Unicode')
     arguments: JsonValue = value.get("arguments", value.get("parameters"))
     if isinstance(arguments, str):
         # Some models write the arguments as a JSON string, as the native APIs carry them.
@@ -375,7 +381,33 @@ def _call(
 
 
 def _compact(value: JsonValue) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return dump_json(value, separators=(",", ":"))
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def dump_json(value: JsonValue, *, separators: tuple[str, str] | None = None) -> str:
+    r"""JSON text as a model writes it: other scripts as they are, a lone surrogate escaped.
+
+    Python's `json` reads the escape of a lone surrogate (`"\ud800"`, which a model may write)
+    into a string UTF-8 cannot encode. A value holding one is written all in ASCII escapes, as
+    the model wrote it: the text can then travel, and a tool's strict reading of its arguments
+    refuses it with an error result the model reads, as it refuses a native call's.
+
+    Examples:
+        >>> dump_json({"city": "Zürich"})
+        '{"city": "Zürich"}'
+        >>> print(dump_json({"city": "Zürich\ud800"}))
+        {"city": "Z\u00fcrich\ud800"}
+    """
+    text = json.dumps(value, ensure_ascii=False, separators=separators)
+    return text if _encodes(text) else json.dumps(value, separators=separators)
 
 
 def render_call(name: str, arguments: str) -> str:
@@ -389,5 +421,4 @@ def render_call(name: str, arguments: str) -> str:
         parsed: JsonValue = read_json(arguments or "{}")
     except ValueError:
         parsed = arguments
-    body = json.dumps({"name": name, "arguments": parsed}, ensure_ascii=False)
-    return TOOL_OPEN + body + TOOL_CLOSE
+    return TOOL_OPEN + dump_json({"name": name, "arguments": parsed}) + TOOL_CLOSE

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pydantic import JsonValue
 
 from agui._text import read_json
-from agui.agents._xml import FENCE
+from agui.agents._xml import FENCE, dump_json
 from agui.types import Tool
 
 __all__ = ["STOP_SEQUENCES", "prompt_instructions", "render_block", "render_result"]
@@ -55,7 +55,7 @@ def prompt_instructions(tools: Sequence[Tool]) -> str:
     """
     if not tools:
         return ""
-    signatures = [json.dumps(_signature(tool), ensure_ascii=False) for tool in tools]
+    signatures = [dump_json(_signature(tool)) for tool in tools]
     first = tools[0]
     example = render_block(first.name, json.dumps(_example_arguments(first)))
     return "\n".join(
@@ -101,7 +101,7 @@ def render_block(name: str, arguments: str) -> str:
         parsed: JsonValue = read_json(arguments or "{}")
     except ValueError:
         parsed = arguments
-    body = json.dumps({"name": name, "arguments": parsed}, ensure_ascii=False)
+    body = dump_json({"name": name, "arguments": parsed})
     return f"{FENCE}json\n{body}\n{FENCE}"
 
 

@@ -26,6 +26,8 @@ import dataclasses
 from collections.abc import AsyncIterable, Sequence
 from typing import Literal, Protocol, TypeVar, runtime_checkable
 
+from typing_extensions import get_protocol_members
+
 from agui.agents import _xml as xml
 from agui.agents import _xml_prompt as prompt
 from agui.agents._response import CallStreamer, Response, read_response
@@ -278,14 +280,34 @@ def select_dispatcher(
         >>> from agui.agents.models import ScriptedModel
         >>> type(select_dispatcher("auto", ScriptedModel([], supports_native_tools=False)))
         <class 'agui.agents.dispatch.XmlDispatcher'>
+        >>> select_dispatcher(None, ScriptedModel([]))
+        Traceback (most recent call last):
+        ...
+        agui.errors.UsageError: dispatcher=None is not a ToolDispatcher: use 'native', 'xml', ...
     """
     if choice == "native" or (choice == "auto" and model.supports_native_tools):
         return NativeDispatcher()
     if choice in ("xml", "auto"):
         return XmlDispatcher()
-    if not isinstance(choice, str):
-        return choice
-    message = f"unknown dispatcher {choice!r}: use 'native', 'xml', 'auto' or a ToolDispatcher"
+    return _dispatcher(choice)
+
+
+def _dispatcher(given: object) -> ToolDispatcher:
+    # Refused here, when the agent is built, not as an AttributeError in every run.
+    if isinstance(given, ToolDispatcher):
+        return given
+    accepted = "use 'native', 'xml', 'auto' or a ToolDispatcher"
+    if isinstance(given, str):
+        message = f"unknown dispatcher {given!r}: {accepted}"
+    else:
+        members = sorted(get_protocol_members(ToolDispatcher))
+        missing = [name for name in members if not hasattr(given, name)]
+        # Naming what is missing helps a dispatcher of one's own; for None it is noise.
+        lacks = f" (it has no {', '.join(missing)})" if len(missing) < len(members) else ""
+        message = (
+            f"dispatcher={given!r} is not a ToolDispatcher{lacks}: {accepted}, such as "
+            "NativeDispatcher(stream_tool_calls=True)"
+        )
     raise UsageError(message)
 
 

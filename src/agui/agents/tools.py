@@ -36,6 +36,7 @@ from agui._text import argument_problems, json_text
 from agui.agents._signature import Signature, build_signature, parse_arguments
 from agui.context import RunContext
 from agui.errors import AguiError, InvalidArguments, UsageError
+from agui.handles._handle import unicode_problem
 from agui.types import Tool
 
 __all__ = ["BackendTool", "ToolResult", "Toolbox", "tool"]
@@ -212,13 +213,13 @@ class BackendTool(Generic[P, R_co]):
             raise
         except Exception as error:  # noqa: BLE001 - a failing tool is a result the model reads
             _log.exception("tool %r (call %r) failed", self.name, call_id)
-            detail = f": {type(error).__name__}: {error}" if self.expose_errors else ""
+            detail = f": {_exception_text(error)}" if self.expose_errors else ""
             return ToolResult(f"Error: the tool {self.name!r} failed{detail}", ok=False)
         try:
             return ToolResult(_content(value))
         except ValueError as error:
             _log.error(
-                "tool %r (call %r) returned a value that is not JSON: %s", self.name, call_id, error
+                "tool %r (call %r) returned no readable result: %s", self.name, call_id, error
             )
             return ToolResult(
                 f"Error: the tool {self.name!r} returned no readable result", ok=False
@@ -308,6 +309,24 @@ def _check_function(fn: object) -> None:
         article = "an" if kind[:1].lower() in "aeiou" else "a"
         message = f"a tool is a function, plain or async, not {article} {kind}"
         raise UsageError(message)
+    if isinstance(fn, functools.partial):
+        inner = _function_name(fn.func)
+        message = (
+            f"a tool is a function, plain or async, not a functools.partial of {inner}: it has "
+            "no name or docstring of its own, and the keyword arguments it binds would stay in "
+            f"the schema for the model to change; define a function that calls {inner} with "
+            "them, and make that the tool"
+        )
+        raise UsageError(message)
+    if not (inspect.isroutine(inspect.unwrap(fn)) or isinstance(fn, type)):
+        # A callable object: its annotations are on its __call__, and it has no name to give.
+        kind = type(fn).__qualname__
+        message = (
+            f"a tool is a function, plain or async, not a callable {kind} object; pass its "
+            f"bound method, tool(name=...)(obj.__call__), or make a method of {kind} the tool "
+            "with @tool"
+        )
+        raise UsageError(message)
     if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
         name = getattr(fn, "__name__", "tool")
         message = (
@@ -372,12 +391,32 @@ def _call_in_thread(fn: Callable[..., object], /, *args: object, **kwargs: objec
         raise RuntimeError(message) from error
 
 
+def _function_name(fn: Callable[..., object]) -> str:
+    return getattr(fn, "__name__", "its function")
+
+
+def _exception_text(error: Exception) -> str:
+    """`Type: text` of a tool's exception for the model, or its type alone if `str()` fails."""
+    kind = type(error).__name__
+    try:
+        text = str(error)
+    except Exception:  # noqa: BLE001 - a broken __str__ (common in wrapped SDK errors) still says its type
+        return kind
+    # A surrogate (a file name decoded with surrogateescape) is shown as its escape: the result
+    # must be text the wire can carry.
+    return f"{kind}: {text.encode(errors='backslashreplace').decode()}"
+
+
 def _is_tool(item: object) -> bool:
     return isinstance(item, BackendTool)
 
 
 def _content(value: object) -> str:
     if isinstance(value, str):
+        problem = unicode_problem(value)
+        if problem is not None:
+            message = f"it holds {problem}, which UTF-8 cannot encode"
+            raise ValueError(message)
         return value
     if isinstance(value, BaseModel):
         return value.model_dump_json()
