@@ -1398,6 +1398,51 @@ def test_watch_exits_2_when_it_cannot_connect(capsys: pytest.CaptureFixture[str]
     assert err.startswith(f"agui watch: error: the connection to {url} failed: ConnectError")
 
 
+@pytest.mark.parametrize("url", ["http://127.0.0.1:abc/", "http://[::1/"])
+def test_watch_exits_2_for_a_url_that_cannot_be_reached(
+    capsys: pytest.CaptureFixture[str], url: str
+) -> None:
+    status, out, err = run_watch(capsys, url)
+
+    assert status == 2
+    assert out == []
+    assert f"{url!r} is not a URL that can be reached (Invalid port" in err
+
+
+def test_watch_exits_2_for_a_header_that_is_not_ascii(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run_watch(capsys, "http://127.0.0.1:9/", "-H", "Authorization: Bearer é")
+
+    assert status == 2
+    assert out == []
+    assert "the header 'authorization' holds text that is not ASCII ('Bearer é')" in err
+
+
+@pytest.mark.parametrize(
+    ("state", "problem"),
+    [
+        ('{"a": NaN}', "--state is not JSON: NaN is not JSON"),
+        ('{"a": 1e999}', "--state must be a JSON value, but /a is NaN or an infinity"),
+        ('{"a": "\\ud800"}', "--state must be a JSON value, but it holds text that is not valid"),
+    ],
+    ids=["nan", "overflow", "surrogate"],
+)
+def test_watch_exits_2_for_a_state_no_request_can_carry(
+    capsys: pytest.CaptureFixture[str], state: str, problem: str
+) -> None:
+    status, out, err = run_watch(capsys, "http://127.0.0.1:9/", "--state", state)
+
+    assert status == 2
+    assert out == []
+    assert problem in err
+
+
+def test_watch_exits_2_for_a_message_that_is_not_utf8(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run_watch(capsys, "http://127.0.0.1:9/", "-m", "a\udcffb")
+
+    assert status == 2
+    assert "--message holds bytes that are not UTF-8; give it as UTF-8 text" in err
+
+
 def test_watch_exits_2_for_a_state_that_is_not_json(capsys: pytest.CaptureFixture[str]) -> None:
     status, _, err = run_watch(capsys, "http://127.0.0.1:9/", "--state", "{")
 

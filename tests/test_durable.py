@@ -236,6 +236,8 @@ def test_the_thread_holds_the_conversation_and_state_of_its_runs(memory_url: str
         ("GET", "threads/nope", 404, "THREAD_NOT_FOUND"),
         ("GET", "runs/nope/events?after=first", 400, "INVALID_EVENT_ID"),
         ("GET", "runs/nope/events?after=9223372036854775808", 400, "INVALID_EVENT_ID"),
+        ("GET", "runs/nope/events?after=" + "9" * 4301, 400, "INVALID_EVENT_ID"),
+        ("GET", "runs/nope/events?after=" + "0" * 4300 + "1", 400, "INVALID_EVENT_ID"),
         ("POST", "runs/nope/events", 405, "METHOD_NOT_ALLOWED"),
         ("GET", "runs/nope/cancel", 405, "METHOD_NOT_ALLOWED"),
     ],

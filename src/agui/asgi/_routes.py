@@ -27,6 +27,7 @@ __all__ = ["MAX_ID_LENGTH", "Route", "check_ids", "parse_route", "resume_after"]
 MAX_ID_LENGTH = 512
 """The longest run or thread id a durable endpoint takes: a URL with it fits any server's limit."""
 _MAX_EVENT_ID = 2**63 - 1
+_SHOWN = 40  # the characters of a refused event id a message repeats
 """The largest id a log can number a frame with (a stream entry's is a 64-bit integer)."""
 _DOT_SEGMENTS = frozenset({".", ".."})
 
@@ -82,9 +83,12 @@ def resume_after(scope: Scope, headers: Mapping[str, str]) -> int:
         query = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1"))
         given = query.get("after", ["0"])[-1]
     text = given.strip()
-    if not text.isdigit() or not text.isascii() or int(text) > _MAX_EVENT_ID:
+    # Counted before `int()`, which refuses more than 4,300 digits with a ValueError of its own.
+    digits = len(text) <= len(str(_MAX_EVENT_ID)) and text.isascii() and text.isdigit()
+    if not digits or int(text) > _MAX_EVENT_ID:
+        shown = given if len(given) <= _SHOWN else f"{given[:_SHOWN]}... ({len(given)} characters)"
         message = (
-            f"the event id {given!r} is not one this endpoint sent: ids are the numbers of the "
+            f"the event id {shown!r} is not one this endpoint sent: ids are the numbers of the "
             "`id:` lines of a run's stream; send the last one you read, or none to start over"
         )
         raise Refusal(400, "INVALID_EVENT_ID", message)

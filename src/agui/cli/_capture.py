@@ -293,6 +293,13 @@ def post_stream(
     import httpx  # noqa: PLC0415 - an optional dependency, needed by these commands only
 
     sent = {name.lower(): value for name, value in (headers or {}).items()}
+    for name, value in sent.items():
+        if not (name + value).isascii():
+            message = (
+                f"the header {name!r} holds text that is not ASCII ({value!r}); an HTTP header "
+                "is ASCII: send non-ASCII text percent- or base64-encoded, as the server reads it"
+            )
+            raise CaptureError(message)
     sent.update({"content-type": "application/json", "accept": SSE_MEDIA_TYPE})
     content = body.model_dump_json().encode()
     try:
@@ -304,6 +311,11 @@ def post_stream(
             parser = SSEParser()
             for chunk in response.iter_bytes():
                 yield from parser.feed(chunk)
+    except httpx.InvalidURL as error:
+        message = (
+            f"{url!r} is not a URL that can be reached ({error}); give one as http://host:port/path"
+        )
+        raise CaptureError(message) from None
     except httpx.HTTPError as error:
         detail = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
         message = f"the connection to {url} failed: {detail}"

@@ -15,8 +15,10 @@ import sys
 import textwrap
 from typing import Any, TextIO
 
+from agui._text import check_json, read_json
 from agui.cli._capture import Finding, run_input
 from agui.cli._main import fail, seconds_of
+from agui.errors import UsageError
 from agui.messages import AssistantMessage
 from agui.types import RunAgentInput
 
@@ -90,12 +92,19 @@ def _timeout(text: str) -> float:
 def request(args: argparse.Namespace) -> tuple[RunAgentInput, dict[str, str]]:
     """The `RunAgentInput` and headers those options ask for; `Problem` when one is unusable."""
     state: Any = None
+    for option, given in (("--message", args.message), *(("--tool", t) for t in args.tool)):
+        if isinstance(given, str) and not _encodes(given):
+            message = f"{option} holds bytes that are not UTF-8; give it as UTF-8 text"
+            raise Problem(message)
     if args.state is not None:
-        try:
-            state = json.loads(args.state)
+        try:  # NaN, Infinity and 1e999 are no JSON a request can carry, though `json` reads them
+            state = read_json(args.state)
+            check_json(state, "--state")
         except ValueError as error:
             message = f"--state is not JSON: {error}"
             raise Problem(message) from None
+        except UsageError as error:
+            raise Problem(str(error)) from None
     headers: dict[str, str] = {}
     for header in args.header:
         name, colon, value = str(header).partition(":")
@@ -148,3 +157,11 @@ def _pretty(body: str) -> str:
         return json.dumps(json.loads(body), indent=2, ensure_ascii=False)
     except ValueError:
         return body.strip()
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:  # argv's undecodable bytes arrive as lone surrogates
+        return False
+    return True
