@@ -381,6 +381,11 @@ LOCAL_FORM_CASES: list[tuple[str, str, list[XmlPiece]]] = [
         ],
     ),
     (
+        "a tag holding a number too large for a double is malformed, as an infinity is",
+        '<tool_call>{"name": "f", "arguments": {"x": 1e400}}</tool_call>',
+        [_malformed('<tool_call>{"name": "f", "arguments": {"x": 1e400}}</tool_call>', NOT_JSON)],
+    ),
+    (
         "arguments given as a string holding NaN are malformed",
         '<tool_call>{"name": "f", "arguments": "{\\"x\\": NaN}"}</tool_call>',
         [

@@ -23,6 +23,7 @@ Python's `json` module takes those words too, and would hand a tool a NaN the wi
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import NoReturn, cast, get_args, overload
 
@@ -198,9 +199,21 @@ def read_json(text: str) -> JsonValue:
         Traceback (most recent call last):
         ...
         ValueError: NaN is not JSON: JSON has no value for NaN or an infinity
+        >>> read_json('{"ratio": 1e400}')
+        Traceback (most recent call last):
+        ...
+        ValueError: 1e400 is too large for a JSON number a client can read
     """
-    value: JsonValue = json.loads(text, parse_constant=_no_constant)
+    value: JsonValue = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
     return value
+
+
+def _finite(digits: str) -> float:
+    number = float(digits)
+    if not math.isfinite(number):  # `1e400`: valid JSON text, but no double holds it
+        message = f"{digits} is too large for a JSON number a client can read"
+        raise ValueError(message)
+    return number
 
 
 def _no_constant(word: str) -> JsonValue:

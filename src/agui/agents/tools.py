@@ -4,6 +4,8 @@
 `BackendTool`: its JSON Schema comes from the signature through pydantic (`Annotated[...,
 Field(description=...)]`, defaults, nested models, the docstring's `Args:` section), and its
 description from the docstring. The function itself is untouched and still callable directly.
+A `functools.partial` or a callable object is refused, saying what to pass instead: neither has
+a name or docstring of its own, and a partial's bound keywords would stay in the schema.
 
 Running a tool (`BackendTool.run`) never fails the run for something the model can fix or read:
 arguments that do not fit the signature give an error result listing the fields, and an
