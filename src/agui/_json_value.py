@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from typing import cast
 
+from agui.patch import escape_pointer_token
+
 __all__ = ["json_problem"]
 
 
@@ -36,7 +38,7 @@ def json_problem(value: object) -> str | None:
             for key, member in cast("dict[object, object]", item).items():
                 if type(key) is not str:
                     return f"{_place(where)} has the key {key!r}, which is not text"
-                members.append((f"{where}/{key.replace('~', '~0').replace('/', '~1')}", member))
+                members.append((f"{where}/{escape_pointer_token(key)}", member))
             pending += reversed(members)  # popped from the end: the first member first
         elif isinstance(item, list):
             listed = cast("list[object]", item)

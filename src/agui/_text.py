@@ -44,6 +44,7 @@ __all__ = [
     "check_text",
     "json_text",
     "read_json",
+    "unicode_problem",
 ]
 
 _CLASSES = cast("tuple[type, ...]", get_args(get_args(Event)[0]))
@@ -252,7 +253,7 @@ def check_json(value: object, what: str) -> None:
     if problem is not None:
         _refuse_json(what, problem)
     try:
-        json_text(value).encode()
+        to_json(value)
     except ValueError:  # what the walk passes fails only for a lone surrogate in its text
         _refuse_json(what, "it holds text that is not valid Unicode (a lone surrogate)")
 
@@ -304,3 +305,21 @@ class JsonAttribute:
     def __set__(self, instance: object, value: object) -> None:
         check_json(value, self._label)
         vars(instance)[self._slot] = value
+
+
+def unicode_problem(text: object) -> str | None:
+    r"""Why `text` is not valid Unicode (where its first lone surrogate is), or `None` if it is.
+
+    Examples:
+        >>> unicode_problem("héllo") is None
+        True
+        >>> unicode_problem("ab\ud800")
+        'a lone surrogate (U+D800) at index 2'
+    """
+    if not isinstance(text, str) or text.isascii():
+        return None  # not text at all: the event model's validation says what is wrong
+    try:
+        text.encode()
+    except UnicodeEncodeError as error:
+        return f"a lone surrogate (U+{ord(text[error.start]):04X}) at index {error.start}"
+    return None

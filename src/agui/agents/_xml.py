@@ -34,7 +34,7 @@ from typing import Literal
 
 from pydantic import JsonValue
 
-from agui._text import read_json
+from agui._text import read_json, unicode_problem
 
 __all__ = [
     "MalformedTag",
@@ -354,7 +354,7 @@ def _from_object(raw: str, value: dict[str, JsonValue]) -> ToolCallTag | Malform
     name = value.get("name")
     if not isinstance(name, str) or not name.strip():
         return MalformedTag(raw, 'the tag must hold an object with a "name" string')
-    if not _encodes(name):
+    if unicode_problem(name) is not None:
         # An escaped lone surrogate: no tool has that name, and the wire could not carry it.
         return MalformedTag(raw, '"name" holds a lone surrogate, which is not valid Unicode')
     arguments: JsonValue = value.get("arguments", value.get("parameters"))
@@ -384,14 +384,6 @@ def _compact(value: JsonValue) -> str:
     return dump_json(value, separators=(",", ":"))
 
 
-def _encodes(text: str) -> bool:
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def dump_json(value: JsonValue, *, separators: tuple[str, str] | None = None) -> str:
     r"""JSON text as a model writes it: other scripts as they are, a lone surrogate escaped.
 
@@ -407,7 +399,7 @@ def dump_json(value: JsonValue, *, separators: tuple[str, str] | None = None) ->
         {"city": "Z\u00fcrich\ud800"}
     """
     text = json.dumps(value, ensure_ascii=False, separators=separators)
-    return text if _encodes(text) else json.dumps(value, separators=separators)
+    return text if unicode_problem(text) is None else json.dumps(value, separators=separators)
 
 
 def render_call(name: str, arguments: str) -> str:

@@ -34,11 +34,10 @@ from typing import Generic, TypeVar, overload
 from pydantic import BaseModel, JsonValue, ValidationError
 from typing_extensions import ParamSpec, Self
 
-from agui._text import argument_problems, json_text
+from agui._text import argument_problems, json_text, unicode_problem
 from agui.agents._signature import Signature, build_signature, parse_arguments
 from agui.context import RunContext
 from agui.errors import AguiError, InvalidArguments, UsageError
-from agui.handles._handle import unicode_problem
 from agui.types import Tool
 
 __all__ = ["BackendTool", "ToolResult", "Toolbox", "tool"]

@@ -27,8 +27,9 @@ __all__ = ["MAX_ID_LENGTH", "Route", "check_ids", "parse_route", "resume_after"]
 MAX_ID_LENGTH = 512
 """The longest run or thread id a durable endpoint takes: a URL with it fits any server's limit."""
 _MAX_EVENT_ID = 2**63 - 1
-_SHOWN = 40  # the characters of a refused event id a message repeats
 """The largest id a log can number a frame with (a stream entry's is a 64-bit integer)."""
+_SHOWN = 40
+"""How many characters of a refused event id its message repeats."""
 _DOT_SEGMENTS = frozenset({".", ".."})
 
 

@@ -15,7 +15,7 @@ import sys
 import textwrap
 from typing import Any, TextIO
 
-from agui._text import check_json, read_json
+from agui._text import check_json, read_json, unicode_problem
 from agui.cli._capture import Finding, run_input
 from agui.cli._main import fail, seconds_of
 from agui.errors import UsageError
@@ -93,7 +93,7 @@ def request(args: argparse.Namespace) -> tuple[RunAgentInput, dict[str, str]]:
     """The `RunAgentInput` and headers those options ask for; `Problem` when one is unusable."""
     state: Any = None
     for option, given in (("--message", args.message), *(("--tool", t) for t in args.tool)):
-        if isinstance(given, str) and not _encodes(given):
+        if unicode_problem(given) is not None:  # argv's undecodable bytes: lone surrogates
             message = f"{option} holds bytes that are not UTF-8; give it as UTF-8 text"
             raise Problem(message)
     if args.state is not None:
@@ -157,11 +157,3 @@ def _pretty(body: str) -> str:
         return json.dumps(json.loads(body), indent=2, ensure_ascii=False)
     except ValueError:
         return body.strip()
-
-
-def _encodes(text: str) -> bool:
-    try:
-        text.encode()
-    except UnicodeEncodeError:  # argv's undecodable bytes arrive as lone surrogates
-        return False
-    return True

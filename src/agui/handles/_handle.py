@@ -19,11 +19,12 @@ from pydantic import BaseModel, ValidationError
 from typing_extensions import Self
 
 from agui._pipeline import Pipeline
+from agui._text import unicode_problem
 from agui.errors import UsageError
 from agui.events import Event, ReasoningEncryptedValueEvent
 from agui.wire import misfits
 
-__all__ = ["Handle", "Owner", "built", "unicode_problem"]
+__all__ = ["Handle", "Owner", "built"]
 
 S = TypeVar("S")
 M = TypeVar("M", bound=BaseModel)
@@ -52,24 +53,6 @@ class Owner(Protocol[S_co]):
     def publish_state(self) -> None:
         """Send the state if it changed."""
         ...
-
-
-def unicode_problem(text: object) -> str | None:
-    r"""Why `text` is not valid Unicode (where its first lone surrogate is), or `None` if it is.
-
-    Examples:
-        >>> unicode_problem("héllo") is None
-        True
-        >>> unicode_problem("ab\ud800")
-        'a lone surrogate (U+D800) at index 2'
-    """
-    if not isinstance(text, str) or text.isascii():
-        return None  # not text at all: the event model's validation says what is wrong
-    try:
-        text.encode()
-    except UnicodeEncodeError as error:
-        return f"a lone surrogate (U+{ord(text[error.start]):04X}) at index {error.start}"
-    return None
 
 
 def whole_text(value: object, call: str) -> str:
