@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import cast
 
+from agui._wording import with_article
 from agui.patch import escape_pointer_token
 
 __all__ = ["json_problem"]
@@ -47,7 +48,7 @@ def json_problem(value: object) -> str | None:
             return f"{_place(where)} is NaN or an infinity, which JSON has no value for"
         elif item is not None and not isinstance(item, str | int | float):
             name = type(item).__name__
-            return f"{_place(where)} is {'an' if name[0] in 'aeiouAEIOU' else 'a'} {name}"
+            return f"{_place(where)} is {with_article(name)}"
     return None
 
 

@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import AsyncIterable, Callable
 from typing import Generic, TypeVar
 
+from agui._wording import with_article
 from agui.agents.models.base import (
     ChatDelta,
     FinishDelta,
@@ -108,10 +109,9 @@ def _finish_reason(item: object) -> str:
     kind = type(item)
     builtin = kind.__module__ == "builtins"
     what = kind.__name__ if builtin else f"{kind.__module__}.{kind.__qualname__}"
-    article = "an" if what[:1].lower() in "aeiou" else "a"
     fix = "yield TextDelta(text) for text" if isinstance(item, str) else "yield one of those"
     message = (
-        f"the model's stream() yielded {article} {what}, which is not a ChatDelta: a ChatModel "
+        f"the model's stream() yielded {with_article(what)}, which is not a ChatDelta: a ChatModel "
         "yields the deltas of agui.agents.models (TextDelta, ReasoningDelta, ToolCallDelta, "
         f"UsageDelta, FinishDelta); {fix}"
     )

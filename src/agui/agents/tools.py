@@ -35,6 +35,7 @@ from pydantic import BaseModel, JsonValue, ValidationError
 from typing_extensions import ParamSpec, Self
 
 from agui._text import argument_problems, json_text, unicode_problem
+from agui._wording import with_article
 from agui.agents._signature import Signature, build_signature, parse_arguments
 from agui.context import RunContext
 from agui.errors import AguiError, InvalidArguments, UsageError
@@ -307,8 +308,7 @@ def _check_function(fn: object) -> None:
     """A tool is a function that returns one result: not a value, not a generator."""
     if not callable(fn):
         kind = type(fn).__name__
-        article = "an" if kind[:1].lower() in "aeiou" else "a"
-        message = f"a tool is a function, plain or async, not {article} {kind}"
+        message = f"a tool is a function, plain or async, not {with_article(kind)}"
         raise UsageError(message)
     if isinstance(fn, functools.partial):
         inner = _function_name(fn.func)

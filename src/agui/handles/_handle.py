@@ -20,6 +20,7 @@ from typing_extensions import Self
 
 from agui._pipeline import Pipeline
 from agui._text import unicode_problem
+from agui._wording import with_article
 from agui.errors import UsageError
 from agui.events import Event, ReasoningEncryptedValueEvent
 from agui.wire import misfits
@@ -114,8 +115,7 @@ def _misfit(
     if inside:
         return f"the {argument} given does not fit at /{'/'.join(inside)}: {detail}"
     kind = type(fields.get(field)).__name__
-    article = "an" if kind[:1] in "aeiou" else "a"
-    return f"the {argument} given ({article} {kind}) does not fit: {detail}"
+    return f"the {argument} given ({with_article(kind)}) does not fit: {detail}"
 
 
 class Handle(Generic[S]):
