@@ -937,6 +937,37 @@ def test_the_page_judges_the_whole_corpus_as_agui_does(
             assert (broken[0]["kind"], broken[0]["rule"]) == ("violation", verdict), name
 
 
+@needs_chromium
+def test_the_page_refuses_a_run_id_the_stream_has_already_run_as_agui_does(
+    tab: Tab, replayed: tuple[ReplayApp, str]
+) -> None:
+    page = tab.page
+    _, url = replayed
+    page.goto(f"{url}/conformant-run-is-quiet")
+    run = [
+        {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"},
+        {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"},
+    ]
+    for stream in (run + run, [*run, {"type": "RUN_STARTED", "threadId": "t1", "runId": "r2"}]):
+        marks = cast(
+            "list[dict[str, Any]]", page.evaluate("(s) => aguiInspector.checkStream(s)", stream)
+        )
+        broken = [(mark["rule"], mark["message"]) for mark in marks if mark["kind"] == "violation"]
+        assert broken[:1] == [_agui_refusal(stream)]
+
+
+def _agui_refusal(stream: list[dict[str, str]]) -> tuple[str, str] | None:
+    """The rule and message of agui's first refusal of a stream of valid events, if any."""
+    verifier = Verifier()
+    try:
+        for event in map(parse_event, stream):
+            verifier.observe(event)
+        verifier.finish()
+    except ProtocolViolation as violation:
+        return violation.rule.value, str(violation)
+    return None
+
+
 FOLD_DIFFERENCES = {
     "unknown-part-in-message-list": (
         "the client strips a content part of an unknown type; the page shows what was sent"

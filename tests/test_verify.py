@@ -241,6 +241,19 @@ VIOLATIONS = [
         id="second-run-on-another-thread",
     ),
     pytest.param(
+        [BEGIN, finished(), started("r1")],
+        Rule.RUN_ID_REUSED,
+        "Cannot send 'RUN_STARTED' for run 'r1': this stream has already run it. Each run on a "
+        "thread has a runId of its own; give the new run a new one.",
+        id="second-run-reuses-the-first-runs-id",
+    ),
+    pytest.param(
+        [BEGIN, RunErrorEvent(message="boom"), started("r1")],
+        Rule.RUN_ID_REUSED,
+        "Cannot send 'RUN_STARTED' for run 'r1': this stream has already run it.",
+        id="run-after-an-error-reuses-its-id",
+    ),
+    pytest.param(
         [
             BEGIN,
             StepStartedEvent(step_name="plan"),

@@ -33,6 +33,7 @@ class Rule(str, Enum):
     EVENT_AFTER_RUN_ERROR = "event-after-run-error"
     RUN_ID_MISMATCH = "run-id-mismatch"
     THREAD_ID_MISMATCH = "thread-id-mismatch"
+    RUN_ID_REUSED = "run-id-reused"
     OPEN_BLOCKS_AT_RUN_FINISHED = "open-blocks-at-run-finished"
     DUPLICATE_INTERRUPT_ID = "duplicate-interrupt-id"
     PENDING_CALL_UNKNOWN = "pending-call-unknown"
@@ -81,6 +82,7 @@ _DESCRIPTIONS: dict[Rule, str] = {
     Rule.EVENT_AFTER_RUN_ERROR: "After RUN_ERROR, only a new RUN_STARTED.",
     Rule.RUN_ID_MISMATCH: "RUN_FINISHED names the runId of its RUN_STARTED.",
     Rule.THREAD_ID_MISMATCH: "Every run boundary of a stream names one threadId.",
+    Rule.RUN_ID_REUSED: "No RUN_STARTED for a runId the stream has already run.",
     Rule.OPEN_BLOCKS_AT_RUN_FINISHED: "No RUN_FINISHED over open steps, messages or calls.",
     Rule.DUPLICATE_INTERRUPT_ID: "The interrupts of a RUN_FINISHED have distinct ids.",
     Rule.PENDING_CALL_UNKNOWN: "pendingToolCallIds lists only calls this run started.",

@@ -9,15 +9,16 @@ it is emitted, so a broken rule is named where it was broken, in the call that b
 check runs before anything changes), so the run driver can still end the run with `RUN_ERROR`.
 `finish()` checks the end of the stream. The rules mirror the official 1.0 TypeScript client
 (`verifyEvents` after its chunk expansion, which `agui.verify._chunks` models), and where that
-client has an error text, our message contains it verbatim. We are stricter on purpose in five
+client has an error text, our message contains it verbatim. We are stricter on purpose in six
 places: a stream must end with a terminal event; a `RUN_FINISHED` must name the run and thread of
-its `RUN_STARTED` (and all runs of a stream one thread); a `TOOL_CALL_RESULT` must follow its call's
-`TOOL_CALL_END` and answer a call that this stream, the run input or the caller
+its `RUN_STARTED` (and all runs of a stream one thread); a `RUN_STARTED` may not name a run the
+stream has already run (the protocol never reuses a runId on a thread); a `TOOL_CALL_RESULT` must
+follow its call's `TOOL_CALL_END` and answer a call that this stream, the run input or the caller
 (`known_tool_call_ids`) knows, so a resumed run may still answer an earlier run's call; and a
-`TOOL_CALL_START` may not reuse the id of one of those calls, where the client only warns
-("tool call '...' already exists") and overwrites the earlier call with the new one. A message id
-may be reused: the client appends to that message. And the `pendingToolCallIds` of a success must
-name calls this run started and did not answer: the client takes a non-empty list on trust.
+`TOOL_CALL_START` may not reuse the id of one of those calls, where the client only warns ("tool
+call '...' already exists") and overwrites the earlier call with the new one. A message id may be
+reused: the client appends to that message. And the `pendingToolCallIds` of a success must name
+calls this run started and did not answer: the client takes a non-empty list on trust.
 
 Each concern has its module: the run lifecycle is a transition table in the h11 style, consulted
 first for every event (`_lifecycle`); messages, tool calls and reasoning are kept in a ledger
@@ -37,6 +38,7 @@ models refuse them when an event is built or parsed (`agui.errors.MalformedEvent
 | event-after-run-error | After RUN_ERROR, only a new RUN_STARTED. |
 | run-id-mismatch | RUN_FINISHED names the runId of its RUN_STARTED. |
 | thread-id-mismatch | Every run boundary of a stream names one threadId. |
+| run-id-reused | No RUN_STARTED for a runId the stream has already run. |
 | open-blocks-at-run-finished | No RUN_FINISHED over open steps, messages or calls. |
 | duplicate-interrupt-id | The interrupts of a RUN_FINISHED have distinct ids. |
 | pending-call-unknown | pendingToolCallIds lists only calls this run started. |
@@ -84,6 +86,7 @@ from agui.verify._lifecycle import (
     check_ended,
     check_finished,
     check_interrupts,
+    check_new_run,
     check_pending,
     check_thread,
     dispatch,
@@ -137,6 +140,7 @@ class Verifier:
         self._stream_thread: str | None = None
         self._thread_id: str | None = None
         self._run_id: str | None = None
+        self._run_ids: set[str] = set()  # every run the stream has started
         self._ledger = ledger = Ledger(known_tool_call_ids)
         # Each record kind's open blocks and the chunk streams, for the records' fast path
         # (the ledger clears its dicts and never replaces them).
@@ -387,11 +391,13 @@ class Verifier:
 
     def _begin(self, thread_id: str, run_id: str) -> None:
         self._thread_id, self._run_id = thread_id, run_id
+        self._run_ids.add(run_id)
         if self._stream_thread is None:
             self._stream_thread = thread_id
 
     def _run_started(self, e: ev.RunStartedEvent) -> None:
         check_thread(self._stream_thread, e)
+        check_new_run(self._run_ids, e)
         self._ledger.reset()
         self._scopes.reset()
         self._begin(e.thread_id, e.run_id)

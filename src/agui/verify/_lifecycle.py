@@ -42,6 +42,7 @@ __all__ = [
     "check_ended",
     "check_finished",
     "check_interrupts",
+    "check_new_run",
     "check_pending",
     "check_thread",
     "dispatch",
@@ -163,6 +164,16 @@ def check_thread(stream_thread: str | None, e: ev.RunStartedEvent) -> None:
             Rule.THREAD_ID_MISMATCH,
             f"Cannot send 'RUN_STARTED' for thread '{e.thread_id}': this stream belongs to "
             f"thread '{stream_thread}'. Every run on a stream carries the input's threadId.",
+        )
+
+
+def check_new_run(run_ids: Collection[str], e: ev.RunStartedEvent) -> None:
+    """Refuse a `RUN_STARTED` for a run the stream has already started: a runId names one run."""
+    if e.run_id in run_ids:
+        raise fail(
+            Rule.RUN_ID_REUSED,
+            f"Cannot send 'RUN_STARTED' for run '{e.run_id}': this stream has already run it. "
+            "Each run on a thread has a runId of its own; give the new run a new one.",
         )
 
 

@@ -18,6 +18,7 @@
     EVENT_AFTER_RUN_ERROR: 'event-after-run-error',
     RUN_ID_MISMATCH: 'run-id-mismatch',
     THREAD_ID_MISMATCH: 'thread-id-mismatch',
+    RUN_ID_REUSED: 'run-id-reused',
     OPEN_BLOCKS_AT_RUN_FINISHED: 'open-blocks-at-run-finished',
     DUPLICATE_INTERRUPT_ID: 'duplicate-interrupt-id',
     PENDING_CALL_UNKNOWN: 'pending-call-unknown',
@@ -610,6 +611,7 @@
       this.streamThread = null;
       this.threadId = null;
       this.runId = null;
+      this.runIds = new Set(); // every run the stream has started
       this.open = [new Set(), new Set(), new Set(), new Set()];
       const reasoningOwners = new Map();
       this.owners = [new Map(), new Map(), reasoningOwners, reasoningOwners];
@@ -626,6 +628,7 @@
       const reasoning = new Map(this.owners[THOUGHT]);
       return {
         phase: this.phase, streamThread: this.streamThread, threadId: this.threadId, runId: this.runId,
+        runIds: new Set(this.runIds),
         open: this.open.map((set) => new Set(set)),
         owners: [new Map(this.owners[TEXT]), new Map(this.owners[TOOL]), reasoning, reasoning],
         activityOwners: new Map(this.activityOwners), knownCalls: new Set(this.knownCalls),
@@ -712,6 +715,9 @@
       if (this.streamThread !== null && event.threadId !== this.streamThread) {
         throw new Violation(RULE.THREAD_ID_MISMATCH, `Cannot send 'RUN_STARTED' for thread '${event.threadId}': this stream belongs to thread '${this.streamThread}'. Every run on a stream carries the input's threadId.`);
       }
+      if (this.runIds.has(event.runId)) {
+        throw new Violation(RULE.RUN_ID_REUSED, `Cannot send 'RUN_STARTED' for run '${event.runId}': this stream has already run it. Each run on a thread has a runId of its own; give the new run a new one.`);
+      }
       this.open.forEach((set) => set.clear());
       this.owners.forEach((map) => map.clear());
       this.activityOwners.clear();
@@ -723,6 +729,7 @@
       this.phase = RUNNING;
       this.threadId = event.threadId;
       this.runId = event.runId;
+      this.runIds.add(event.runId);
       if (this.streamThread === null) this.streamThread = event.threadId;
       if (isObject(event.input) && Array.isArray(event.input.messages)) this.seed(event.input.messages, false);
     }
