@@ -417,7 +417,7 @@ def test_a_connection_dropped_mid_stream_ends_the_run_with_a_clear_error() -> No
     events, _, url = _run([reply])
 
     message = _error(events, "MODEL_UNAVAILABLE").message
-    assert message.startswith(f"the model API at {url} could not be reached: ")
+    assert message.startswith(f"the model API at {url} broke the stream: peer closed connection")
     assert [event.type for event in events[-2:]] == ["TEXT_MESSAGE_END", "RUN_ERROR"]
 
 
@@ -436,6 +436,14 @@ def test_an_endpoint_that_goes_silent_times_out_instead_of_hanging() -> None:
     reply = Reply(pieces=sse(_chunk({"content": "Wait"})).pieces[:1], ending="hang")
 
     events, _, url = _run([reply], timeout=0.3)
+
+    assert _error(events, "MODEL_TIMEOUT").message == (
+        f"the model API at {url} went silent mid-stream: raise timeout= if it is slow"
+    )
+
+
+def test_an_endpoint_that_never_answers_times_out_on_the_request() -> None:
+    events, _, url = _run([Reply(ending="silent")], timeout=0.3)
 
     assert _error(events, "MODEL_TIMEOUT").message == (
         f"the model API at {url} did not answer in time: raise timeout= if it is slow"

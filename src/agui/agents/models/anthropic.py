@@ -36,6 +36,7 @@ from agui.agents.models._anthropic_wire import (
     system_prompt,
     wire_tool,
 )
+from agui.agents.models._failure import shown, stream_failure
 from agui.agents.models._options import checked_count, checked_name
 from agui.agents.models.base import ChatDelta, ChatMessage
 from agui.errors import (
@@ -50,7 +51,6 @@ from agui.types import Tool
 
 if TYPE_CHECKING:
     import anthropic
-    import httpx2
     from anthropic.lib.bedrock import AsyncAnthropicBedrock
     from anthropic.lib.vertex import AsyncAnthropicVertex
     from anthropic.types import MessageParam, ThinkingConfigParam, ToolParam
@@ -60,7 +60,6 @@ __all__ = ["DEFAULT_MAX_TOKENS", "AnthropicModel"]
 DEFAULT_MAX_TOKENS = 4096
 """What every Claude model can write in one reply; raise it for long answers or thinking."""
 
-_SHOWN = 200
 _SERVER_ERROR = 500
 _CLIENT_ERROR = 400
 _KINDS: dict[str, type[ModelError]] = {
@@ -199,7 +198,6 @@ class AnthropicModel:
         Raises an `agui.errors.ModelError` (by kind) when the request fails or the stream breaks.
         """
         import anthropic  # noqa: PLC0415 - optional; _sdk() in __init__ gave the friendly error
-        import httpx2  # noqa: PLC0415 - the SDK's HTTP client, there whenever the SDK is
 
         body = self.request_body(messages, tools, stop=stop)
         self._check_credentials()
@@ -208,6 +206,7 @@ class AnthropicModel:
         fresh = anthropic.DefaultAsyncHttpxClient() if self._owned else None
         client = self.client.copy(http_client=fresh) if fresh is not None else self.client
         reader = StreamReader(self._memory, self.provider, self.model)
+        begun = False
         try:
             response = await client.messages.create(
                 model=self.model,
@@ -220,6 +219,7 @@ class AnthropicModel:
                 stream=True,
                 extra_body=self._extra or None,
             )
+            begun = True
             self._check(response.response.headers.get("content-type", ""))
             async with response:
                 async for event in response:
@@ -229,18 +229,15 @@ class AnthropicModel:
                 message = f"the model API at {self.base_url} ended the stream before message_stop"
                 raise ModelUnavailable(message)
         except anthropic.AnthropicError as error:
-            raise _model_error(error, self.base_url) from None
-        except httpx2.TransportError as error:
-            # The SDK maps transport errors of the request, but not those of reading the stream.
-            raise _transport_error(error, self.base_url) from None
+            raise _model_error(error, self.base_url, begun=begun) from None
         except ValidationError as error:
-            detail = _shown(str(error).replace("\n", " "))
+            detail = shown(str(error).replace("\n", " "))
             message = f"the model API at {self.base_url} sent a malformed event: {detail}"
             raise ModelError(message) from None
         except ValueError as error:
             # The SDK hands a data line that is not JSON to json.loads, and lets it raise.
             message = f"the model API at {self.base_url} sent an event that is not JSON: "
-            raise ModelError(message + _shown(str(error))) from None
+            raise ModelError(message + shown(str(error))) from None
         finally:
             if self._owned:
                 await client.close()
@@ -261,26 +258,20 @@ class AnthropicModel:
             raise ModelError(message)
 
 
-def _model_error(error: anthropic.AnthropicError, base_url: str) -> ModelError:
+def _model_error(error: anthropic.AnthropicError, base_url: str, *, begun: bool) -> ModelError:
     import anthropic  # noqa: PLC0415 - optional, as above
 
     where = f"the model API at {base_url}"
+    if begun and isinstance(error, anthropic.APIConnectionError):
+        timed_out = isinstance(error, anthropic.APITimeoutError)
+        return stream_failure(where, error, timed_out=timed_out)
     if isinstance(error, anthropic.APITimeoutError):
         return ModelTimeout(f"{where} did not answer in time: raise timeout= if it is slow")
     if isinstance(error, anthropic.APIConnectionError):
         return ModelUnavailable(f"{where} could not be reached: {error}")
     if isinstance(error, anthropic.APIStatusError):
         return _status_error(error, where)
-    return ModelError(f"{where} failed: {_shown(str(error))}")
-
-
-def _transport_error(error: httpx2.TransportError, base_url: str) -> ModelError:
-    import httpx2  # noqa: PLC0415 - the SDK's HTTP client, as above
-
-    where = f"the model API at {base_url}"
-    if isinstance(error, httpx2.TimeoutException):
-        return ModelTimeout(f"{where} went silent mid-stream: raise timeout= if it is slow")
-    return ModelUnavailable(f"{where} broke the stream: {_shown(str(error))}")
+    return ModelError(f"{where} failed: {shown(str(error))}")
 
 
 def _status_error(error: anthropic.APIStatusError, where: str) -> ModelError:
@@ -289,9 +280,9 @@ def _status_error(error: anthropic.APIStatusError, where: str) -> ModelError:
     if status < _CLIENT_ERROR:
         # An `error` event in a stream that began well: its `type` says what went wrong.
         kind = error.type or "error"
-        text = f"{where} failed mid-stream: {kind}" + (f": {_shown(detail)}" if detail else "")
+        text = f"{where} failed mid-stream: {kind}" + (f": {shown(detail)}" if detail else "")
         return _KINDS.get(kind, ModelError)(text)
-    text = f"{where} answered HTTP {status}" + (f": {_shown(detail)}" if detail else "")
+    text = f"{where} answered HTTP {status}" + (f": {shown(detail)}" if detail else "")
     if status in (401, 403):
         return ModelAuthenticationError(text)
     if status == 429:  # noqa: PLR2004 - the HTTP status, named in the line
@@ -306,7 +297,3 @@ def _body_text(body: object) -> str:
     if isinstance(body, str):
         return body
     return json.dumps(body) if isinstance(body, dict) else ""
-
-
-def _shown(text: str) -> str:
-    return text if len(text) <= _SHOWN else text[:_SHOWN] + "..."

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, cast
 
 from pydantic import BaseModel, JsonValue, ValidationError
 
+from agui.agents.models._failure import SHOWN, shown, stream_failure
 from agui.agents.models._options import checked_name
 from agui.agents.models.base import (
     ChatDelta,
@@ -55,7 +56,6 @@ if TYPE_CHECKING:
 __all__ = ["OpenAIModel"]
 
 _MAX_COUNT = 2**53 - 1
-_SHOWN = 200
 _SERVER_ERROR = 500
 
 
@@ -175,6 +175,7 @@ class OpenAIModel:
         # outlives the stream; a client given to the model is the caller's to close.
         fresh = openai.DefaultAsyncHttpxClient() if self._owned else None
         client = self.client.copy(http_client=fresh) if fresh is not None else self.client
+        begun = False
         try:
             response = await client.chat.completions.create(
                 model=self.model,
@@ -185,17 +186,18 @@ class OpenAIModel:
                 stream_options={"include_usage": True} if self._include_usage else openai.omit,
                 extra_body=self._extra or None,
             )
+            begun = True
             self._check(response.response.headers.get("content-type", ""))
             async with response:
                 async for chunk in response:
                     for delta in self._deltas(chunk):
                         yield delta
         except openai.OpenAIError as error:
-            raise _model_error(error, self.base_url) from None
+            raise _model_error(error, self.base_url, begun=begun) from None
         except ValueError as error:
             # The SDK hands a data line that is not JSON to json.loads, and lets it raise.
-            shown = str(error)[:_SHOWN]
-            message = f"the model API at {self.base_url} sent a chunk that is not JSON: {shown}"
+            text = str(error)[:SHOWN]
+            message = f"the model API at {self.base_url} sent a chunk that is not JSON: {text}"
             raise ModelError(message) from None
         finally:
             if self._owned:
@@ -211,7 +213,7 @@ class OpenAIModel:
         try:
             chunk = _Chunk.model_validate(sdk_chunk, from_attributes=True)
         except ValidationError as error:
-            detail = _shown(str(error).replace("\n", " "))
+            detail = shown(str(error).replace("\n", " "))
             message = f"the model API at {self.base_url} sent a malformed chunk: {detail}"
             raise ModelError(message) from None
         deltas: list[ChatDelta] = []
@@ -280,10 +282,13 @@ class _Chunk(BaseModel, from_attributes=True):
     model: str | None = None
 
 
-def _model_error(error: openai.OpenAIError, base_url: str) -> ModelError:  # noqa: PLR0911 - one return per kind
+def _model_error(error: openai.OpenAIError, base_url: str, *, begun: bool) -> ModelError:  # noqa: PLR0911 - one return per kind
     import openai  # noqa: PLC0415 - optional, as above
 
     where = f"the model API at {base_url}"
+    if begun and isinstance(error, openai.APIConnectionError):
+        timed_out = isinstance(error, openai.APITimeoutError)
+        return stream_failure(where, error, timed_out=timed_out)
     if isinstance(error, openai.APITimeoutError):
         return ModelTimeout(f"{where} did not answer in time: raise timeout= if it is slow")
     if isinstance(error, openai.APIConnectionError):
@@ -291,7 +296,7 @@ def _model_error(error: openai.OpenAIError, base_url: str) -> ModelError:  # noq
     if isinstance(error, openai.APIStatusError):
         status = error.status_code
         detail = _body_text(error.body)
-        text = f"{where} answered HTTP {status}" + (f": {_shown(detail)}" if detail else "")
+        text = f"{where} answered HTTP {status}" + (f": {shown(detail)}" if detail else "")
         if isinstance(error, (openai.AuthenticationError, openai.PermissionDeniedError)):
             return ModelAuthenticationError(text)
         if isinstance(error, openai.RateLimitError):
@@ -299,7 +304,7 @@ def _model_error(error: openai.OpenAIError, base_url: str) -> ModelError:  # noq
         if status >= _SERVER_ERROR:
             return ModelUnavailable(text)
         return ModelError(text)
-    return ModelError(f"{where} failed mid-stream: {_shown(str(error))}")
+    return ModelError(f"{where} failed mid-stream: {shown(str(error))}")
 
 
 def _choice_deltas(choice: _Choice) -> list[ChatDelta]:
@@ -338,10 +343,6 @@ def _body_text(body: object) -> str:
         message = cast("dict[str, object]", body).get("message")
         return message if isinstance(message, str) else json.dumps(body)
     return body if isinstance(body, str) else ""
-
-
-def _shown(text: str) -> str:
-    return text if len(text) <= _SHOWN else text[:_SHOWN] + "..."
 
 
 def _wire_message(message: ChatMessage) -> JsonObject:
