@@ -38,7 +38,7 @@ from agui.asgi._following import Follower
 from agui.asgi._routes import resume_after
 from agui.cli import main
 from agui.errors import RunLogError
-from agui.events import CustomEvent, Event, RunFinishedEvent, RunStartedEvent
+from agui.events import CustomEvent, Event, RunErrorEvent, RunFinishedEvent, RunStartedEvent
 from agui.proto import PROTO_MEDIA_TYPE
 from agui.proto._codec import decode_proto
 from agui.runs import LeaseAnswer, MemoryRunLog, Page, RedisRunLog, ThreadRecord
@@ -392,6 +392,33 @@ def test_a_run_is_read_back_in_protobuf_when_accept_asks(memory_url: str) -> Non
     events = decode_proto(response.content)
     assert [type(e).__name__ for e in events][:2] == ["CustomEvent", "CustomEvent"]
     assert isinstance(events[-1], RunFinishedEvent)
+
+
+async def _huge_number(ctx: RunContext[JsonValue]) -> None:
+    ctx.say("before")
+    ctx.emit(CustomEvent(name="huge", value=10**400))  # JSON holds it; a protobuf double cannot
+    ctx.say("after")
+
+
+def test_an_event_protobuf_cannot_carry_ends_that_readers_stream_and_the_run_goes_on() -> None:
+    with serving(agui.asgi_app(_huge_number, runs=MemoryRunLog())) as url:
+        given: dict[str, JsonValue] = {"threadId": "t-huge", "runId": "r-huge", "messages": []}
+        proto = httpx.post(url, json=given, headers={"accept": PROTO_MEDIA_TYPE}, timeout=TIMEOUT)
+        sse = httpx.get(f"{url}runs/r-huge/events?after=0", timeout=TIMEOUT)
+
+    events = decode_proto(proto.content)
+    assert [event.type for event in events] == [
+        "RUN_STARTED",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "RUN_ERROR",
+    ]
+    assert isinstance(events[-1], RunErrorEvent)
+    assert events[-1].code == "SERIALIZATION_ERROR"
+    read = events_of(frames_of(sse.text))
+    assert [e.value for e in read if isinstance(e, CustomEvent)] == [10**400]
+    assert read[-1].type == "RUN_FINISHED"
 
 
 def test_a_run_past_max_run_seconds_is_cancelled() -> None:
@@ -835,7 +862,7 @@ def test_a_follower_whose_log_fails_ends_with_a_frame_of_its_own() -> None:
     assert bodies[-1] == b""
 
 
-def test_a_follower_ends_when_the_run_expires_while_it_reads() -> None:
+def test_a_follower_ends_with_run_lost_when_the_run_expires_while_it_reads() -> None:
     async def scenario() -> list[MutableMapping[str, Any]]:
         log = MemoryRunLog(lease=0.3, ttl=0.01, max_run_seconds=0.01)
         await log.begin("r", "t")
@@ -848,7 +875,10 @@ def test_a_follower_ends_when_the_run_expires_while_it_reads() -> None:
         return client.sent
 
     sent = asyncio.run(scenario())
-    assert [m["type"] for m in sent] == ["http.response.start", "http.response.body"]
+    assert [m["type"] for m in sent] == ["http.response.start", *["http.response.body"] * 2]
+    frames = frames_of(sent[1]["body"].decode())
+    assert frames == [(None, {**frames[0][1], "type": "RUN_ERROR", "code": "RUN_LOST"})]
+    assert "no longer in the run log" in str(frames[0][1]["message"])
     assert sent[-1]["body"] == b""
 
 

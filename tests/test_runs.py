@@ -8,19 +8,22 @@ fresh key prefix, so the two logs are held to exactly the same answers.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import re
 import socket
 import subprocess
 import sys
 import uuid
+import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, cast
 
 import pytest
+import redis.asyncio
 
 from agui.errors import RunLogError, UsageError
-from agui.runs import MemoryRunLog, RedisRunLog, RunLog, Settings, ThreadRecord
+from agui.runs import MemoryRunLog, Page, RedisRunLog, RunLog, Settings, ThreadRecord
 from agui.runs._log import LONGEST
 from agui.runs._tail import Tail
 from redis_server import RedisServer, free_port, running_redis
@@ -176,6 +179,33 @@ def test_a_lost_run_leaves_the_thread_to_the_run_that_took_it_over(make_log: Fac
     run(make_log, scenario, lease=0.3)
 
 
+@pytest.mark.parametrize("first", ["append", "renew"])
+def test_an_owner_whose_lease_lapsed_finds_its_run_lost_when_it_next_writes(
+    make_log: Factory, first: str
+) -> None:
+    async def scenario(log: RunLog) -> None:
+        await log.begin("r1", "t1")
+        await log.append("r1", [START])
+        await asyncio.sleep(0.4)  # the owner paused past its lease, and nobody read the run
+        assert await log.begin("r2", "t1") is None  # another worker took the thread meanwhile
+
+        if first == "append":
+            assert not await log.append("r1", [frame(2)])
+        else:
+            assert await log.renew("r1") == "gone"
+
+        assert await log.renew("r1") == "gone"
+        assert not await log.append("r1", [frame(3)])
+        page = await log.read("r1", 1, wait=0)
+        assert page is not None
+        assert page.ended
+        ((number, lost),) = page.frames
+        assert (number, json.loads(lost)["code"]) == (2, "RUN_LOST")
+        assert await log.begin("r3", "t1") == "r2"
+
+    run(make_log, scenario, lease=0.3)
+
+
 def test_a_renewed_lease_keeps_the_run_live(make_log: Factory) -> None:
     async def scenario(log: RunLog) -> None:
         await log.begin("r1", "t1")
@@ -324,6 +354,83 @@ def test_the_bounds_of_the_settings_are_taken_by_both_logs_and_their_local_copy(
             await tail.aclose()
 
     asyncio.run(main())
+
+
+def test_a_worker_reads_a_run_id_used_again_as_the_new_run_once_the_log_lost_the_old(
+    redis_server: RedisServer,
+) -> None:
+    prefix = f"test-{uuid.uuid4().hex[:8]}:"
+
+    async def main() -> list[bytes]:
+        tail = Tail(RedisRunLog(redis_server.url, prefix=prefix))
+        store = redis.asyncio.Redis(host="127.0.0.1", port=redis_server.port)
+        try:
+            await tail.begin("r1", "t1")
+            await tail.append("r1", [START, FINISH], thread=RECORD)
+            await store.delete(f"{prefix}run:r1", f"{prefix}log:r1")  # evicted, or a restart
+            assert await tail.begin("r1", "t2") is None
+            assert await tail.append("r1", [frame(7)])
+            page = await tail.read("r1", 0, wait=0)
+            assert page is not None
+            return [data for _, data in page.frames]
+        finally:
+            await store.aclose()
+            await tail.aclose()
+
+    assert asyncio.run(main()) == [frame(7)]
+
+
+def test_a_workers_copy_of_a_finished_run_expires_with_the_log_s_own(
+    redis_server: RedisServer,
+) -> None:
+    async def main() -> tuple[bool, bool]:
+        tail = Tail(RedisRunLog(redis_server.url, prefix=f"test-{uuid.uuid4().hex[:8]}:", ttl=0.3))
+        try:
+            await tail.begin("r1", "t1")
+            await tail.append("r1", [START, FINISH], thread=RECORD)
+            kept = await tail.read("r1", 0, wait=0) is not None
+            await asyncio.sleep(0.5)
+            return kept, await tail.read("r1", 0, wait=0) is None
+        finally:
+            await tail.aclose()
+
+    assert asyncio.run(main()) == (True, True)
+
+
+def test_a_discarded_run_wakes_its_waiting_reader_and_is_gone_to_the_next_read() -> None:
+    async def main() -> tuple[Page | None, Page | None]:
+        log = MemoryRunLog()
+        await log.begin("r1", "t1")
+        reading = asyncio.create_task(log.read("r1", 0, wait=30.0))
+        await asyncio.sleep(0.05)
+        log.discard("r1")
+        woken = await asyncio.wait_for(reading, 5.0)
+        return woken, await log.read("r1", 0, wait=0)
+
+    woken, after = asyncio.run(main())
+    assert woken is not None
+    assert woken.frames == []
+    assert after is None
+
+
+class _Watcher:
+    def __call__(self) -> None:
+        pytest.fail("a swept run was cancelled")
+
+
+def test_the_memory_log_keeps_nothing_of_a_run_it_sweeps() -> None:
+    async def main() -> tuple[MemoryRunLog, weakref.ref[_Watcher], str]:
+        log = MemoryRunLog(lease=0.01, ttl=0.01, max_run_seconds=0.01)
+        await log.begin("r1", "t1")  # never ended, never read: only the sweep sees it go
+        watcher = _Watcher()
+        log.watch("r1", watcher)
+        await asyncio.sleep(1.1)  # sweeps run once a second at most
+        await log.begin("r2", "t2")
+        return log, weakref.ref(watcher), await log.cancel("r1")
+
+    log, watcher, cancelled = asyncio.run(main())  # the log lives on, as a server's does
+    gc.collect()
+    assert (watcher(), cancelled, log.held_runs) == (None, "unknown", 1)
 
 
 def test_ids_that_spell_another_id_s_key_keep_to_their_own_run_and_thread(

@@ -6,7 +6,9 @@ frames with the same ids. The follower blocks on the log for at most the log's p
 a time, which is how a dead owner is noticed (the log ends such a run `RUN_LOST`), and stops at
 the frame that ends the run, when the client leaves, or when the log cannot be read (then with a
 `RUN_ERROR` frame of its own, `RUN_LOG_UNAVAILABLE`, which has no `id:` since the log never held
-it: a client resuming after it resumes from the last frame the log gave).
+it: a client resuming after it resumes from the last frame the log gave). A run that leaves the
+log before its end is read (it expired, or the store lost its keys) ends the stream the same way,
+with `RUN_LOST`: a reader always gets one terminal event.
 """
 
 from __future__ import annotations
@@ -16,10 +18,10 @@ import logging
 from collections.abc import Callable
 
 from agui.asgi._admission import Receive, Send
-from agui.asgi._encoding import Encoding
+from agui.asgi._encoding import Encoding, broken_frames
 from agui.asgi._streaming import wait_disconnect
 from agui.asgi._writer import try_send
-from agui.errors import RunLogError
+from agui.errors import AguiError, RunLogError
 from agui.events import RunErrorEvent
 from agui.proto import PROTO_MEDIA_TYPE
 from agui.runs import Page, RunLog
@@ -28,13 +30,21 @@ from agui.wire import parse_event
 
 __all__ = ["Follower", "frames_writer", "sse_frames"]
 
-FramesWriter = Callable[[list[tuple[int, bytes]]], bytes]
+FramesWriter = Callable[[list[tuple[int, bytes]]], tuple[bytes, bool]]
+"""The bytes of a page of a log's frames, and whether the stream may go on after them."""
 
 _log = logging.getLogger("agui.asgi")
 _PING = comment_frame("ping")
 _UNAVAILABLE = RunErrorEvent(
     message="the run log cannot be reached, so this stream ends here; resume it later",
     code="RUN_LOG_UNAVAILABLE",
+)
+_VANISHED = RunErrorEvent(
+    message=(
+        "the run is no longer in the run log (it expired, or the log lost its data) before its "
+        "end was read, so its outcome is unknown; read the thread for what it left"
+    ),
+    code="RUN_LOST",
 )
 
 
@@ -49,22 +59,35 @@ def sse_frames(frames: list[tuple[int, bytes]]) -> bytes:
 
 
 def frames_writer(encoding: Encoding) -> FramesWriter:
-    """How a log's frames become the bytes of an encoding: SSE with ids, or protobuf.
+    r"""How a log's frames become the bytes of an encoding: SSE with ids, or protobuf.
+
+    The log holds JSON, which every event can be written as. The binary binding cannot carry
+    every JSON value (an integer past a double's range): a page holding one is written up to
+    it, then a `RUN_ERROR` of its own ends that reader's stream, as the endpoint without a log
+    ends it. The run itself goes on in the log, for readers of another encoding.
 
     Examples:
         >>> from agui.asgi._encoding import SSE
-        >>> frames_writer(SSE) is sse_frames
-        True
+        >>> frames_writer(SSE)([(1, b'{"type":"RUN_STARTED"}')])
+        (b'id: 1\ndata: {"type":"RUN_STARTED"}\n\n', True)
     """
     if (b"content-type", PROTO_MEDIA_TYPE.encode()) not in encoding.headers:
-        return sse_frames
+        return _sse_page
     frame = encoding.frame
 
-    def proto_frames(frames: list[tuple[int, bytes]]) -> bytes:
+    def proto_frames(frames: list[tuple[int, bytes]]) -> tuple[bytes, bool]:
         # The binary binding has no ids: a protobuf reader resumes with `?after=` by count.
-        return b"".join([frame(parse_event(data)) for _, data in frames])
+        events = [parse_event(data) for _, data in frames]
+        try:
+            return b"".join([frame(event) for event in events]), True
+        except (ValueError, AguiError):
+            return broken_frames(list(events), encoding), False
 
     return proto_frames
+
+
+def _sse_page(frames: list[tuple[int, bytes]]) -> tuple[bytes, bool]:
+    return sse_frames(frames), True
 
 
 class Follower:
@@ -113,8 +136,11 @@ class Follower:
             if page.frames:
                 cursor = page.frames[-1][0]
                 idle_since = loop.time()
-                if not await try_send(send, _body(write(page.frames))):
+                data, going = write(page.frames)
+                if not await try_send(send, _body(data)):
                     return False
+                if not going:
+                    return True
             elif self._idle(loop.time() - idle_since, encoding):
                 idle_since = loop.time()
                 if not await try_send(send, _body(_PING)):
@@ -127,7 +153,9 @@ class Follower:
                 _log.exception("reading run %s from its log failed; ending its stream", run_id)
                 await try_send(send, _body(encoding.frame(_UNAVAILABLE)))
                 return True
-        return True  # the run expired while it was read
+        # The run left the log while it was read: its end will never come.
+        await try_send(send, _body(encoding.frame(_VANISHED)))
+        return True
 
     def _idle(self, idle: float, encoding: Encoding) -> bool:
         return self._keepalive is not None and encoding.pings and idle >= self._keepalive

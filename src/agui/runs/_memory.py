@@ -125,17 +125,38 @@ class MemoryRunLog:
             return
         self._swept = now
         for run_id in [r for r, run in self._runs.items() if run.expires <= now]:
-            del self._runs[run_id]
+            self.discard(run_id)
         for thread_id in [t for t, (_, expires) in self._threads.items() if expires <= now]:
             del self._threads[thread_id]
+
+    def discard(self, run_id: str) -> None:
+        """Forget a run at once, live or finished: readers find it gone, and its thread is free.
+
+        Examples:
+            >>> import asyncio
+            >>> async def demo():
+            ...     log = MemoryRunLog()
+            ...     await log.begin("r1", "t1")
+            ...     log.discard("r1")
+            ...     return await log.read("r1", 0, wait=0), await log.begin("r2", "t1")
+            >>> asyncio.run(demo())
+            (None, None)
+        """
+        run = self._runs.pop(run_id, None)
+        if run is None:
+            return
+        if self._busy.get(run.thread_id) == run_id:
+            del self._busy[run.thread_id]
+        self._watchers.pop(run_id, None)
+        _wake(run.waiters)  # a reader waiting on it reads again, and finds it gone
 
     async def append(
         self, run_id: str, frames: Sequence[bytes], *, thread: ThreadRecord | None = None
     ) -> bool:
         """Add a batch of frames; with `thread`, the last (see `RunLog.append`)."""
         check_frames(frames)
-        run = self._run(run_id)
-        if run is None or not run.live or run.owner != self._owner:
+        run = self._owned(run_id)
+        if run is None:
             return False
         self._add(run, frames)
         if thread is not None:
@@ -150,9 +171,16 @@ class MemoryRunLog:
         if excess > 0:
             del run.frames[:excess]
         waiters, run.waiters = run.waiters, []
-        for waiter in waiters:
-            if not waiter.done():
-                waiter.set_result(None)
+        _wake(waiters)
+
+    def _owned(self, run_id: str) -> _Run | None:
+        """The live run this log owns, or `None`; a lease that lapsed is lost, even to its owner."""
+        run = self._run(run_id)
+        if run is None or run.owner != self._owner:
+            return None
+        if run.live:
+            self._settle(run_id, run)
+        return run if run.live else None
 
     def _end(self, run_id: str, run: _Run) -> None:
         run.live = False
@@ -163,8 +191,8 @@ class MemoryRunLog:
 
     async def renew(self, run_id: str) -> LeaseAnswer:
         """Renew the lease (see `RunLog.renew`)."""
-        run = self._run(run_id)
-        if run is None or not run.live or run.owner != self._owner:
+        run = self._owned(run_id)
+        if run is None:
             return "gone"
         run.lease_until = time.monotonic() + self.settings.lease
         return "cancel" if run.cancel else "live"
@@ -226,3 +254,9 @@ class MemoryRunLog:
 
     async def aclose(self) -> None:
         """Nothing to release: the runs go with the process."""
+
+
+def _wake(waiters: list[asyncio.Future[None]]) -> None:
+    for waiter in waiters:
+        if not waiter.done():  # one whose wait timed out may still be listed
+            waiter.set_result(None)

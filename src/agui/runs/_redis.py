@@ -161,6 +161,8 @@ class RedisRunLog:
                     self.settings.maxlen,
                     run_id,
                     self._live_ms(),
+                    self._lost,
+                    self.prefix,
                 ],
             )
         )
@@ -168,10 +170,12 @@ class RedisRunLog:
 
     async def renew(self, run_id: str) -> LeaseAnswer:
         """Renew the lease (see `RunLog.renew`)."""
-        run_key, _ = self._keys(run_id)
+        run_key, log_key = self._keys(run_id)
+        lost = (self._lost, self._ttl_ms(), self.settings.maxlen)
         answer = await self._call(
             self._scripts["RENEW"](
-                keys=[run_key], args=[self._owner, self._lease_ms(), run_id, self.prefix]
+                keys=[run_key, log_key],
+                args=[self._owner, self._lease_ms(), run_id, self.prefix, *lost],
             )
         )
         return cast("LeaseAnswer", _text(answer))

@@ -11,7 +11,9 @@ holds, names another's key. Times to keep a key are in milliseconds.
 
 Scripts rather than pipelines because each decision reads and writes together: an owner must not
 append to a run a reader has just called lost, and a run must not be called lost while its owner
-renews it. The clock is the server's (`TIME`), so the workers' clocks never need to agree.
+renews it. An owner whose lease lapsed (a worker paused past it) finds its run lost when it next
+appends or renews, as a reader would have: by then another run may hold the thread. The clock
+is the server's (`TIME`), so the workers' clocks never need to agree.
 """
 
 from __future__ import annotations
@@ -67,9 +69,14 @@ return false
 """
 )
 
-APPEND = """
+APPEND = (
+    _SETTLE
+    + """
 -- KEYS: run, log, busy, thread; ARGV: owner, frame count, frames, final, thread JSON, ttl ms,
--- maxlen, run id, ms to keep a live run
+-- maxlen, run id, ms to keep a live run, lost frame, prefix
+if settle(KEYS[1], KEYS[2], ARGV[11], ARGV[8], ARGV[10], ARGV[6], tonumber(ARGV[7])) then
+  return 0
+end
 local fields = redis.call('HMGET', KEYS[1], 'state', 'owner', 'last')
 if fields[1] ~= 'live' or fields[2] ~= ARGV[1] then
   return 0
@@ -92,11 +99,15 @@ elseif last == tonumber(ARGV[2]) then
 end
 return 1
 """
+)
 
 RENEW = (
-    _NOW
+    _SETTLE
     + """
--- KEYS: run; ARGV: owner, lease ms, run id, prefix
+-- KEYS: run, log; ARGV: owner, lease ms, run id, prefix, lost frame, ttl ms, maxlen
+if settle(KEYS[1], KEYS[2], ARGV[4], ARGV[3], ARGV[5], ARGV[6], tonumber(ARGV[7])) then
+  return 'gone'
+end
 local fields = redis.call('HMGET', KEYS[1], 'state', 'owner', 'cancel', 'thread')
 if fields[1] ~= 'live' or fields[2] ~= ARGV[1] then
   return 'gone'

@@ -21,7 +21,8 @@ from agui.sse import event_json
 __all__ = ["Tail"]
 
 _KEPT = 60.0
-"""Seconds the local copy of a finished run is kept, for its last readers."""
+"""Seconds the local copy of a finished run is kept, for its last readers (never longer than the
+log keeps the run: past that, every worker answers that the run is gone)."""
 _NO_THREAD = ThreadRecord("", messages=[], state=None, run_ids=[])
 _UNAVAILABLE = event_json(
     RunErrorEvent(
@@ -59,14 +60,23 @@ class Tail:
             None
             if isinstance(log, MemoryRunLog)
             else MemoryRunLog(
-                lease=longest, ttl=_KEPT, max_run_seconds=longest, maxlen=log.settings.maxlen
+                lease=longest,
+                ttl=min(_KEPT, log.settings.ttl),
+                max_run_seconds=longest,
+                maxlen=log.settings.maxlen,
             )
         )
 
     async def begin(self, run_id: str, thread_id: str) -> str | None:
-        """Begin the run in the log, and its local copy when it began."""
+        """Begin the run in the log, and its local copy when it began.
+
+        A copy of an earlier run of that id may still be here when the log no longer holds it
+        (it expired there, or the store lost it, and a client sent the id again): the log is
+        what says the id is free, so that copy goes, and the new run's readers read the new run.
+        """
         holder = await self._log.begin(run_id, thread_id)
         if holder is None and self._local is not None:
+            self._local.discard(run_id)
             await self._local.begin(run_id, run_id)
         return holder
 
