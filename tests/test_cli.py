@@ -117,6 +117,20 @@ callable_agent = Callable()
 number = 42
 """
 
+LAZY_FILE = """
+class Computed:
+    @property
+    def run(self):
+        raise RuntimeError("run is computed, and computing it fails")
+
+
+computed = Computed()
+
+
+def __getattr__(name):
+    raise ImportError(f"{name} needs an extra that is not installed")
+"""
+
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -124,9 +138,14 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "agents.py").write_text(AGENT_FILE)
     (tmp_path / "broken.py").write_text("raise RuntimeError('this module fails on import')\n")
     (tmp_path / "exits.py").write_text("raise SystemExit(3)\n")
+    (tmp_path / "boom.py").write_text(
+        "class Boom(BaseException):\n    pass\n\nraise Boom('bang')\n"
+    )
+    (tmp_path / "interrupts.py").write_text("raise KeyboardInterrupt\n")
+    (tmp_path / "lazy.py").write_text(LAZY_FILE)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", list(sys.path))
-    for name in ("agents", "broken", "exits"):
+    for name in ("agents", "broken", "exits", "boom", "interrupts", "lazy"):
         monkeypatch.delitem(sys.modules, name, raising=False)
     return tmp_path
 
@@ -278,6 +297,31 @@ def test_help_is_printed_by_the_console_script(args: list[str]) -> None:
         ("broken.py:agent", "cannot load 'broken.py': RuntimeError: this module fails on import"),
         ("exits:agent", "cannot import module 'exits': it exited at import (SystemExit: 3); a"),
         ("exits.py:agent", "cannot load 'exits.py': it exited at import (SystemExit: 3); a"),
+        (
+            "boom:agent",
+            (
+                "cannot import module 'boom': Boom: bang (importing it failed; python -c "
+                "'import boom' shows the traceback)\n"
+            ),
+        ),
+        (
+            "boom.py:agent",
+            "cannot load 'boom.py': Boom: bang (running the file failed; python boom.py shows",
+        ),
+        (
+            "lazy:agent",
+            (
+                "cannot get 'agent' from 'lazy': ImportError: agent needs an extra that is not "
+                "installed; name an attribute the module defines, after the colon\n"
+            ),
+        ),
+        (
+            "lazy:computed",
+            (
+                "'lazy:computed' cannot be checked as an agent: looking at it raised "
+                "RuntimeError: run is computed, and computing it fails; an agent is an async"
+            ),
+        ),
         ("agents:missing", "'agents' has no attribute 'missing'"),
         ("agents.py:Runner.missing", "'agents.py' has no attribute 'Runner.missing'"),
         ("agents", "target 'agents' must be package.module:attr or path/to/file.py:attr"),
@@ -301,6 +345,18 @@ def test_a_target_that_is_not_an_agent_exits_2_naming_the_problem(
     assert captured.out == ""
     assert captured.err.startswith("agui serve: error: ")
     assert message in captured.err
+
+
+@pytest.mark.parametrize("target", ["interrupts:agent", "interrupts.py:agent"])
+def test_a_target_interrupted_while_it_loads_stops_the_command_with_130_and_is_not_kept(
+    project: Path, capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    """Ctrl-C during a slow import stops the command; the half-run module is not loaded."""
+    del project
+
+    assert main(["serve", target]) == 130
+    assert capsys.readouterr().err == "agui serve: error: interrupted\n"
+    assert "interrupts" not in sys.modules
 
 
 def test_a_state_that_is_not_a_type_exits_2(
@@ -387,6 +443,49 @@ def test_a_missing_uvicorn_is_named_with_the_extra_to_install(
     assert 'pip install "agui-server[serve]"' in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("host", ["", " ", "\t"], ids=["empty", "space", "tab"])
+def test_serve_refuses_a_blank_host_rather_than_bind_every_interface(
+    project: Path, capsys: pytest.CaptureFixture[str], fake_server: type[FakeServer], host: str
+) -> None:
+    del project
+
+    assert main(["serve", "agents:agent", "--port", "0", "--host", host]) == 2
+    assert fake_server.served == []
+    assert capsys.readouterr().err == (
+        f"agui serve: error: argument --host: {host!r} names no interface: give an address, "
+        "such as 127.0.0.1, or --host 0.0.0.0 to serve on all interfaces (see 'agui serve "
+        "--help')\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("option", "given", "problem"),
+    [
+        ("--host", " 127.0.0.1", "has a space in it: give the address or name alone, such as"),
+        ("--host", "127.0.0.1\n", "has a space in it: give the address or name alone, such as"),
+        ("--host", "local host", "has a space in it: give the address or name alone, such as"),
+        ("--host", "127.0.0.\udcff", "holds bytes that are not UTF-8; give it as UTF-8 text"),
+        ("--path", "/agent\udcff", "holds bytes that are not UTF-8; give it as UTF-8 text"),
+    ],
+    ids=["leading-space", "newline", "inner-space", "host-not-utf8", "path-not-utf8"],
+)
+def test_serve_refuses_a_host_or_path_it_cannot_bind_or_show_in_one_line(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    fake_server: type[FakeServer],
+    option: str,
+    given: str,
+    problem: str,
+) -> None:
+    del project
+
+    assert main(["serve", "agents:agent", "--port", "0", option, given]) == 2
+    assert fake_server.served == []
+    err = capsys.readouterr().err
+    assert err.startswith(f"agui serve: error: argument {option}: {given!r} {problem}")
+    assert err.count("\n") == 1
+
+
 def test_a_port_in_use_exits_2(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     del project
     with socket.socket() as taken:
@@ -465,6 +564,44 @@ def test_serve_announces_the_bound_address_and_hands_uvicorn_the_socket(
     assert config.host == "127.0.0.1"
     assert config.port > 0
     assert sock.fileno() == -1, "the listening socket is closed once the server returns"
+
+
+@pytest.mark.parametrize("option", ["--grace", "--keepalive"])
+def test_serve_takes_durations_of_zero_or_more_seconds(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    fake_server: type[FakeServer],
+    option: str,
+) -> None:
+    del project
+
+    assert main(["serve", "agents:agent", "--port", "0", option, "0"]) == 0
+    assert len(fake_server.served) == 1
+    for given in ["-1", "inf", "nan"]:
+        assert main(["serve", "agents:agent", option, given]) == 2
+        assert capsys.readouterr().err.startswith(
+            f"agui serve: error: argument {option}: {given} is not a duration: give zero or more "
+            "seconds (see"
+        )
+
+
+@pytest.mark.parametrize(("runs", "status"), [("memory", 0), ("redis://x", 0), ("sqlite:", 2)])
+def test_serve_keeps_runs_in_the_run_log_runs_names(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    fake_server: type[FakeServer],
+    runs: str,
+    status: int,
+) -> None:
+    del project
+
+    assert main(["serve", "agents:agent", "--port", "0", "--runs", runs]) == status
+    assert len(fake_server.served) == 1 - status // 2
+    assert capsys.readouterr().err == (
+        ""
+        if status == 0
+        else "agui serve: error: --runs 'sqlite:' names no run log: give memory or a redis:// URL\n"
+    )
 
 
 def test_ctrl_c_ends_serve_quietly_with_status_0(
@@ -1143,7 +1280,10 @@ Asgi = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 
 
 def replaying(
-    *frames: bytes, status: int = 200, content_type: bytes = b"text/event-stream"
+    *frames: bytes,
+    status: int = 200,
+    content_type: bytes = b"text/event-stream",
+    location: str | None = None,
 ) -> Asgi:
     """An endpoint that answers every POST with these bytes, whatever it is asked."""
 
@@ -1153,6 +1293,7 @@ def replaying(
         while (await receive()).get("more_body"):
             pass
         headers = [(b"content-type", content_type)]
+        headers += [(b"location", location.encode())] if location else []
         await send({"type": "http.response.start", "status": status, "headers": headers})
         for frame in frames:
             await send({"type": "http.response.body", "body": frame, "more_body": True})
@@ -1415,6 +1556,172 @@ def test_watch_exits_2_for_a_header_that_is_not_ascii(capsys: pytest.CaptureFixt
     assert status == 2
     assert out == []
     assert "the header 'authorization' holds text that is not ASCII ('Bearer é')" in err
+
+
+def refusal(command: str, url: str, message: str) -> str:
+    """The one line `agui watch URL` or `agui verify URL` prints when it cannot use the URL."""
+    where = f"{url}: " if command == "verify" else ""
+    return f"agui {command}: error: {where}{message}\n"
+
+
+def run_live(capsys: pytest.CaptureFixture[str], command: str, *argv: str) -> tuple[int, str, str]:
+    status = main([command, *argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+@pytest.mark.parametrize("command", ["watch", "verify"])
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        (f"http://{'a' * 64}.example/", "label empty or too long"),
+        ("http://a..b/", "label empty or too long"),
+        ("http://xn--a/", "Codepoint U+0080 at position 1"),
+    ],
+    ids=["label-of-64", "empty-label", "bad-punycode"],
+)
+def test_watch_and_verify_exit_2_for_a_url_whose_host_is_not_a_name(
+    capsys: pytest.CaptureFixture[str], command: str, url: str, reason: str
+) -> None:
+    """The resolver (or idna, for punycode) raised UnicodeError, a traceback."""
+    status, out, err = run_live(capsys, command, url)
+
+    assert status == 2
+    assert out == ""
+    fact = f"{url!r} is not a URL that can be reached: its host is not a name: "
+    assert err.startswith(refusal(command, url, fact).removesuffix("\n"))
+    assert reason in err
+    assert err.endswith(
+        "; a host name is labels of 1 to 63 letters, digits and hyphens, separated by dots\n"
+    )
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("location", [f"http://{'a' * 64}.example/", "http://xn--a/"])
+def test_watch_exits_2_when_redirected_to_a_url_whose_host_is_not_a_name(
+    capsys: pytest.CaptureFixture[str], location: str
+) -> None:
+    with serving(replaying(status=307, location=location)) as url:
+        status, out, err = run_watch(capsys, url)
+
+    assert status == 2
+    assert out == []
+    assert err.startswith(
+        f"agui watch: error: the connection to {url} failed: it was redirected to a URL whose "
+        "host is not a name: "
+    )
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", ["watch", "verify"])
+@pytest.mark.parametrize("port", [0, 65536, 99999])
+def test_watch_and_verify_exit_2_for_a_url_whose_port_is_no_port(
+    capsys: pytest.CaptureFixture[str], command: str, port: int
+) -> None:
+    """Port 99999 is no port: a socket would connect to 34463 (99999 - 65536) instead."""
+    url = f"http://127.0.0.1:{port}/"
+
+    status, out, err = run_live(capsys, command, url)
+
+    assert status == 2
+    assert out == ""
+    assert err == refusal(
+        command,
+        url,
+        f"{url!r} is not a URL that can be reached: its port {port} is no port; a port is 1 to "
+        "65535",
+    )
+
+
+def test_watch_exits_2_for_a_url_that_is_not_utf8(capsys: pytest.CaptureFixture[str]) -> None:
+    url = "http://127.0.0.1:9/agent\udcff"
+
+    status, out, err = run_watch(capsys, url)
+
+    assert status == 2
+    assert out == []
+    assert err == refusal(
+        "watch", url, f"the URL {url!r} holds bytes that are not UTF-8; give it as UTF-8 text"
+    )
+
+
+@pytest.mark.parametrize("command", ["watch", "verify"])
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [
+        (
+            "Content-Length: 5",
+            (
+                "the header 'content-length' cannot be given: the command sets Content-Length "
+                "itself, from the JSON body it sends; drop -H 'Content-Length: ...'"
+            ),
+        ),
+        (
+            "content-length: 99999",
+            (
+                "the header 'content-length' cannot be given: the command sets Content-Length "
+                "itself, from the JSON body it sends; drop -H 'Content-Length: ...'"
+            ),
+        ),
+        (
+            "Transfer-Encoding: chunked",
+            (
+                "the header 'transfer-encoding' cannot be given: the command sends the JSON body "
+                "whole, with its Content-Length; drop -H 'Transfer-Encoding: ...'"
+            ),
+        ),
+        (
+            "Bad Name: x",
+            (
+                "the header name 'bad name' is not an HTTP token: a name is letters, digits and "
+                "!#$%&'*+-.^_`|~, with no space: give the header as 'Name: value'"
+            ),
+        ),
+        (
+            "X-Trace(1): x",
+            "the header name 'x-trace(1)' is not an HTTP token: a name is letters, digits and",
+        ),
+        (
+            "X-Note: one\ntwo",
+            (
+                "the header 'x-note' holds a control character ('one\\ntwo'); a header value is "
+                "one line of printable text: send line breaks and the like encoded, as the "
+                "server reads it"
+            ),
+        ),
+        ("X-Note: a\x00b", "the header 'x-note' holds a control character ('a\\x00b'); a"),
+    ],
+    ids=["length", "length-too-long", "chunked", "space", "parenthesis", "newline", "nul"],
+)
+def test_watch_and_verify_exit_2_for_a_header_http_cannot_carry(
+    capsys: pytest.CaptureFixture[str], command: str, header: str, message: str
+) -> None:
+    """Refused before any request: h11 raised for some (Content-Length, a traceback), and
+    others reached the server."""
+    with serving(agui.asgi_app(hello_agent)) as url:
+        status, out, err = run_live(capsys, command, url, "-H", header)
+
+    assert status == 2
+    assert out == ""
+    assert err.startswith(f"agui {command}: error: {message}")
+    assert err.count("\n") == 1
+
+
+def test_watch_sends_a_header_with_a_tab_and_an_empty_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    headers: list[dict[str, str]] = []
+
+    def authorize(given: Mapping[str, str]) -> bool:
+        headers.append(dict(given))
+        return True
+
+    with serving(agui.asgi_app(hello_agent, authorize=authorize)) as url:
+        status, _, _ = run_watch(capsys, url, "-H", "X-Note: a\tb", "-H", "X-Empty:")
+
+    assert status == 0
+    assert headers[0]["x-note"] == "a\tb"
+    assert headers[0]["x-empty"] == ""
 
 
 @pytest.mark.parametrize(
@@ -2008,6 +2315,40 @@ def test_a_user_error_is_one_line_and_exit_status_2_in_a_real_process(
     assert completed.returncode == 2, completed.stderr
     assert completed.stderr.startswith(message), completed.stderr
     assert completed.stderr.count("\n") == 1, completed.stderr
+    assert completed.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("target", "status", "message"),
+    [
+        (
+            "boom:agent",
+            2,
+            (
+                "agui serve: error: cannot import module 'boom': Boom: bang (importing it "
+                "failed; python -c 'import boom' shows the traceback)\n"
+            ),
+        ),
+        (
+            "boom.py:agent",
+            2,
+            (
+                "agui serve: error: cannot load 'boom.py': Boom: bang (running the file failed; "
+                "python boom.py shows the traceback)\n"
+            ),
+        ),
+        ("interrupts.py:agent", 130, "agui serve: error: interrupted\n"),
+    ],
+    ids=["module", "file", "ctrl-c"],
+)
+def test_a_target_raising_a_base_exception_at_import_is_one_line_in_a_real_process(
+    project: Path, target: str, status: int, message: str
+) -> None:
+    """`class Boom(BaseException)` is an import failure; `KeyboardInterrupt` is a Ctrl-C."""
+    completed = run_agui("serve", target, cwd=project)
+
+    assert completed.returncode == status, completed.stderr
+    assert completed.stderr == message
     assert completed.stdout == ""
 
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Literal, cast
 
 from pydantic import JsonValue
 
+from agui._text import unicode_problem
 from agui.client import SSEParser
 from agui.errors import CaptureError, DecodeError, ProtocolViolation, UnknownEventType
 from agui.events import Event, RunStartedEvent
@@ -49,6 +50,7 @@ MALFORMED_EVENT = "malformed-event"
 
 _SSE_FIELDS = ("data:", ":", "event:", "id:", "retry:")
 _ERROR_BODY_LIMIT = 64 * 1024
+_HIGHEST_PORT = 65535
 
 
 @dataclasses.dataclass(frozen=True)
@@ -287,22 +289,17 @@ def post_stream(
     """POST `body` to `url` and yield the data of each SSE frame of the answer as it arrives.
 
     Raises:
-        CaptureError: The connection failed, the server answered with a non-2xx status (its
-            body is kept) or with something other than an event stream, or the stream broke.
+        CaptureError: The URL cannot be reached, the connection failed, the server answered
+            with a non-2xx status (its body is kept) or with something other than an event
+            stream, or the stream broke.
     """
     import httpx  # noqa: PLC0415 - an optional dependency, needed by these commands only
 
     sent = {name.lower(): value for name, value in (headers or {}).items()}
-    for name, value in sent.items():
-        if not (name + value).isascii():
-            message = (
-                f"the header {name!r} holds text that is not ASCII ({value!r}); an HTTP header "
-                "is ASCII: send non-ASCII text percent- or base64-encoded, as the server reads it"
-            )
-            raise CaptureError(message)
     sent.update({"content-type": "application/json", "accept": SSE_MEDIA_TYPE})
     content = body.model_dump_json().encode()
     try:
+        _check_url(url)
         with (
             httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=True) as client,
             client.stream("POST", url, content=content, headers=sent) as response,
@@ -316,12 +313,44 @@ def post_stream(
             f"{url!r} is not a URL that can be reached ({error}); give one as http://host:port/path"
         )
         raise CaptureError(message) from None
+    except UnicodeError as error:  # the URL's host passed `_check_url`: a redirect's did not
+        message = (
+            f"the connection to {url} failed: it was redirected to a URL whose host is not a "
+            f"name: {error}"
+        )
+        raise CaptureError(message) from None
     except httpx.HTTPError as error:
         detail = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
         message = f"the connection to {url} failed: {detail}"
         raise CaptureError(message) from None
     except DecodeError as error:  # a frame larger than the parser takes
         raise CaptureError(str(error)) from None
+
+
+def _check_url(url: str) -> None:
+    """Refuse what httpx lets through: bytes that are not UTF-8, a bad host, no port (99999)."""
+    import httpx  # noqa: PLC0415 - an optional dependency, needed by these commands only
+
+    if unicode_problem(url) is not None:  # argv's undecodable bytes, which no URL can carry
+        message = f"the URL {url!r} holds bytes that are not UTF-8; give it as UTF-8 text"
+        raise CaptureError(message)
+    parsed = httpx.URL(url)
+    try:
+        parsed.host  # noqa: B018 - building the request decodes its punycode labels so
+        parsed.raw_host.decode("ascii").encode("idna")  # and the resolver is given this
+    except UnicodeError as error:
+        message = (
+            f"{url!r} is not a URL that can be reached: its host is not a name: {error}; a host "
+            "name is labels of 1 to 63 letters, digits and hyphens, separated by dots"
+        )
+        raise CaptureError(message) from None
+    port = parsed.port
+    if port is not None and not 0 < port <= _HIGHEST_PORT:  # a socket connects 99999 to 34463
+        message = (
+            f"{url!r} is not a URL that can be reached: its port {port} is no port; a port is "
+            f"1 to {_HIGHEST_PORT}"
+        )
+        raise CaptureError(message)
 
 
 def _check_response(url: str, response: httpx.Response) -> None:

@@ -35,6 +35,13 @@ __all__ = [
 
 
 _LONGEST_TIMEOUT = 24 * 60 * 60
+_TOKEN = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz")  # RFC 9110, lowercased
+_CONTROL = frozenset(map(chr, [*range(32), 127])) - {"\t"}  # no header value holds them
+# The body is sent whole, its length counted: h11 refuses, or a server misreads, other framing.
+_FRAMING = {
+    "content-length": "the command sets Content-Length itself, from the JSON body it sends",
+    "transfer-encoding": "the command sends the JSON body whole, with its Content-Length",
+}
 
 
 def wrap(text: str) -> str:
@@ -105,15 +112,48 @@ def request(args: argparse.Namespace) -> tuple[RunAgentInput, dict[str, str]]:
             raise Problem(message) from None
         except UsageError as error:
             raise Problem(str(error)) from None
+    tools = [name.strip() for given in args.tool for name in str(given).split(",") if name.strip()]
+    return run_input(message=args.message, state=state, tools=tools), _headers(args.header)
+
+
+def _headers(given: list[str]) -> dict[str, str]:
+    """The `-H` headers by lowercased name; `Problem` for one that HTTP cannot carry."""
     headers: dict[str, str] = {}
-    for header in args.header:
+    for header in given:
         name, colon, value = str(header).partition(":")
         if not colon or not name.strip():
             message = f"--header {header!r} is not 'Name: value'"
             raise Problem(message)
-        headers[name.strip()] = value.strip()
-    tools = [name.strip() for given in args.tool for name in str(given).split(",") if name.strip()]
-    return run_input(message=args.message, state=state, tools=tools), headers
+        name, value = name.strip().lower(), value.strip()
+        problem = _header_problem(name, value)
+        if problem is not None:
+            raise Problem(problem)
+        headers[name] = value
+    return headers
+
+
+def _header_problem(name: str, value: str) -> str | None:
+    """Why a header cannot be sent, in a message; `None` when it can."""
+    if not (name + value).isascii():
+        return (
+            f"the header {name!r} holds text that is not ASCII ({value!r}); an HTTP header is "
+            "ASCII: send non-ASCII text percent- or base64-encoded, as the server reads it"
+        )
+    if name in _FRAMING:
+        return (
+            f"the header {name!r} cannot be given: {_FRAMING[name]}; drop -H '{name.title()}: ...'"
+        )
+    if not _TOKEN.issuperset(name):
+        return (
+            f"the header name {name!r} is not an HTTP token: a name is letters, digits and "
+            "!#$%&'*+-.^_`|~, with no space: give the header as 'Name: value'"
+        )
+    if _CONTROL.intersection(value):
+        return (
+            f"the header {name!r} holds a control character ({value!r}); a header value is one "
+            "line of printable text: send line breaks and the like encoded, as the server reads it"
+        )
+    return None
 
 
 def known_calls(body: RunAgentInput) -> list[str]:

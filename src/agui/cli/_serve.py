@@ -5,9 +5,9 @@ may connect as soon as it reads that line. Ctrl-C or SIGTERM shuts down graceful
 status 0, the one way `serve` is meant to stop: the runs in flight are cancelled first, so each
 stream ends with `RUN_FINISHED` (outcome `cancelled`) and the agents' `finally` blocks run, within
 `--grace` seconds; then uvicorn closes what is still open. Every error before the server starts
-is one line: a port outside 0-65535 is a usage error of the parser; a target that does not load,
-uvicorn missing, or an address that cannot be bound is reported with what to do instead (status
-2).
+is one line: a port outside 0-65535, or a blank `--host` (all interfaces are `0.0.0.0`), is a
+usage error of the parser; a target that does not load, uvicorn missing, or an address that
+cannot be bound is reported with what to do instead (status 2).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from agui._text import unicode_problem
 from agui.asgi import (
     BODY_TIMEOUT,
     KEEPALIVE,
@@ -96,11 +97,16 @@ def add_serve(commands: Commands) -> None:
     serve.add_argument(
         "target", metavar="TARGET", help="the agent, as package.module:attr or path/to/file.py:attr"
     )
-    serve.add_argument("--host", default="127.0.0.1", help="interface to bind (127.0.0.1)")
+    serve.add_argument(
+        "--host",
+        type=_host,
+        default="127.0.0.1",
+        help="interface to bind; 0.0.0.0 for all of them (127.0.0.1)",
+    )
     serve.add_argument(
         "--port", type=_port, default=8000, help="port to bind; 0 picks a free one (8000)"
     )
-    serve.add_argument("--path", default="/", help="the URL path of the endpoint (/)")
+    serve.add_argument("--path", type=_path, default="/", help="the URL path of the endpoint (/)")
     serve.add_argument(
         "--state", metavar="MODULE:TYPE", help="the run state type, loaded like TARGET"
     )
@@ -153,6 +159,32 @@ def _seconds(text: str) -> float:
         message = f"{text} is not a duration: give zero or more seconds"
         raise argparse.ArgumentTypeError(message)
     return seconds
+
+
+def _host(text: str) -> str:
+    """An interface to bind: an address or a name, never blank, which would bind them all."""
+    if not text.strip():
+        message = (
+            f"{text!r} names no interface: give an address, such as 127.0.0.1, or "
+            "--host 0.0.0.0 to serve on all interfaces"
+        )
+        raise argparse.ArgumentTypeError(message)
+    if any(char.isspace() for char in text):
+        message = f"{text!r} has a space in it: give the address or name alone, such as 127.0.0.1"
+        raise argparse.ArgumentTypeError(message)
+    return _utf8(text)
+
+
+def _path(text: str) -> str:
+    """The endpoint's URL path, which is percent-encoded to be shown: UTF-8 text."""
+    return _utf8(text)
+
+
+def _utf8(text: str) -> str:
+    if unicode_problem(text) is not None:  # argv's undecodable bytes: lone surrogates
+        message = f"{text!r} holds bytes that are not UTF-8; give it as UTF-8 text"
+        raise argparse.ArgumentTypeError(message)
+    return text
 
 
 def _port(text: str) -> int:

@@ -5,7 +5,8 @@ file target is loaded from its path with its own directory on `sys.path`, and on
 agent and the `--state` type may come from the same file and then share their classes. Anything
 that goes wrong (no such file, an import that raises or exits, a missing attribute, an object
 that is not an agent) is one `TargetError` that names what is wrong and how to name the target
-instead.
+instead. Only Ctrl-C (`KeyboardInterrupt`) while a target loads is not: it stops the command, as
+it would anywhere else.
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ def load_target(target: str) -> object:
         except AttributeError:
             message = f"{where!r} has no attribute {attr!r}: name one it defines, after the colon"
             raise TargetError(message) from None
+        except Exception as error:  # a module `__getattr__` or a property that raises
+            message = (
+                f"cannot get {attr!r} from {where!r}: {type(error).__name__}: {error}; name an "
+                "attribute the module defines, after the colon"
+            )
+            raise TargetError(message) from error
     return value
 
 
@@ -63,7 +70,15 @@ def load_agent(target: str) -> AgentLike[Any]:
     from agui.runner import agent_problem  # noqa: PLC0415 - lazy, so the command starts light
 
     value = load_target(target)
-    problem = agent_problem(value)
+    try:
+        problem = agent_problem(value)
+    except Exception as error:  # its `run` is a property that raises, say
+        message = (
+            f"{target!r} cannot be checked as an agent: looking at it raised "
+            f"{type(error).__name__}: {error}; an agent is an async function or an object "
+            "with an async run(ctx) method"
+        )
+        raise TargetError(message) from error
     if problem is not None:
         message = (
             f"{target!r} is not an agent: {problem}; an agent is an async function taking the "
@@ -115,16 +130,11 @@ def _load_file(where: str) -> ModuleType:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except SystemExit as error:
-        del sys.modules[name]
-        message = f"cannot load {where!r}: {_exited(error)}"
-        raise TargetError(message) from error
-    except Exception as error:
-        del sys.modules[name]
-        message = (
-            f"cannot load {where!r}: {type(error).__name__}: {error} (running the file failed; "
-            f"python {where} shows the traceback)"
-        )
+    except BaseException as error:
+        del sys.modules[name]  # half run: the next load runs the file again
+        if isinstance(error, KeyboardInterrupt):
+            raise  # Ctrl-C while the file runs stops the command, as anywhere else (130)
+        message = f"cannot load {where!r}: {_failed(error, 'running the file', f'python {where}')}"
         raise TargetError(message) from error
     return module
 
@@ -154,24 +164,24 @@ def _load_module(where: str) -> ModuleType:
             "current directory: run from the folder above it, or give its file path"
         )
         raise TargetError(message) from None
-    except SystemExit as error:
-        message = f"cannot import module {where!r}: {_exited(error)}"
+    except KeyboardInterrupt:
+        raise  # Ctrl-C while the module imports stops the command, as anywhere else (130)
+    except BaseException as error:  # a `BaseException` of its own is an import failure too
+        failed = _failed(error, "importing it", f"python -c 'import {where}'")
+        message = f"cannot import module {where!r}: {failed}"
         raise TargetError(message) from error
-    except Exception as error:
-        message = (
-            f"cannot import module {where!r}: {type(error).__name__}: {error} (importing it "
-            f"failed; python -c 'import {where}' shows the traceback)"
+
+
+def _failed(error: BaseException, what: str, rerun: str) -> str:
+    """Why a target whose import raised or exited is refused, and how to see the traceback."""
+    if isinstance(error, SystemExit):
+        # It ran a program on import, rather than only define its agent.
+        return (
+            f"it exited at import (SystemExit: {error.code!r}); a target module must define the "
+            "agent and not run a program when imported: put that code under "
+            "if __name__ == '__main__':"
         )
-        raise TargetError(message) from error
-
-
-def _exited(error: SystemExit) -> str:
-    """Why a target that ran a program on import, rather than only define its agent, is refused."""
-    return (
-        f"it exited at import (SystemExit: {error.code!r}); a target module must define the "
-        "agent and not run a program when imported: put that code under "
-        "if __name__ == '__main__':"
-    )
+    return f"{type(error).__name__}: {error} ({what} failed; {rerun} shows the traceback)"
 
 
 def _describe(value: object) -> str:
