@@ -421,6 +421,27 @@ def test_an_event_protobuf_cannot_carry_ends_that_readers_stream_and_the_run_goe
     assert read[-1].type == "RUN_FINISHED"
 
 
+async def _burst(ctx: RunContext[JsonValue]) -> None:
+    for tick in range(30):  # one batch, since nothing is awaited: more than the log keeps
+        ctx.emit(CustomEvent(name="tick", value=tick))
+
+
+def test_a_reader_that_fell_behind_the_logs_maxlen_gets_an_end_not_a_stream_with_a_hole() -> None:
+    with serving(agui.asgi_app(_burst, runs=MemoryRunLog(maxlen=10))) as url:
+        given: dict[str, JsonValue] = {"threadId": "t-burst", "runId": "r-burst", "messages": []}
+        live = frames_of(httpx.post(url, json=given, timeout=TIMEOUT).text)
+        late = frames_of(httpx.get(f"{url}runs/r-burst/events?after=1", timeout=TIMEOUT).text)
+        kept = frames_of(httpx.get(f"{url}runs/r-burst/events?after=22", timeout=TIMEOUT).text)
+
+    for frames in (live, late):
+        *whole, (end_id, end) = frames
+        assert [frame_id for frame_id, _ in whole] == list(range(1, len(whole) + 1))
+        assert (end_id, end["type"], end["code"]) == (None, "RUN_ERROR", "EVENTS_TRIMMED")
+        assert "the run log keeps a run's latest 10 events" in str(end["message"])
+    assert [frame_id for frame_id, _ in kept] == list(range(23, 33))
+    assert kept[-1][1]["type"] == "RUN_FINISHED"
+
+
 def test_a_run_past_max_run_seconds_is_cancelled() -> None:
     with serving(agui.asgi_app(counter, runs=MemoryRunLog(max_run_seconds=0.3))) as url:
         started = time.monotonic()

@@ -8,7 +8,9 @@ the frame that ends the run, when the client leaves, or when the log cannot be r
 `RUN_ERROR` frame of its own, `RUN_LOG_UNAVAILABLE`, which has no `id:` since the log never held
 it: a client resuming after it resumes from the last frame the log gave). A run that leaves the
 log before its end is read (it expired, or the store lost its keys) ends the stream the same way,
-with `RUN_LOST`: a reader always gets one terminal event.
+with `RUN_LOST`, and so does a reader that fell behind the log's `maxlen` (`EVENTS_TRIMMED`): the
+events it missed are gone, and a stream with a hole in it could not be folded. A reader always
+gets one terminal event.
 """
 
 from __future__ import annotations
@@ -134,9 +136,9 @@ class Follower:
         page: Page | None = first
         while page is not None:
             if page.frames:
+                data, going = self._written(page.frames, cursor, write, encoding)
                 cursor = page.frames[-1][0]
                 idle_since = loop.time()
-                data, going = write(page.frames)
                 if not await try_send(send, _body(data)):
                     return False
                 if not going:
@@ -156,6 +158,22 @@ class Follower:
         # The run left the log while it was read: its end will never come.
         await try_send(send, _body(encoding.frame(_VANISHED)))
         return True
+
+    def _written(
+        self, frames: list[tuple[int, bytes]], cursor: int, write: FramesWriter, encoding: Encoding
+    ) -> tuple[bytes, bool]:
+        """A page's bytes, or, when frames after `cursor` were trimmed unread, the stream's end."""
+        missed = frames[0][0] - cursor - 1
+        if missed <= 0:
+            return write(frames)
+        maxlen = self._log.settings.maxlen
+        _log.warning("a reader fell %d events behind the run log's maxlen of %d", missed, maxlen)
+        message = (
+            f"this stream fell behind: the run log keeps a run's latest {maxlen} events, and the "
+            f"{missed} after event {cursor} were dropped before they were read, so the stream "
+            "cannot go on whole; raise the log's maxlen, or read the thread for the run's result"
+        )
+        return encoding.frame(RunErrorEvent(message=message, code="EVENTS_TRIMMED")), False
 
     def _idle(self, idle: float, encoding: Encoding) -> bool:
         return self._keepalive is not None and encoding.pings and idle >= self._keepalive
