@@ -206,6 +206,36 @@ def test_an_owner_whose_lease_lapsed_finds_its_run_lost_when_it_next_writes(
     run(make_log, scenario, lease=0.3)
 
 
+def test_an_abandoned_run_ends_run_lost_at_once_and_an_ended_or_foreign_one_is_left(
+    make_log: Factory,
+) -> None:
+    async def scenario(log: RunLog) -> None:
+        other = make_log()
+        try:
+            await log.begin("r1", "t1")
+            await log.append("r1", [START])
+            await other.abandon("r1")  # not its run
+            assert await log.renew("r1") == "live"
+
+            await log.abandon("r1")
+
+            page = await log.read("r1", 1, wait=0)
+            assert page is not None
+            assert page.ended
+            ((number, lost),) = page.frames
+            assert (number, json.loads(lost)["code"]) == (2, "RUN_LOST")
+            assert await log.begin("r2", "t1") is None
+            await log.append("r2", [START, FINISH], thread=RECORD)
+            await log.abandon("r2")
+            ended = await log.read("r2", 0, wait=0)
+            assert ended is not None
+            assert [data for _, data in ended.frames] == [START, FINISH]
+        finally:
+            await other.aclose()
+
+    run(make_log, scenario)  # the default lease, 15 s: only the abandon ends the run
+
+
 def test_a_renewed_lease_keeps_the_run_live(make_log: Factory) -> None:
     async def scenario(log: RunLog) -> None:
         await log.begin("r1", "t1")
@@ -378,6 +408,49 @@ def test_a_worker_reads_a_run_id_used_again_as_the_new_run_once_the_log_lost_the
             await tail.aclose()
 
     assert asyncio.run(main()) == [frame(7)]
+
+
+def test_a_run_its_owner_gives_up_is_read_from_the_log_ended_run_lost_by_every_reader(
+    redis_server: RedisServer,
+) -> None:
+    prefix = f"test-{uuid.uuid4().hex[:8]}:"
+
+    async def main() -> tuple[list[int], list[int]]:
+        tail = Tail(RedisRunLog(redis_server.url, prefix=prefix))
+        elsewhere = RedisRunLog(redis_server.url, prefix=prefix)
+        try:
+            await tail.begin("r1", "t1")
+            await tail.append("r1", [START])
+            await tail.release("r1")
+            here, there = await tail.read("r1", 0, 0), await elsewhere.read("r1", 0, 0)
+            assert here is not None
+            assert there is not None
+            assert here.ended
+            return [n for n, _ in here.frames], [n for n, _ in there.frames]
+        finally:
+            await elsewhere.aclose()
+            await tail.aclose()
+
+    assert asyncio.run(main()) == ([1, 2], [1, 2])
+
+
+def test_a_run_that_cannot_be_given_up_is_left_to_its_lease_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def main(server: RedisServer) -> None:
+        tail = Tail(RedisRunLog(server.url))
+        try:
+            await tail.begin("r1", "t1")
+            await tail.append("r1", [START])
+            server.stop()
+            await tail.release("r1")
+        finally:
+            await tail.aclose()
+
+    with running_redis() as server, caplog.at_level("WARNING", logger="agui.asgi"):
+        asyncio.run(main(server))
+
+    assert "run r1 could not be given up; it ends when its lease lapses" in caplog.text
 
 
 def test_a_workers_copy_of_a_finished_run_expires_with_the_log_s_own(

@@ -243,6 +243,14 @@ class RunLog(Protocol):
         """Renew this log's lease on a live run; also tells whether a cancel was requested."""
         ...
 
+    async def abandon(self, run_id: str) -> None:
+        """Give up a live run of this log's before its end, as if its lease had run out.
+
+        It ends with the `RUN_LOST` frame now, for every reader, rather than once the lease
+        lapses; a run that ended, or is not this log's, is left as it is.
+        """
+        ...
+
     async def read(self, run_id: str, after: int, wait: float) -> Page | None:
         """The frames after id `after`, waiting up to `wait` seconds for some; `None`: unknown.
 

@@ -197,6 +197,13 @@ class MemoryRunLog:
         run.lease_until = time.monotonic() + self.settings.lease
         return "cancel" if run.cancel else "live"
 
+    async def abandon(self, run_id: str) -> None:
+        """End a live run of this log's with the lost frame now (see `RunLog.abandon`)."""
+        run = self._owned(run_id)
+        if run is not None:
+            run.lease_until = time.monotonic()
+            self._settle(run_id, run)
+
     async def read(self, run_id: str, after: int, wait: float) -> Page | None:
         """The frames after `after`, waiting up to `wait` (see `RunLog.read`)."""
         run = self._run(run_id)

@@ -180,6 +180,12 @@ class RedisRunLog:
         )
         return cast("LeaseAnswer", _text(answer))
 
+    async def abandon(self, run_id: str) -> None:
+        """End a live run of this log's with the lost frame now (see `RunLog.abandon`)."""
+        run_key, log_key = self._keys(run_id)
+        lost = (self._lost, self._ttl_ms(), self.settings.maxlen, self.prefix, self._owner)
+        await self._call(self._scripts["ABANDON"](keys=[run_key, log_key], args=[run_id, *lost]))
+
     async def read(self, run_id: str, after: int, wait: float) -> Page | None:
         """The frames after `after`, blocking on XREAD up to `wait` (see `RunLog.read`)."""
         run_key, log_key = self._keys(run_id)

@@ -18,7 +18,7 @@ is the server's (`TIME`), so the workers' clocks never need to agree.
 
 from __future__ import annotations
 
-__all__ = ["APPEND", "BEGIN", "CANCEL", "RENEW", "SETTLE"]
+__all__ = ["ABANDON", "APPEND", "BEGIN", "CANCEL", "RENEW", "SETTLE"]
 
 _NOW = """
 local function now_ms()
@@ -129,6 +129,19 @@ SETTLE = (
     _SETTLE
     + """
 -- KEYS: run, log; ARGV: run id, lost frame, ttl ms, maxlen, prefix
+return settle(KEYS[1], KEYS[2], ARGV[5], ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])) and 1 or 0
+"""
+)
+
+ABANDON = (
+    _SETTLE
+    + """
+-- KEYS: run, log; ARGV: run id, lost frame, ttl ms, maxlen, prefix, owner
+local fields = redis.call('HMGET', KEYS[1], 'state', 'owner')
+if fields[1] ~= 'live' or fields[2] ~= ARGV[6] then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'lease', 0)
 return settle(KEYS[1], KEYS[2], ARGV[5], ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])) and 1 or 0
 """
 )

@@ -11,12 +11,12 @@ same frames with the same ids: the copy holds only what the log accepted.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 
-from agui.events import RunErrorEvent
+from agui.errors import RunLogError
 from agui.runs._log import LONGEST, CancelAnswer, LeaseAnswer, Page, RunLog, ThreadRecord
 from agui.runs._memory import MemoryRunLog
-from agui.sse import event_json
 
 __all__ = ["Tail"]
 
@@ -24,15 +24,9 @@ _KEPT = 60.0
 """Seconds the local copy of a finished run is kept, for its last readers (never longer than the
 log keeps the run: past that, every worker answers that the run is gone)."""
 _NO_THREAD = ThreadRecord("", messages=[], state=None, run_ids=[])
-_UNAVAILABLE = event_json(
-    RunErrorEvent(
-        message=(
-            "the run could not be written to its log (unreachable, or it no longer holds the "
-            "run), so it was stopped; start a new run"
-        ),
-        code="RUN_LOG_UNAVAILABLE",
-    )
-)
+_PAST_ANY = 2**62
+"""A frame id past every run's last: reading after it asks only whether the run ended."""
+_log = logging.getLogger("agui.asgi")
 
 
 class Tail:
@@ -90,9 +84,22 @@ class Tail:
         return written
 
     async def release(self, run_id: str) -> None:
-        """End the local copy of a run its owner stopped writing, for its local readers."""
+        """Give up a run its owner stopped writing before its end: it ends `RUN_LOST` in the log.
+
+        The local copy goes first: whether the log took the last batch is not known (an append
+        that timed out may have been applied after all), so the copy cannot say which frame
+        comes next. Its readers read the log, which holds the run's end, or, while it cannot be
+        reached, end their streams with the follower's own frame. A run that ended is left.
+        """
         if self._local is not None:
-            await self._local.append(run_id, [_UNAVAILABLE], thread=_NO_THREAD)
+            page = await self._local.read(run_id, _PAST_ANY, wait=0)
+            if page is None or page.ended:
+                return
+            self._local.discard(run_id)
+        try:
+            await self.abandon(run_id)
+        except RunLogError:
+            _log.warning("run %s could not be given up; it ends when its lease lapses", run_id)
 
     async def read(self, run_id: str, after: int, wait: float) -> Page | None:
         """Read the local copy of a run owned here, or else the log."""
@@ -102,6 +109,10 @@ class Tail:
     async def renew(self, run_id: str) -> LeaseAnswer:
         """Renew the lease in the log."""
         return await self._log.renew(run_id)
+
+    async def abandon(self, run_id: str) -> None:
+        """Give the run up in the log (see `release`, which also drops the local copy)."""
+        await self._log.abandon(run_id)
 
     async def cancel(self, run_id: str) -> CancelAnswer:
         """Ask the log to have the run cancelled."""
