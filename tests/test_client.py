@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import errno
+import itertools
 import json
 import socket
 import sys
+import time
 from collections.abc import (
     AsyncGenerator,
     AsyncIterator,
@@ -889,19 +892,37 @@ def test_resuming_gives_up_after_its_tries_in_a_row_bring_nothing() -> None:
     async def main(url: str) -> None:
         await AGUIClient(url, reconnects=2, reconnect_delay=0.01).run(RESUMED)
 
-    with serving_in_thread(app) as url, pytest.raises(httpx.RemoteProtocolError):
+    with (
+        serving_in_thread(app) as url,
+        pytest.raises(
+            ProtocolViolation,
+            match=r"run 'r-resume' is still active \(\d+ frames read\); resuming it failed 2 "
+            r"times in a row: RemoteProtocolError: ",
+        ) as caught,
+    ):
         asyncio.run(main(url))
 
     assert [method for method, _, _ in app.requests] == ["POST", "GET", "GET"]
+    assert caught.value.rule is Rule.TRUNCATED
+    assert isinstance(caught.value.__cause__, httpx.RemoteProtocolError)
 
 
-def test_a_cut_stream_without_ids_is_not_resumed() -> None:
+def test_a_cut_stream_without_ids_is_not_resumed_and_is_truncated_from_the_broken_read() -> None:
     app = Cutting(agui.asgi_app(ticking), {"POST": 2})
 
-    with serving_in_thread(app) as url, pytest.raises(httpx.RemoteProtocolError):
+    with (
+        serving_in_thread(app) as url,
+        pytest.raises(
+            ProtocolViolation,
+            match=r"run 'r-resume' is still active \(\d+ frames read\); the connection broke: "
+            r"RemoteProtocolError: peer closed connection without sending complete message body",
+        ) as caught,
+    ):
         asyncio.run(AGUIClient(url).run(RESUMED))
 
     assert [method for method, _, _ in app.requests] == ["POST"]
+    assert caught.value.rule is Rule.TRUNCATED
+    assert isinstance(caught.value.__cause__, httpx.RemoteProtocolError)
 
 
 STARTED_WITH_ID = b'id: 1\ndata: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n'
@@ -1002,3 +1023,231 @@ def test_the_parser_keeps_the_id_of_the_last_frame_it_gave() -> None:
     parser.feed(b"id: 5\ndata: a\n\nid: 6\n\nid: bad\0\ndata: b\n\n")
 
     assert parser.last_event_id == "6"
+
+
+# -- broken, stalled and absent servers, on a raw loopback socket ------------------------------
+
+
+class Act(enum.Enum):
+    """What a raw answer does besides sending bytes."""
+
+    HOLD = "send nothing more until the test ends, as a stalled server does"
+    STOP_LISTENING = "refuse every later connection, as a server that went down does"
+
+
+RawAnswer = Sequence["bytes | Act"]
+
+
+class RawServer:
+    """A loopback HTTP/1.1 server that answers its n-th request with the parts of `answers[n]`.
+
+    The answers are bytes no ASGI server sends on purpose: a body shorter than its length, a
+    stall after the head. A request past the last answer has its connection closed unanswered.
+    """
+
+    def __init__(self, answers: Sequence[RawAnswer]) -> None:
+        self.answers = answers
+        self.requests: list[tuple[float, str]] = []  # when each came, and its request line
+        self.released = asyncio.Event()
+        self.handlers: set[asyncio.Task[Any]] = set()
+        self.server: asyncio.Server | None = None
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        port: int = self.server.sockets[0].getsockname()[1]
+        return f"http://127.0.0.1:{port}/agent"
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self.handlers.add(task)
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+            length = 0
+            for line in head.split(b"\r\n"):
+                name, _, value = line.partition(b":")
+                if name.lower() == b"content-length":
+                    length = int(value)
+            # read the body whole: a socket closed with unread bytes resets the connection
+            await asyncio.wait_for(reader.readexactly(length), 10)
+            self.requests.append((time.monotonic(), head.split(b"\r\n")[0].decode()))
+            index = len(self.requests) - 1
+            await self.act(self.answers[index] if index < len(self.answers) else (), writer)
+        finally:
+            writer.close()
+
+    async def act(self, answer: RawAnswer, writer: asyncio.StreamWriter) -> None:
+        for part in answer:
+            if part is Act.HOLD:
+                await asyncio.wait_for(self.released.wait(), 10)
+            elif part is Act.STOP_LISTENING:
+                assert self.server is not None
+                self.server.close()
+            else:
+                assert isinstance(part, bytes)
+                writer.write(part)
+                await writer.drain()
+
+
+@contextlib.asynccontextmanager
+async def raw_server(*answers: RawAnswer) -> AsyncGenerator[RawServer, None]:
+    """Serve `answers` on 127.0.0.1 on a free port; on the way out, end every connection."""
+    raw = RawServer(answers)
+    raw.server = await asyncio.start_server(raw.handle, "127.0.0.1", 0)
+    try:
+        yield raw
+    finally:
+        raw.released.set()
+        raw.server.close()
+        await asyncio.wait_for(raw.server.wait_closed(), 10)
+        await asyncio.wait_for(asyncio.gather(*raw.handlers, return_exceptions=True), 10)
+
+
+def sse_head(length: int | None = None) -> bytes:
+    """The head of a 200 event stream; without a length, the body runs to the close."""
+    sized = b"" if length is None else b"content-length: %d\r\n" % length
+    return (
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+        + sized
+        + b"connection: close\r\n\r\n"
+    )
+
+
+STARTED = b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n'
+
+
+def within_ten_seconds(main: Callable[[], Awaitable[None]]) -> None:
+    async def bounded() -> None:
+        await asyncio.wait_for(main(), 10)
+
+    asyncio.run(bounded())
+
+
+def test_a_body_shorter_than_its_length_is_truncated_from_the_broken_read() -> None:
+    async def main() -> None:
+        async with raw_server([sse_head(len(STARTED) + 50), STARTED]) as raw:
+            with pytest.raises(
+                ProtocolViolation,
+                match=r"run 'r' is still active \(1 frames read\); the connection broke: "
+                r"RemoteProtocolError: peer closed connection without sending complete message "
+                r"body \(received 57 bytes, expected 107\)\. A truncated run has no outcome",
+            ) as caught:
+                await AGUIClient(raw.url).run(INPUT)
+        assert caught.value.rule is Rule.TRUNCATED
+        assert isinstance(caught.value.__cause__, httpx.RemoteProtocolError)
+
+    within_ten_seconds(main)
+
+
+def test_a_resume_that_gets_no_answer_is_tried_again() -> None:
+    async def main() -> None:
+        async with raw_server(
+            [sse_head(len(STARTED_WITH_ID) + 50), STARTED_WITH_ID],
+            [],  # the connection closes before an answer: the server is restarting
+            [sse_head(len(FINISHED_WITH_ID)), FINISHED_WITH_ID],
+        ) as raw:
+            events = await AGUIClient(raw.url, reconnect_delay=0).run(INPUT)
+        assert [event.type for event in events] == ["RUN_STARTED", "RUN_FINISHED"]
+        assert [line for _, line in raw.requests] == [
+            "POST /agent HTTP/1.1",
+            "GET /agent/runs/r/events HTTP/1.1",
+            "GET /agent/runs/r/events HTTP/1.1",
+        ]
+
+    within_ten_seconds(main)
+
+
+def test_a_resume_refused_every_time_is_truncated_after_its_tries_from_the_last_error() -> None:
+    async def main() -> None:
+        gone: RawAnswer = [Act.STOP_LISTENING, sse_head(len(STARTED_WITH_ID) + 50), STARTED_WITH_ID]
+        async with raw_server(gone) as raw:
+            with pytest.raises(
+                ProtocolViolation,
+                match=r"run 'r' is still active \(1 frames read\); resuming it failed 2 times "
+                r"in a row: ConnectError: ",
+            ) as caught:
+                await AGUIClient(raw.url, reconnects=2, reconnect_delay=0).run(INPUT)
+        assert caught.value.rule is Rule.TRUNCATED
+        assert isinstance(caught.value.__cause__, httpx.ConnectError)
+
+    within_ten_seconds(main)
+
+
+def test_a_resumed_stream_that_ends_with_nothing_new_is_named_in_the_truncation() -> None:
+    async def main() -> None:
+        async with raw_server(
+            [sse_head(len(STARTED_WITH_ID) + 50), STARTED_WITH_ID], [sse_head(0)]
+        ) as raw:
+            with pytest.raises(
+                ProtocolViolation,
+                match=r"/agent/runs/r/events ended without a terminal event: run 'r' is still "
+                r"active \(1 frames read\); resuming it failed: the resumed stream brought no "
+                r"new frame\. ",
+            ) as caught:
+                await AGUIClient(raw.url, reconnects=1, reconnect_delay=0).run(INPUT)
+        assert caught.value.__cause__ is None
+        assert len(raw.requests) == 2
+
+    within_ten_seconds(main)
+
+
+def test_each_resume_in_a_row_waits_reconnect_delay_longer_starting_with_the_first() -> None:
+    delay = 0.1
+    nothing_new = [sse_head(10)]  # a resumed stream that breaks before a frame
+
+    async def main() -> None:
+        async with raw_server(
+            [sse_head(len(STARTED_WITH_ID) + 50), STARTED_WITH_ID], *[nothing_new] * 3
+        ) as raw:
+            with pytest.raises(ProtocolViolation, match="resuming it failed 3 times in a row"):
+                await AGUIClient(raw.url, reconnect_delay=delay).run(INPUT)
+        came = [when for when, _ in raw.requests]
+        gaps = [later - earlier for earlier, later in itertools.pairwise(came)]
+        # lower bounds only: each request comes after the break before it, and the wait
+        assert len(gaps) == 3
+        for tries, gap in enumerate(gaps, start=1):
+            assert gap >= delay * tries - 0.005
+
+    within_ten_seconds(main)
+
+
+@pytest.mark.parametrize(
+    ("answer", "stalled"),
+    [
+        ([Act.HOLD], r"^The request to http://127\.0\.0\.1:\d+/agent got no answer"),
+        ([sse_head(), Act.HOLD], r"^The stream from http://.*/agent sent nothing more before "),
+        (
+            [sse_head(), STARTED, Act.HOLD],
+            r"^The stream from http://.*/agent sent nothing more after frame 0 \(RUN_STARTED\)",
+        ),
+    ],
+    ids=["before-the-answer", "before-the-first-frame", "after-a-frame"],
+)
+def test_a_stalled_server_times_out_naming_where_and_the_timeout_to_raise(
+    answer: RawAnswer, stalled: str
+) -> None:
+    async def main() -> None:
+        async with raw_server(answer) as raw:
+            with pytest.raises(
+                httpx.ReadTimeout,
+                match=stalled + r".* within the client's timeout \(ReadTimeout\)\. If the server "
+                r"can be silent that long, raise AGUIClient's timeout \(timeout=0\.2 now; None "
+                r"waits forever\)",
+            ) as caught:
+                await AGUIClient(raw.url, timeout=0.2).run(INPUT)
+        assert isinstance(caught.value.__cause__, httpx.ReadTimeout)
+
+    within_ten_seconds(main)
+
+
+def test_a_stall_under_a_given_http_client_names_that_clients_timeout() -> None:
+    async def main() -> None:
+        async with raw_server([Act.HOLD]) as raw, httpx.AsyncClient(timeout=0.2) as http:
+            with pytest.raises(
+                httpx.ReadTimeout,
+                match=r"raise the timeout of the httpx\.AsyncClient passed as http_client",
+            ):
+                await AGUIClient(raw.url, http_client=http).run(INPUT)
+
+    within_ten_seconds(main)

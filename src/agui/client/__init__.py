@@ -27,10 +27,17 @@ percent-quoted as one path segment, the query string of `url` kept). When such a
 before its terminal event (the connection drops, or the body ends early), the client asks for the
 rest with `Last-Event-ID`, so the caller sees one unbroken run: every event once, in order,
 verified as one stream. It tries `reconnects` times in a row (3 by default), waiting
-`reconnect_delay` seconds more before each; a try that brings an event starts the count again.
-A stream without ids cannot be resumed and fails as before. A server that refuses the resume
-(a 404 for a run it does not know) leaves the run truncated: the `truncated` error names the
-refusal too.
+`reconnect_delay` seconds before the first try and that much longer before each next one (0.25,
+0.5 and 0.75 seconds by default); a try that brings a frame starts the count again, and a try
+that cannot connect, or gets no answer, counts as one. A server that refuses the resume (a 404
+for a run it does not know) is not asked again.
+
+**How a run can fail to end.** A stream that stops before its terminal event, and cannot be
+resumed (no ids, or every try failed), is truncated: a `ProtocolViolation` with rule `truncated`
+that says what was read and why it stopped, the broken connection or the failed resume being its
+`__cause__`. A server that sends nothing for `timeout` seconds is not taken as gone: the client
+raises httpx's timeout (`httpx.ReadTimeout`), with a message that names where the stream stopped
+and the option that waits longer.
 
 The HTTP part needs `httpx`, installed with the `client` extra
 (`pip install "agui-server[client]"`); `SSEParser` needs nothing and works on any byte source.
@@ -63,6 +70,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
 from agui._numbers import duration, whole
+from agui.client._ending import lost, timed_out
 from agui.client._parser import MAX_FRAME_BYTES, SSEParser
 from agui.client._reader import StreamReader, error_body
 from agui.errors import DecodeError, HTTPStatusError, UsageError
@@ -110,7 +118,8 @@ class AGUIClient:
         verify: Check every event with agui's verifier as it arrives (see `agui.verify`).
         max_frame_bytes: The limit on one SSE frame; a larger one raises `FrameTooLarge`.
         reconnects: How many times in a row to resume a broken stream that has ids; 0: never.
-        reconnect_delay: Seconds to wait before the first try to resume; each next waits more.
+        reconnect_delay: Seconds to wait before the first try to resume; each next try in a
+            row waits that much longer than the one before.
         http_client: An `httpx.AsyncClient` to send the requests with.
 
     Raises:
@@ -174,12 +183,15 @@ class AGUIClient:
         Raises:
             HTTPStatusError: The server answered with a non-2xx status (before any event).
             ProtocolViolation: An event breaks an ordering rule (with `verify=True`), or the
-                stream ended without a terminal event (rule `truncated`, always checked; when
-                resuming it was refused, the message gives the refusal too, its `__cause__`).
+                stream ended without a terminal event (rule `truncated`, always checked: the
+                body ended early or the connection broke, and it could not be resumed; the
+                message names the break or the failed resume, which is its `__cause__`).
             DecodeError: The answer is not an event stream (another content type), or a frame
                 is not JSON, or not a valid event (`MalformedEvent`), or is too large
                 (`FrameTooLarge`).
-            httpx.HTTPError: The connection failed or timed out.
+            httpx.HTTPError: The first connection failed (`httpx.ConnectError`), or the server
+                sent nothing within `timeout` (`httpx.ReadTimeout`, its message naming where
+                the stream stopped and the option to raise).
         """
         shared = self._given if self._given is not None else self._owned
         if shared is not None:
@@ -213,38 +225,52 @@ class AGUIClient:
         http: httpx.AsyncClient,
         input: RunAgentInput,  # noqa: A002
     ) -> AsyncIterator[Event]:
-        headers = {name.lower(): value for name, value in self.headers.items()}
-        headers.update({"content-type": "application/json", "accept": SSE_MEDIA_TYPE})
-        body = _declared(input).model_dump_json().encode()
-        request = http.build_request("POST", self.url, content=body, headers=headers)
-        reader = StreamReader(
-            self.url, input, max_frame_bytes=self.max_frame_bytes, verify=self.verify
-        )
+        request, headers = self._post(http, input)
+        limit = self.max_frame_bytes
+        reader = StreamReader(self.url, input, max_frame_bytes=limit, verify=self.verify)
         events_url = _events_url(self.url, input.run_id)
-        response = await self._open(http, request)
-        failures = 0
+        response: httpx.Response | None = await self._open(http, request)
+        failure: Exception | None = None  # why the last response ended early, or never came
+        tries = 0  # resumes in a row that brought no frame
         while True:
-            before = reader.frames
-            try:
-                async for chunk in response.aiter_bytes():
-                    for event in reader.feed(chunk):
-                        yield event
-                broken: Exception | None = None
-            except _httpx_errors() as error:
-                broken = error
-            finally:
-                await response.aclose()
-            failures = 0 if reader.frames > before else failures + 1
-            last_id = reader.last_event_id
-            if reader.ended or last_id is None or failures >= self.reconnects:
-                if broken is not None and not reader.ended:
-                    raise broken
-                reader.finish()
+            read = response is not None
+            if response is not None:
+                before = reader.frames
+                try:
+                    async for chunk in response.aiter_bytes():
+                        for event in reader.feed(chunk):
+                            yield event
+                    failure = None
+                except _httpx_errors() as error:
+                    failure = error
+                finally:
+                    await response.aclose()
+                tries = 0 if reader.frames > before else tries
+            if reader.ended:
                 return
-            await asyncio.sleep(self.reconnect_delay * failures)
-            headers["last-event-id"] = last_id
-            headers.pop("content-type", None)
-            response = await self._resume(http, headers, reader, events_url)
+            # A refusal is the server's answer, not a lost connection: asking again changes nothing.
+            refused = isinstance(failure, (HTTPStatusError, DecodeError))
+            last_id = reader.last_event_id
+            if last_id is None or tries >= self.reconnects or refused:
+                longer = self._longer()
+                raise lost(reader, failure, tries=tries, read=read, longer=longer) from failure
+            tries += 1
+            await asyncio.sleep(self.reconnect_delay * tries)
+            resume = headers | {"last-event-id": last_id}
+            response, failure = await self._resume(http, resume, reader, events_url)
+
+    def _post(
+        self,
+        http: httpx.AsyncClient,
+        input: RunAgentInput,  # noqa: A002
+    ) -> tuple[httpx.Request, dict[str, str]]:
+        """The run's POST, and the headers of a GET that resumes it (no body, so no type)."""
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        headers.pop("content-type", None)
+        headers["accept"] = SSE_MEDIA_TYPE
+        body = _declared(input).model_dump_json().encode()
+        posted = headers | {"content-type": "application/json"}
+        return http.build_request("POST", self.url, content=body, headers=posted), headers
 
     async def _resume(
         self,
@@ -252,19 +278,30 @@ class AGUIClient:
         headers: dict[str, str],
         reader: StreamReader,
         url: httpx.URL,
-    ) -> httpx.Response:
-        """The rest of a broken run, from `url`; a refusal is told with the truncation it leaves."""
+    ) -> tuple[httpx.Response | None, Exception | None]:
+        """The rest of a broken run, from `url`; or, when it cannot be had, why not."""
         try:
             response = await self._open(http, http.build_request("GET", url, headers=headers))
-        except (HTTPStatusError, DecodeError) as refused:
-            detail = f"resuming it failed: {refused}"
-            raise reader.truncation(detail) from refused
+        except (HTTPStatusError, DecodeError, _httpx_errors()) as error:
+            return None, error
         reader.resume(str(url))
-        return response
+        return response, None
+
+    def _longer(self) -> str:
+        """How to give a stalled server more time, in this client's terms."""
+        if self._given is None:
+            return f"raise AGUIClient's timeout (timeout={self.timeout!r} now; None waits forever)"
+        return "raise the timeout of the httpx.AsyncClient passed as http_client"
 
     async def _open(self, http: httpx.AsyncClient, request: httpx.Request) -> httpx.Response:
         """Send `request`; the streaming response, checked to be a 2xx SSE stream."""
-        response = await http.send(request, stream=True, follow_redirects=True)
+        import httpx  # noqa: PLC0415 - optional dependency, checked in __init__
+
+        try:
+            response = await http.send(request, stream=True, follow_redirects=True)
+        except httpx.TimeoutException as error:
+            what = f"The request to {request.url} got no answer"
+            raise timed_out(error, what, self._longer()) from error
         try:
             await self._check(response, self.url if request.method == "POST" else str(request.url))
         except BaseException:

@@ -54,6 +54,7 @@ class StreamReader:
         }
         self._verifier = Verifier(known_tool_call_ids=known) if verify else None
         self._frames = 0
+        self._last: tuple[int, str] | None = None  # the frame and type of the last event read
         self._active: str | None = None
         self._ended = False
 
@@ -94,6 +95,7 @@ class StreamReader:
             if self._verifier is not None:
                 self._observe(self._verifier, event, index)
             self._track(event)
+            self._last = (index, event.type)
             events.append(event)
         return events
 
@@ -122,10 +124,14 @@ class StreamReader:
             self._active = None
             self._ended = True
 
-    def finish(self) -> None:
-        """Check that the stream ended after a terminal event."""
-        if not self.ended:
-            raise self.truncation()
+    def stalled(self) -> str:
+        """Where a stream that stopped sending stopped: the start of a timeout's message."""
+        if self._last is None:
+            where = "before its first event"
+        else:
+            index, kind = self._last
+            where = f"after frame {index} ({kind})"
+        return f"The stream from {self._url} sent nothing more {where}"
 
     def truncation(self, detail: str | None = None) -> ProtocolViolation:
         """The error of a stream that ended before its terminal event; `detail` says more."""
