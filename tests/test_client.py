@@ -1251,3 +1251,76 @@ def test_a_stall_under_a_given_http_client_names_that_clients_timeout() -> None:
                 await AGUIClient(raw.url, http_client=http).run(INPUT)
 
     within_ten_seconds(main)
+
+
+UNAVAILABLE = (
+    b'data: {"type":"RUN_ERROR","message":"the run log cannot be reached, so this stream ends '
+    b'here; resume it later","code":"RUN_LOG_UNAVAILABLE"}\n\n'
+)
+"""The frame a durable endpoint ends a reader's stream with when its run log cannot be read."""
+
+
+def test_a_durable_endpoints_resume_later_frame_is_a_break_and_the_run_is_resumed() -> None:
+    async def main() -> None:
+        async with raw_server(
+            [sse_head(), STARTED_WITH_ID + UNAVAILABLE],
+            [sse_head(), FINISHED_WITH_ID],
+        ) as raw:
+            events = await AGUIClient(raw.url, reconnect_delay=0).run(INPUT)
+        assert [event.type for event in events] == ["RUN_STARTED", "RUN_FINISHED"]
+        assert raw.requests[1][1] == "GET /agent/runs/r/events HTTP/1.1"
+
+    within_ten_seconds(main)
+
+
+def test_a_run_log_that_stays_unavailable_truncates_the_run_naming_it() -> None:
+    async def main() -> None:
+        answer: RawAnswer = [sse_head(), STARTED_WITH_ID + UNAVAILABLE]
+        later: RawAnswer = [sse_head(), UNAVAILABLE]
+        async with raw_server(answer, later, later) as raw:
+            with pytest.raises(
+                ProtocolViolation,
+                match=r"resuming it failed 2 times in a row: RunLogError: the run log cannot be "
+                r"reached, so this stream ends here",
+            ):
+                await AGUIClient(raw.url, reconnects=2, reconnect_delay=0).run(INPUT)
+        assert len(raw.requests) == 3
+
+    within_ten_seconds(main)
+
+
+def test_a_resume_later_frame_in_a_stream_without_ids_ends_the_run_as_sent() -> None:
+    async def main() -> None:
+        started = b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n'
+        async with raw_server([sse_head(), started + UNAVAILABLE]) as raw:
+            events = await AGUIClient(raw.url, reconnect_delay=0).run(INPUT)
+        assert [event.type for event in events] == ["RUN_STARTED", "RUN_ERROR"]
+        assert len(raw.requests) == 1
+
+    within_ten_seconds(main)
+
+
+def test_a_busy_or_restarting_server_answering_a_resume_is_asked_again() -> None:
+    async def main() -> None:
+        busy = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nretry-after: 1\r\n\r\n"
+        async with raw_server(
+            [sse_head(len(STARTED_WITH_ID)), STARTED_WITH_ID],
+            [busy],
+            [sse_head(), FINISHED_WITH_ID],
+        ) as raw:
+            events = await AGUIClient(raw.url, reconnect_delay=0).run(INPUT)
+        assert [event.type for event in events] == ["RUN_STARTED", "RUN_FINISHED"]
+        assert len(raw.requests) == 3
+
+    within_ten_seconds(main)
+
+
+def test_a_run_input_holding_a_lone_surrogate_is_refused_before_anything_is_sent() -> None:
+    async def main() -> None:
+        async with raw_server() as raw:
+            given = RunAgentInput(thread_id="t", run_id="r\ud800")
+            with pytest.raises(UsageError, match=r"cannot send this RunAgentInput as JSON .*"):
+                await AGUIClient(raw.url).run(given)
+        assert raw.requests == []
+
+    within_ten_seconds(main)

@@ -29,8 +29,11 @@ rest with `Last-Event-ID`, so the caller sees one unbroken run: every event once
 verified as one stream. It tries `reconnects` times in a row (3 by default), waiting
 `reconnect_delay` seconds before the first try and that much longer before each next one (0.25,
 0.5 and 0.75 seconds by default); a try that brings a frame starts the count again, and a try
-that cannot connect, or gets no answer, counts as one. A server that refuses the resume (a 404
-for a run it does not know) is not asked again.
+that cannot connect, gets no answer, or a 502, 503 or 504 (a server or proxy that is busy or
+restarting), counts as one. So does a durable endpoint's "resume later" (its own `RUN_ERROR`
+`RUN_LOG_UNAVAILABLE` ending a stream with ids, while the run may go on), which is not taken as
+the run's end. A server that refuses the resume otherwise (a 404 for a run it does not know) is
+not asked again.
 
 **How a run can fail to end.** A stream that stops before its terminal event, and cannot be
 resumed (no ids, or every try failed), is truncated: a `ProtocolViolation` with rule `truncated`
@@ -69,11 +72,13 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
+from pydantic_core import PydanticSerializationError
+
 from agui._numbers import duration, whole
-from agui.client._ending import lost, timed_out
+from agui.client._ending import lost, refused_for_good, timed_out
 from agui.client._parser import MAX_FRAME_BYTES, SSEParser
 from agui.client._reader import StreamReader, error_body
-from agui.errors import DecodeError, HTTPStatusError, UsageError
+from agui.errors import DecodeError, HTTPStatusError, RunLogError, UsageError
 from agui.events import Event
 from agui.fold import FoldedRun, fold
 from agui.runner import PROTOCOL_VERSION
@@ -246,10 +251,11 @@ class AGUIClient:
                 finally:
                     await response.aclose()
                 tries = 0 if reader.frames > before else tries
+                if reader.unavailable is not None:
+                    failure = RunLogError(reader.unavailable)
             if reader.ended:
                 return
-            # A refusal is the server's answer, not a lost connection: asking again changes nothing.
-            refused = isinstance(failure, (HTTPStatusError, DecodeError))
+            refused = refused_for_good(failure)
             last_id = reader.last_event_id
             if last_id is None or tries >= self.reconnects or refused:
                 longer = self._longer()
@@ -268,7 +274,15 @@ class AGUIClient:
         headers = {name.lower(): value for name, value in self.headers.items()}
         headers.pop("content-type", None)
         headers["accept"] = SSE_MEDIA_TYPE
-        body = _declared(input).model_dump_json().encode()
+        try:
+            body = _declared(input).model_dump_json().encode()
+        except PydanticSerializationError as error:
+            message = (
+                f"AGUIClient cannot send this RunAgentInput as JSON ({error}): its text must be "
+                "valid Unicode, and a lone surrogate (as a file name read with surrogateescape "
+                "may hold) has no UTF-8; fix or drop that text"
+            )
+            raise UsageError(message) from None
         posted = headers | {"content-type": "application/json"}
         return http.build_request("POST", self.url, content=body, headers=posted), headers
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from agui.client._reader import StreamReader
 
-__all__ = ["lost", "reason", "timed_out"]
+__all__ = ["lost", "reason", "refused_for_good", "timed_out"]
 
 
 def lost(
@@ -96,3 +96,21 @@ def reason(error: Exception) -> str:
     if isinstance(error, (HTTPStatusError, DecodeError)):
         return str(error)
     return f"{type(error).__name__}: {error}"
+
+
+_BUSY = frozenset({502, 503, 504})
+"""Statuses of a server, or a proxy before it, that is busy or restarting: asked again."""
+
+
+def refused_for_good(failure: Exception | None) -> bool:
+    """Whether a resume's failure is the server's answer, which asking again would not change.
+
+    Examples:
+        >>> refused_for_good(HTTPStatusError(404, "", url="http://x/runs/r/events"))
+        True
+        >>> refused_for_good(HTTPStatusError(503, "", url="http://x/runs/r/events"))
+        False
+    """
+    if isinstance(failure, HTTPStatusError):
+        return failure.status not in _BUSY
+    return isinstance(failure, DecodeError)

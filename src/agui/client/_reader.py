@@ -15,6 +15,7 @@ from agui.errors import (
     DecodeError,
     FrameTooLarge,
     ProtocolViolation,
+    RunLogError,
     UnknownEventType,
     UnknownMemberWarning,
 )
@@ -55,6 +56,8 @@ class StreamReader:
         self._verifier = Verifier(known_tool_call_ids=known) if verify else None
         self._frames = 0
         self._last: tuple[int, str] | None = None  # the frame and type of the last event read
+        self.unavailable: str | None = None
+        """The message of the server's "resume later" frame that ended the last response."""
         self._active: str | None = None
         self._ended = False
 
@@ -76,6 +79,7 @@ class StreamReader:
     def resume(self, url: str) -> None:
         """Read the rest of the run from another response: a new SSE stream, the same run."""
         self._url = url
+        self.unavailable = None
         last = self._parser.last_event_id
         self._parser = SSEParser(max_frame_bytes=self._limit, last_event_id=last)
 
@@ -88,8 +92,10 @@ class StreamReader:
             raise FrameTooLarge(error.limit, frame=frame, offset=offset, source=source) from None
         for data in frames:
             index = self._frames
-            self._frames += 1
             event = self._decode(data, index)
+            if self._held_off(event):
+                continue
+            self._frames += 1
             if event is None:
                 continue
             if self._verifier is not None:
@@ -98,6 +104,20 @@ class StreamReader:
             self._last = (index, event.type)
             events.append(event)
         return events
+
+    def _held_off(self, event: Event | None) -> bool:
+        """Whether `event` is a durable endpoint's own "resume later", not an event of the run.
+
+        A reader whose run log could not be read ends its stream with a `RUN_ERROR`
+        `RUN_LOG_UNAVAILABLE` of its own (agui's `asgi_app(runs=...)`), while the run may go on:
+        in a stream with ids it is taken as a break, and the run is resumed.
+        """
+        if not isinstance(event, RunErrorEvent) or event.code != RunLogError.code:
+            return False
+        if self._parser.last_event_id is None:  # no ids, no resume: it ends the run as sent
+            return False
+        self.unavailable = event.message
+        return True
 
     def _decode(self, data: str, index: int) -> Event | None:
         try:
