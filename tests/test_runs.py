@@ -11,6 +11,7 @@ import asyncio
 import gc
 import json
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -582,7 +583,9 @@ def test_an_unreachable_redis_raises_run_log_error() -> None:
     asyncio.run(main())
 
 
-def test_the_cancel_listener_retries_while_redis_is_down(caplog: pytest.LogCaptureFixture) -> None:
+def test_the_cancel_listener_retries_while_redis_is_down_warning_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     async def main() -> None:
         log = RedisRunLog(f"redis://127.0.0.1:{free_port()}/0")
         try:
@@ -591,11 +594,45 @@ def test_the_cancel_listener_retries_while_redis_is_down(caplog: pytest.LogCaptu
         finally:
             await log.aclose()
 
-    with caplog.at_level("WARNING", logger="agui.runs"):
+    with caplog.at_level("DEBUG", logger="agui.runs"):
         asyncio.run(main())
 
     retries = [r for r in caplog.records if "listening for cancels failed" in r.getMessage()]
     assert len(retries) >= 2
+    assert [r.levelname for r in retries[:2]] == ["WARNING", "DEBUG"]
+    assert retries[0].exc_info is not None
+
+
+def test_the_cancel_listener_says_when_it_listens_again_and_hears_cancels(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    server = RedisServer()
+    heard = asyncio.Event()
+
+    async def main() -> None:
+        log = RedisRunLog(server.url)
+        try:
+            await asyncio.sleep(0)
+            log.watch("r1", heard.set)
+            await asyncio.sleep(0.2)  # the first try failed: nothing listens on the port yet
+            server.start()
+            started = asyncio.get_running_loop().time()
+            while not heard.is_set() and asyncio.get_running_loop().time() - started < 5.0:
+                await log.begin("r1", "t1")
+                await log.cancel("r1")
+                await asyncio.sleep(0.1)
+        finally:
+            await log.aclose()
+
+    try:
+        with caplog.at_level("WARNING", logger="agui.runs"):
+            asyncio.run(main())
+    finally:
+        server.stop()
+        shutil.rmtree(server.directory, ignore_errors=True)
+
+    assert heard.is_set()
+    assert re.search(r"listening for cancels again, after [1-9]\d* failed tries", caplog.text)
 
 
 def test_the_redis_log_needs_the_redis_extra(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -45,6 +45,7 @@ __all__ = ["RedisRunLog"]
 T = TypeVar("T")
 _log = logging.getLogger("agui.runs")
 _RETRY_SECONDS = 0.5
+_LONGEST_RETRY = 30.0
 
 
 class RedisRunLog:
@@ -241,21 +242,32 @@ class RedisRunLog:
         return lambda: self._watchers.pop(run_id, None) and None
 
     async def _listen(self) -> None:
-        """Hand each cancel message to its run's watcher; reconnect while the log is open."""
+        """Hand each cancel message to its run's watcher; reconnect while the log is open.
+
+        While the store is away, the tries back off (0.5 s, doubling, to 30 s) and only the
+        first failure of an outage is a warning with its traceback: an idle worker would
+        otherwise log one every half second for as long as the outage lasts.
+        """
+        failures = 0
         while True:
             try:
                 # The client's pub/sub messages are untyped dictionaries.
                 pubsub = self._redis.pubsub(ignore_subscribe_messages=True)  # pyright: ignore[reportUnknownMemberType]
                 async with pubsub:
                     await pubsub.subscribe(self._channel)
+                    if failures:
+                        _log.warning("listening for cancels again, after %d failed tries", failures)
+                    failures = 0
                     listening = cast("AsyncIterator[dict[str, object]]", pubsub.listen())  # pyright: ignore[reportUnknownMemberType]
                     async for message in listening:
                         watcher = self._watchers.get(_text(message["data"]))
                         if watcher is not None:
                             watcher()
             except Exception:  # noqa: BLE001 - the store went away: listen again when it is back
-                _log.warning("listening for cancels failed; retrying", exc_info=True)
-                await asyncio.sleep(_RETRY_SECONDS)
+                level = logging.WARNING if failures == 0 else logging.DEBUG
+                _log.log(level, "listening for cancels failed; retrying", exc_info=True)
+                await asyncio.sleep(min(_RETRY_SECONDS * 2 ** min(failures, 6), _LONGEST_RETRY))
+                failures += 1
 
     async def thread(self, thread_id: str) -> ThreadRecord | None:
         """The thread's record (see `RunLog.thread`)."""
