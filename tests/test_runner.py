@@ -839,6 +839,24 @@ def test_an_agent_checked_on_every_run_has_its_signature_read_once(
             check_agent(42)
 
 
+def test_collect_and_run_refuse_a_state_that_is_not_a_type_before_any_event() -> None:
+    said: list[str] = []
+
+    async def agent(ctx: RunContext[object]) -> None:
+        said.append(ctx.input.run_id)
+
+    not_a_type = cast("type[object]", {"tasks": []})
+    with pytest.raises(UsageError, match="the state type must be one the client's state can be"):
+        asyncio.run(collect(agent, request(), state=not_a_type))
+
+    async def read() -> list[Event]:
+        return [event async for event in run(agent, request(), state=not_a_type)]
+
+    with pytest.raises(UsageError, match=r"not a dict \(\{'tasks': \[\]\}\); pass the class"):
+        asyncio.run(read())
+    assert said == []
+
+
 def test_collect_and_run_refuse_a_plain_function_before_anything_runs() -> None:
     said: list[str] = []
 

@@ -42,6 +42,7 @@ from agui.context import RunContext
 from agui.errors import AgentError, AguiError, Cancelled, UnclosedHandleWarning
 from agui.events import Event, RunErrorEvent, RunFinishedEvent, RunStartedEvent
 from agui.handles import Handle
+from agui.state import state_adapter
 from agui.transform import Transformer
 from agui.types import (
     CancelledOutcome,
@@ -106,6 +107,8 @@ async def run(
          'RUN_FINISHED']
     """
     check_agent(agent)
+    if state is not None:
+        state_adapter(state)  # a type that cannot be one is the caller's error: before any event
     ctx: RunContext[S] = RunContext(input, state=state, transformers=transformers, token=token)
     task = asyncio.ensure_future(drive(agent, ctx, debug=debug))
     try:
