@@ -11,11 +11,18 @@ import pytest
 from pydantic import BaseModel, JsonValue
 
 from agui import CancellationToken, ResumeEntry, RunAgentInput, run
-from agui.agents import ToolLoopAgent, tool
+from agui.agents import ToolLoopAgent, subagent_tool, tool
 from agui.agents.dispatch import NativeDispatcher
 from agui.agents.loop import approval_interrupt_id
 from agui.agents.models import Call, ChatMessage, ScriptedModel, Turn, TurnFunction
-from agui.events import Event, RunFinishedEvent, ToolCallResultEvent
+from agui.events import (
+    Event,
+    RunFinishedEvent,
+    SubagentStartedEvent,
+    TextMessageStartEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
 from agui.messages import (
     AssistantMessage,
     FunctionCall,
@@ -723,3 +730,62 @@ def test_a_resumed_run_that_keeps_the_run_id_mints_no_id_the_history_holds() -> 
     assert [m.id for m in after.messages] == [
         "u1", "r1-msg-1", "approve-r1-call-1-result", "r1-msg-2"
     ]  # fmt: skip
+
+
+def _opened(events: Sequence[Event]) -> set[str]:
+    """Every id a stream mints: its messages, calls, results, turns and subagent invocations."""
+    opened: set[str] = set()
+    for event in events:
+        if isinstance(event, TextMessageStartEvent):
+            opened.add(event.message_id)
+        elif isinstance(event, ToolCallStartEvent):
+            opened.update([event.tool_call_id, event.parent_message_id or ""])
+        elif isinstance(event, ToolCallResultEvent):
+            opened.add(event.message_id)
+        elif isinstance(event, SubagentStartedEvent):
+            opened.add(event.subagent_run_id)
+    return opened - {""}
+
+
+def test_a_resume_under_the_interrupted_runs_id_mints_no_id_the_thread_holds() -> None:
+    @tool(requires_approval=True)
+    def book(hotel: str) -> str:
+        """Book a hotel."""
+        return f"booked {hotel}"
+
+    expert = ToolLoopAgent(ScriptedModel([Turn.text("Paris.")]))
+    model = ScriptedModel(
+        [
+            Turn.tool_calls(Call("ask_expert", {"task": "where?"})),
+            Turn.tool_calls(Call("book", {"hotel": "Ritz"})),
+            Turn.tool_calls(Call("ask_expert", {"task": "and then?"})),
+            Turn.text("Done."),
+        ]
+    )
+    # Streamed calls without provider ids take ids of the turn: `r1-turn-N-call-M`.
+    agent = ToolLoopAgent(
+        model,
+        tools=[subagent_tool(expert, name="expert", description="Knows places."), book],
+        dispatcher=NativeDispatcher(stream_tool_calls=True),
+    )
+    first = asyncio.run(collect(agent, _input("r1", [QUESTION])))
+    before = fold(first, messages=[QUESTION])
+    assert isinstance(before.outcome, InterruptOutcome)
+    answer = ResumeEntry(
+        interrupt_id=before.outcome.interrupts[0].id, status="resolved", payload={"approved": True}
+    )
+    given = _input("r1", before.messages, [answer])
+
+    second = asyncio.run(collect(agent, given))
+
+    assert_valid(second, input=given)
+    held = _opened(first)
+    assert {"r1-turn-1", "r1-turn-2", "r1-sub-1"} <= held
+    assert _opened(second).isdisjoint(held)
+    after = fold(second, messages=given.messages)
+    _assert_unique_ids(after.messages)
+    # Each invocation keeps its own message: the second is not appended to the first.
+    assert [(m.subagent_run_id, m.content) for m in after.messages if m.subagent_run_id] == [
+        ("r1-sub-1", "Paris."),
+        ("r1-sub-2", "Paris."),
+    ]

@@ -106,9 +106,10 @@ class RunContext(Generic[S]):
         )
         # Numbered past the ids this run id already has in the history (a resumed run may keep
         # the interrupted run's id), so no handle mints an id the thread already holds.
-        self._next_message, self._next_call = numbered_past(input, known_calls)
+        numbered = numbered_past(input, known_calls)
+        self._next_message, self._next_call = numbered.message, numbered.call
         self._published: Event | None = None
-        self._subagents = 0
+        self._subagents = numbered.subagent
 
     @overload
     @classmethod

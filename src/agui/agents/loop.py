@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterable, Callable, Iterable, Sequence
 from typing import TypeVar
 
+from agui._numbering import numbered_past, tool_call_ids
 from agui._numbers import whole
 from agui._text import read_json
 from agui.agents._approval import (
@@ -145,7 +146,9 @@ class ToolLoopAgent:
             return history
         specs = self._specs(ctx)
         messages = self._conversation(ctx, history, specs)
-        for turn_number in range(1, self.max_turns + 1):
+        # Numbered past the turns the history has of this run id (a resume may keep it).
+        past = numbered_past(ctx.input, tool_call_ids(ctx.messages)).turn
+        for turn_number in range(past + 1, past + self.max_turns + 1):
             turn = await ctx.until_cancelled(self._ask_model(ctx, messages, specs, turn_number))
             _add_usage(ctx, turn.usage)
             _warn_cut_short(ctx, turn.finish_reason)
