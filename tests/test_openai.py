@@ -442,6 +442,19 @@ def test_an_endpoint_that_goes_silent_times_out_instead_of_hanging() -> None:
     )
 
 
+def test_arguments_a_server_sends_as_an_object_are_read_as_their_json_text() -> None:
+    call: _Json = {"index": 0, "id": "call_w", "type": "function"}
+    call["function"] = {"name": "get_weather", "arguments": {"location": "Paris"}}
+    turn = sse(_chunk({"tool_calls": [call]}), _chunk({}, "tool_calls"))
+
+    events, endpoint, _ = _run([turn, ANSWER])
+
+    assert_valid(events)
+    args = [e["delta"] for e in _wire(events) if e["type"] == "TOOL_CALL_ARGS"]
+    assert args == ['{"location":"Paris"}']
+    assert len(endpoint.requests) == 2
+
+
 def test_an_endpoint_that_never_answers_times_out_on_the_request() -> None:
     events, _, url = _run([Reply(ending="silent")], timeout=0.3)
 

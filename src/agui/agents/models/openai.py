@@ -26,7 +26,7 @@ import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
-from pydantic import BaseModel, JsonValue, ValidationError
+from pydantic import BaseModel, JsonValue, ValidationError, field_validator
 
 from agui.agents.models._failure import SHOWN, shown, stream_failure
 from agui.agents.models._options import checked_name
@@ -243,6 +243,14 @@ class OpenAIModel:
 class _Function(BaseModel, from_attributes=True):
     name: str | None = None
     arguments: str | None = None
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _as_text(cls, value: object) -> object:
+        # Some OpenAI-compatible servers send the arguments as the object itself, not its text.
+        if isinstance(value, dict):
+            return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        return value
 
 
 class _Fragment(BaseModel, from_attributes=True):
