@@ -23,10 +23,16 @@ from agui.agents._xml import (
     XmlPiece,
     render_call,
 )
-from agui.agents._xml_prompt import prompt_instructions, render_block, render_result
+from agui.agents._xml_prompt import (
+    prompt_instructions,
+    render_block,
+    render_malformed,
+    render_result,
+)
 from agui.agents.dispatch import (
     AssistantTurn,
     CallResult,
+    MalformedCall,
     NativeDispatcher,
     ParsedCall,
     ToolDispatcher,
@@ -80,9 +86,17 @@ WEATHER_CALL = ToolCallTag("get_weather", '{"location":"Paris"}')
 TIME_CALL = ToolCallTag("get_time", "{}")
 NOT_JSON = "the tag does not hold JSON"
 NO_NAME = 'the tag must hold an object with a "name" string'
+THINK_IN_TAG = (
+    "the tag does not hold JSON: it holds a <think> block, and a call holds only its JSON"
+)
+FENCE_IN_TAG = "the tag does not hold JSON: it holds a ``` block, and a call holds only its JSON"
+NOTE = '{"name": "write_note", "arguments": {"content": "```python\\nprint(1)\\n```"}}'
+"""A call whose arguments hold a Markdown code block, fence and all, inside a JSON string."""
+NOTE_CALL = ToolCallTag("write_note", '{"content":"```python\\nprint(1)\\n```"}')
 
 
 SURROGATE_NAME = '<tool_call>{"name": "f\\udc00", "arguments": {}}</tool_call>'
+BARE = '{"name": "get_weather", "arguments": {"location": "Paris"}}'
 """The escape of a lone surrogate (ASCII text, which Python's json reads) in a call's name."""
 
 
@@ -277,10 +291,29 @@ TAG_CASES: list[tuple[str, str, list[XmlPiece]]] = [
         SURROGATE_NAME,
         [_malformed(SURROGATE_NAME, '"name" holds a lone surrogate, which is not valid Unicode')],
     ),
+    (
+        "a think block inside a tag is malformed, and named as the mistake",
+        '<tool_call><think>f</think>{"name": "f", "arguments": {}}</tool_call>',
+        [
+            _malformed(
+                '<tool_call><think>f</think>{"name": "f", "arguments": {}}</tool_call>',
+                THINK_IN_TAG,
+            )
+        ],
+    ),
+    (
+        "a fenced block inside a tag is malformed, and named as the mistake",
+        "<tool_call>\n```json\n" + BARE + "\n```\n</tool_call>",
+        [_malformed("<tool_call>\n```json\n" + BARE + "\n```\n</tool_call>", FENCE_IN_TAG)],
+    ),
+    (
+        "a quote left open at a line break does not hide the closing tag",
+        '<tool_call>{"q": "a\n</tool_call> ok',
+        [_malformed('<tool_call>{"q": "a\n</tool_call>', NOT_JSON), TextPiece(" ok")],
+    ),
 ]
 
 
-BARE = '{"name": "get_weather", "arguments": {"location": "Paris"}}'
 FUNCTION = '<function=get_weather>{"location": "Paris"}</function>'
 
 # The forms local models write a call in when they do not write the tags.
@@ -413,6 +446,17 @@ LOCAL_FORM_CASES: list[tuple[str, str, list[XmlPiece]]] = [
     ),
     ("a fenced empty list is text", "```[]```", [TextPiece("```[]```")]),
     ("backticks in prose are text", "say `hi` or ``x``", [TextPiece("say `hi` or ``x``")]),
+    (
+        "a fenced call whose arguments hold a fence closes at its own fence",
+        "Saving.\n```json\n" + NOTE + "\n```\nDone.",
+        [TextPiece("Saving.\n"), NOTE_CALL, TextPiece("\nDone.")],
+    ),
+    ("a bare call whose arguments hold a fence", NOTE, [NOTE_CALL]),
+    (
+        "a quote left open at a line break does not hide the closing fence",
+        '```\nsay "hi\n```' + WEATHER,
+        [TextPiece('```\nsay "hi\n```'), WEATHER_CALL],
+    ),
 ]
 XML_CASES = [*TAG_CASES, *LOCAL_FORM_CASES]
 
@@ -512,6 +556,10 @@ FRAGMENTS = [
     '"}}',
     "<tool_",
     "</tool_",
+    "\n",
+    "```json\n",
+    '"```python\\n',
+    NOTE,
 ]
 
 
@@ -631,6 +679,20 @@ def test_a_rendered_call_keeps_an_escaped_lone_surrogate_escaped_so_it_can_be_se
     assert render_call("f", arguments) == (
         '<tool_call>{"name": "f", "arguments": {"c": "\\u00e9\\ud800"}}</tool_call>'
     )
+
+
+def test_a_rendered_call_escapes_a_run_of_backticks_so_its_fence_is_the_only_one() -> None:
+    arguments = {"content": "```python\nprint(1)\n````", "inline": "`x` or ``y``"}
+
+    block = render_block("write_note", json.dumps(arguments))
+
+    assert block.count("```") == 2
+    assert "`x` or ``y``" in block
+    body = block.removeprefix("```json\n").removesuffix("\n```")
+    assert json.loads(body) == {"name": "write_note", "arguments": arguments}
+    assert _parse([block]) == [
+        ToolCallTag("write_note", json.dumps(arguments, separators=(",", ":")))
+    ]
 
 
 # -- dispatchers reading a response ------------------------------------------------------------
@@ -753,6 +815,8 @@ def test_a_call_repeated_in_one_turn_goes_out_once_and_the_repeat_is_reported() 
 
 CALL_FORMS = [
     WEATHER,
+    NOTE,
+    "```json\n" + NOTE + "\n```",
     BARE,
     render_block("get_weather", '{"location": "Paris"}'),
     TIME,
@@ -809,6 +873,102 @@ def test_a_malformed_tag_becomes_a_warning_event_and_the_stream_goes_on() -> Non
     assert isinstance(warnings[0].value, dict)
     assert warnings[0].value["raw"] == "<tool_call>{oops}</tool_call>"
     assert str(warnings[0].value["message"]).startswith("skipped a malformed tool call")
+    assert [call.raw for call in turn.malformed] == ["<tool_call>{oops}</tool_call>"]
+
+
+THINKING = '<tool_call><think>weather</think>{"name": "get_weather", "arguments": {}}</tool_call>'
+"""A call the probe found a local model writing: its reasoning inside the tag."""
+
+
+def test_a_malformed_xml_call_is_echoed_and_answered_with_an_error_naming_the_form() -> None:
+    turn, events = _read(XmlDispatcher(), [TextDelta("Checking." + THINKING)])
+
+    assert turn.calls == ()
+    assert turn.malformed == (MalformedCall(THINKING, THINK_IN_TAG),)
+    assert [e.name for e in events if isinstance(e, CustomEvent)] == [WARNING_EVENT]
+    messages = XmlDispatcher().format_results(turn, [])
+    assert messages == [
+        ChatMessage.assistant("Checking.\n" + THINKING),
+        ChatMessage.user(render_malformed(THINK_IN_TAG)),
+    ]
+    assert messages[1].content.startswith(
+        '<tool_result status="error">Error: your tool call could not be read, so it did not run: '
+        + THINK_IN_TAG
+    )
+    assert "write a ```json code block holding only" in messages[1].content
+
+
+def test_a_call_that_ran_and_a_malformed_one_are_answered_together_in_order() -> None:
+    cut = '<tool_call>{"name": "get_time", "arguments": {}</tool_call>'
+    turn, _ = _read(XmlDispatcher(), [TextDelta(WEATHER + cut)])
+    ran = CallResult("r-call-1", "get_weather", '{"location":"Paris"}', ToolResult("sunny"))
+
+    messages = XmlDispatcher().format_results(turn, [ran])
+
+    [malformed] = turn.malformed
+    assert (malformed.raw, malformed.reason.partition(" (")[0]) == (cut, NOT_JSON)
+    assert messages == [
+        ChatMessage.assistant(render_block("get_weather", '{"location":"Paris"}') + "\n" + cut),
+        ChatMessage.user(
+            render_result("get_weather", "sunny", ok=True)
+            + "\n"
+            + render_malformed(malformed.reason)
+        ),
+    ]
+
+
+def test_a_run_tells_the_model_of_a_malformed_call_beside_one_that_ran() -> None:
+    cut = '<tool_call>{"name": "get_time", "arguments": {}</tool_call>'
+
+    @tool
+    def get_weather(location: str) -> str:
+        return f"sunny in {location}"
+
+    model = ScriptedModel(
+        [Turn.text(WEATHER + cut), Turn.text("Sunny.")], supports_native_tools=False
+    )
+    agent = ToolLoopAgent(model, tools=[get_weather])
+    events = asyncio.run(collect(agent, RunAgentInput(thread_id="t", run_id="r")))
+
+    assert_valid(events)
+    assert _types(events).count("TOOL_CALL_RESULT") == 1
+    told = model.requests[1].messages[-1]
+    assert told.role == "user"
+    assert told.content.startswith(render_result("get_weather", "sunny in Paris", ok=True))
+    assert "Error: your tool call could not be read, so it did not run" in told.content
+
+
+MALFORMED = [
+    THINKING,
+    '<tool_call>\n```json\n{"name": "get_weather", "arguments": {}}\n```\n</tool_call>',
+    '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"</tool_call>',
+    '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}',
+]
+
+
+@pytest.mark.parametrize("text", MALFORMED, ids=["think", "fence", "cut", "unclosed"])
+def test_each_malformed_call_is_reported_and_kept_for_the_model_in_a_valid_stream(
+    text: str,
+) -> None:
+    ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+    dispatcher = XmlDispatcher()
+    deltas: list[ChatDelta] = [TextDelta(piece) for piece in _split(text, [5, 17, 30])]
+
+    turn = asyncio.run(dispatcher.parse_response(_stream(deltas), TurnWriter(ctx, turn=1)))
+
+    [malformed] = turn.malformed
+    messages = dispatcher.format_results(turn, [])
+    assert messages == [
+        ChatMessage.assistant(malformed.raw),
+        ChatMessage.user(render_malformed(malformed.reason)),
+    ]
+    stream = [
+        RunStartedEvent(thread_id="t", run_id="r"),
+        *events.drain(),
+        RunFinishedEvent(thread_id="t", run_id="r"),
+    ]
+    assert _types(stream) == ["RUN_STARTED", "CUSTOM", "RUN_FINISHED"]
+    assert_valid(stream)
 
 
 def test_an_xml_call_with_an_escaped_lone_surrogate_gets_an_error_result_as_a_native_one_does() -> (
@@ -919,6 +1079,36 @@ def test_a_native_call_whose_name_is_blank_is_skipped_with_a_warning(
     assert [cast("dict[str, object]", w.value)["message"] for w in warnings] == [
         "skipped a tool call that had no name"
     ]
+    assert turn.malformed == (MalformedCall("{}", "it has no name"),)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize(
+    ("text", "arguments"),
+    [("On it.", '{"x": "1"}'), ("", "")],
+    ids=["after text", "alone, without arguments"],
+)
+def test_a_native_call_without_a_name_is_answered_with_an_error_the_model_reads(
+    streamed: bool,  # noqa: FBT001 - a parameter of the test
+    text: str,
+    arguments: str,
+) -> None:
+    deltas: list[ChatDelta] = [ToolCallDelta(index=0, id="c1", name="", arguments=arguments)]
+    turn, events = _read(NativeDispatcher(stream_tool_calls=streamed), [TextDelta(text), *deltas])
+
+    messages = NativeDispatcher().format_results(turn, [])
+
+    assert turn.calls == ()
+    assert turn.malformed == (MalformedCall(arguments, "it has no name"),)
+    assert messages == [
+        ChatMessage.assistant(text),
+        ChatMessage.user(
+            "Error: a tool call in your reply did not run: it has no name (its arguments: "
+            f"{arguments or '{}'}). Call the tool again, by its name."
+        ),
+    ]
+    stream = [RunStartedEvent(thread_id="t", run_id="r"), *events]
+    assert_valid([*stream, RunFinishedEvent(thread_id="t", run_id="r")])
 
 
 def test_native_fragments_interleaved_by_index_assemble_into_whole_calls() -> None:

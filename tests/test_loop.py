@@ -336,7 +336,7 @@ def test_the_clients_result_comes_back_with_the_next_request_and_the_loop_goes_o
     )
 
 
-def test_a_backend_tool_wins_over_a_client_tool_of_the_same_name() -> None:
+def test_a_backend_tool_wins_over_a_client_tool_of_the_same_name_and_the_app_is_warned() -> None:
     offered = Tool(name="get_weather", description="client weather")
     model = ScriptedModel(
         [Turn.tool_calls(Call("get_weather", {"location": "Nice"})), Turn.text("Ok.")]
@@ -345,8 +345,19 @@ def test_a_backend_tool_wins_over_a_client_tool_of_the_same_name() -> None:
 
     events = asyncio.run(collect(agent, _input(tools=[offered])))
 
+    assert_valid(events)
     assert [spec.description for spec in model.requests[0].tools] == [get_weather.description]
-    assert events[4].type == "TOOL_CALL_RESULT"
+    assert events[5].type == "TOOL_CALL_RESULT"
+    assert _wire(events)[1] == {
+        "type": "CUSTOM",
+        "name": "agui.warning",
+        "value": {
+            "message": "the client offers a tool named 'get_weather', and the agent has a backend "
+            "tool of that name: the backend tool is the one the model sees and calls; rename one "
+            "of them for the model to have both",
+            "tool": "get_weather",
+        },
+    }
 
 
 def test_a_call_to_a_tool_nobody_has_gives_an_error_result_the_model_reads() -> None:
@@ -661,6 +672,45 @@ def test_a_model_without_tool_calling_gets_json_blocks_in_the_prompt_and_results
     assert second.messages[-1].content.startswith(
         '<tool_result name="get_weather" status="ok">Sunny, 24 C in Paris</tool_result>'
     )
+
+
+def test_a_turn_whose_only_call_is_malformed_is_answered_and_the_model_calls_again() -> None:
+    broken = '<tool_call><think>Paris</think>{"name": "get_weather"}</tool_call>'
+    model = ScriptedModel(
+        [
+            Turn.text(broken),
+            Turn.tool_calls(Call("get_weather", {"location": "Paris"})),
+            Turn.text("Sunny."),
+        ],
+        supports_native_tools=False,
+    )
+
+    events = asyncio.run(collect(ToolLoopAgent(model, tools=[get_weather]), _input()))
+
+    assert_valid(events)
+    told = model.requests[1].messages[-1]
+    assert told.role == "user"
+    assert "could not be read" in told.content
+    assert [e["content"] for e in _wire(events) if e["type"] == "TOOL_CALL_RESULT"] == [
+        "Sunny, 24 C in Paris"
+    ]
+    assert isinstance(events[-1], RunFinishedEvent)
+
+
+def test_a_native_call_without_a_name_alone_in_its_turn_is_answered_and_called_again() -> None:
+    model = ScriptedModel(
+        [
+            Turn.tool_calls(Call("", {"location": "Paris"})),
+            Turn.tool_calls(Call("get_weather", {"location": "Paris"})),
+            Turn.text("Sunny."),
+        ]
+    )
+
+    events = asyncio.run(collect(ToolLoopAgent(model, tools=[get_weather]), _input()))
+
+    assert_valid(events)
+    assert "it has no name" in str(model.requests[1].messages[-1].content)
+    assert len(model.requests) == 3
 
 
 # -- streaming native calls --------------------------------------------------------------------

@@ -14,11 +14,12 @@ an opening tag or a fence is held back, and so is a JSON object (or fenced block
 closes, because only then is it known to be a call; a brace followed by a character JSON cannot
 hold outside its strings is prose, and text at once. A bare object or fenced block counts as a
 call only when it has a `"name"` string and an `"arguments"` (or `"parameters"`) member, so a
-plain JSON answer stays text. Inside a call the closing tag counts only outside JSON strings, so
-`{"q": "</tool_call>"}` stays one call. A tag whose JSON does not make a call becomes a
-`MalformedTag` for the caller to report; nothing here raises on model output. Arguments holding
-the escape of a lone surrogate, which Python's `json` reads but UTF-8 cannot carry, stay escaped
-(`dump_json`), so the tool refuses them as it refuses a native call's: the model reads why.
+plain JSON answer stays text. Inside a call the closing tag, and inside a fenced block the
+closing fence, counts only outside JSON strings, so `{"q": "</tool_call>"}` stays one call and
+so do arguments holding a Markdown code block. A JSON string holds no line break, so a quote in
+prose hides a closing fence or tag only until the end of its line. A tag whose JSON does not make
+a call becomes a `MalformedTag` for the caller to report (`agui.agents._xml_calls` reads the
+JSON, and names what is wrong); nothing here raises on model output.
 
 Splitting a response into deltas anywhere gives the same pieces once adjacent text (or
 reasoning) pieces are joined; the tests check that property.
@@ -26,17 +27,35 @@ reasoning) pieces are joined; the tests check that property.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import re
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import JsonValue
-
-from agui._text import read_json, unicode_problem
+from agui.agents._xml_calls import (
+    FENCE,
+    FUNCTION_CLOSE,
+    FUNCTION_PREFIX,
+    THINK_CLOSE,
+    THINK_OPEN,
+    TOOL_CLOSE,
+    TOOL_OPEN,
+    MalformedTag,
+    ReasoningPiece,
+    TextPiece,
+    ToolCallTag,
+    XmlPiece,
+    dump_json,
+    fenced,
+    function_call,
+    loose_calls,
+    render_call,
+    tagged_call,
+)
 
 __all__ = [
+    "FENCE",
+    "THINK_CLOSE",
+    "THINK_OPEN",
     "MalformedTag",
     "ReasoningPiece",
     "TextPiece",
@@ -47,54 +66,13 @@ __all__ = [
     "render_call",
 ]
 
-TOOL_OPEN, TOOL_CLOSE = "<tool_call>", "</tool_call>"
-THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
-FUNCTION_PREFIX, FUNCTION_CLOSE = "<function=", "</function>"
-FENCE = "```"
-
-NOT_JSON_STRING = '"arguments" is a string that does not hold JSON'
-NOT_JSON_TAG = "the tag does not hold JSON"
 _OPENERS = (TOOL_OPEN, THINK_OPEN, FENCE, "{")
 _FUNCTION = re.compile(r"<function=([A-Za-z0-9_.:-]+)>")
 _FUNCTION_PENDING = re.compile(r"<function=[A-Za-z0-9_.:-]*\Z")
-_LANGUAGE = re.compile(r"[A-Za-z0-9_+-]*\n")
 # All JSON may hold outside its strings (Python's json also reads NaN and Infinity).
 _JSON_CHARS = frozenset(" \t\n\r{}[]:,+-.0123456789eE" + "truefalsnull" + "NaNInfinity")
 
 Mode = Literal["text", "think", "call", "function", "fence", "bare"]
-
-
-@dataclasses.dataclass(frozen=True)
-class TextPiece:
-    """Answer text outside any tag."""
-
-    text: str
-
-
-@dataclasses.dataclass(frozen=True)
-class ReasoningPiece:
-    """Text inside `<think>...</think>`."""
-
-    text: str
-
-
-@dataclasses.dataclass(frozen=True)
-class ToolCallTag:
-    """A complete call, in any form: the tool's name and its arguments as compact JSON text."""
-
-    name: str
-    arguments: str
-
-
-@dataclasses.dataclass(frozen=True)
-class MalformedTag:
-    """A `<tool_call>` that does not make a call; `raw` is the tag as the model wrote it."""
-
-    raw: str
-    reason: str
-
-
-XmlPiece = TextPiece | ReasoningPiece | ToolCallTag | MalformedTag
 
 
 class XmlStreamParser:
@@ -143,9 +121,9 @@ class XmlStreamParser:
         elif self._mode == "think":
             _add(out, ReasoningPiece(rest))
         elif self._mode == "fence":
-            _add_all(out, _loose_calls(FENCE + rest, _fenced(rest)))
+            _add_all(out, loose_calls(FENCE + rest, fenced(rest)))
         elif self._mode == "bare":
-            _add_all(out, _loose_calls(rest, rest))
+            _add_all(out, loose_calls(rest, rest))
         else:
             # A stop sequence may eat the closing tag; a body that is a whole call still counts.
             opener = TOOL_OPEN if self._mode == "call" else f"{FUNCTION_PREFIX}{self._function}>"
@@ -210,16 +188,22 @@ class XmlStreamParser:
         return False
 
     def _step_fence(self, out: list[XmlPiece]) -> bool:
-        index = self._buffer.find(FENCE, self._scan)
-        if index < 0:
-            # Searched once: only a fence split across deltas can start in the last two.
-            self._scan = max(0, len(self._buffer) - len(FENCE) + 1)
-            return False
-        body = self._buffer[:index]
-        _add_all(out, _loose_calls(FENCE + body + FENCE, _fenced(body)))
-        self._buffer = self._buffer[index + len(FENCE) :]
-        self._enter("text")
-        return True
+        # As in a tag, the fence closes only outside JSON strings: arguments may hold one.
+        buffer, index = self._buffer, self._scan
+        while index < len(buffer):
+            if not self._string_char(buffer[index]) and buffer[index] == "`":
+                rest = buffer[index : index + len(FENCE)]
+                if rest == FENCE:
+                    body = buffer[:index]
+                    _add_all(out, loose_calls(FENCE + body + FENCE, fenced(body)))
+                    self._buffer = buffer[index + len(FENCE) :]
+                    self._enter("text")
+                    return True
+                if FENCE.startswith(rest):
+                    break  # the fence may be arriving; wait for more text
+            index += 1
+        self._scan = index
+        return False
 
     def _step_bare(self, out: list[XmlPiece]) -> bool:
         buffer, index = self._buffer, self._scan
@@ -237,7 +221,7 @@ class XmlStreamParser:
             if char in "{}":
                 self._depth += 1 if char == "{" else -1
                 if self._depth == 0:
-                    _add_all(out, _loose_calls(buffer[:index], buffer[:index]))
+                    _add_all(out, loose_calls(buffer[:index], buffer[:index]))
                     self._buffer = buffer[index:]
                     self._enter("text")
                     return True
@@ -265,6 +249,10 @@ class XmlStreamParser:
     def _string_char(self, char: str) -> bool:
         # Whether `char` is inside (or opens or closes) a JSON string.
         if self._in_string:
+            if char == "\n":
+                # A JSON string holds no line break: the quote was prose, so it hides no more.
+                self._in_string = self._escaped = False
+                return False
             if self._escaped:
                 self._escaped = False
             elif char == "\\":
@@ -279,9 +267,8 @@ class XmlStreamParser:
 
     def _tagged(self, body: str) -> ToolCallTag | MalformedTag:
         if self._mode == "call":
-            return _parse_call(body)
-        raw = f"{FUNCTION_PREFIX}{self._function}>{body}{FUNCTION_CLOSE}"
-        return _call(raw, self._function, body.strip() or "{}", not_json=NOT_JSON_TAG)
+            return tagged_call(body)
+        return function_call(self._function, body)
 
 
 _MODES: dict[str, Mode] = {TOOL_OPEN: "call", THINK_OPEN: "think", FENCE: "fence", "{": "bare"}
@@ -313,104 +300,3 @@ def _held_back(buffer: str, tags: Sequence[str]) -> int:
         if any(tag.startswith(buffer[-length:]) for tag in tags):
             return length
     return 0
-
-
-def _fenced(body: str) -> str:
-    # A fence's first line may name its language; the JSON starts after it.
-    language = _LANGUAGE.match(body)
-    return body[language.end() :] if language is not None else body
-
-
-def _loose_calls(raw: str, body: str) -> list[TextPiece | ToolCallTag]:
-    """The calls an untagged object (or a list of them) makes, or the text as it was."""
-    try:
-        value: JsonValue = read_json(body)
-    except ValueError:
-        return [TextPiece(raw)]
-    items = value if isinstance(value, list) and value else [value]
-    calls: list[TextPiece | ToolCallTag] = []
-    for item in items:
-        if not isinstance(item, dict) or not ({"arguments", "parameters"} & item.keys()):
-            return [TextPiece(raw)]
-        call = _from_object(raw, item)
-        if not isinstance(call, ToolCallTag):
-            return [TextPiece(raw)]
-        calls.append(call)
-    return calls
-
-
-def _parse_call(body: str) -> ToolCallTag | MalformedTag:
-    raw = TOOL_OPEN + body + TOOL_CLOSE
-    try:
-        value: JsonValue = read_json(body)
-    except ValueError as error:
-        return MalformedTag(raw, f"{NOT_JSON_TAG} ({error})")
-    if not isinstance(value, dict):
-        return MalformedTag(raw, 'the tag must hold an object with a "name" string')
-    return _from_object(raw, value)
-
-
-def _from_object(raw: str, value: dict[str, JsonValue]) -> ToolCallTag | MalformedTag:
-    name = value.get("name")
-    if not isinstance(name, str) or not name.strip():
-        return MalformedTag(raw, 'the tag must hold an object with a "name" string')
-    if unicode_problem(name) is not None:
-        # An escaped lone surrogate: no tool has that name, and the wire could not carry it.
-        return MalformedTag(raw, '"name" holds a lone surrogate, which is not valid Unicode')
-    arguments: JsonValue = value.get("arguments", value.get("parameters"))
-    if isinstance(arguments, str):
-        # Some models write the arguments as a JSON string, as the native APIs carry them.
-        return _call(raw, name, arguments)
-    if arguments is None:
-        arguments = {}
-    if not isinstance(arguments, dict):
-        return MalformedTag(raw, '"arguments" must be an object')
-    return ToolCallTag(name, _compact(arguments))
-
-
-def _call(
-    raw: str, name: str, arguments: str, *, not_json: str = NOT_JSON_STRING
-) -> ToolCallTag | MalformedTag:
-    try:
-        parsed: JsonValue = read_json(arguments)
-    except ValueError:
-        return MalformedTag(raw, not_json)
-    if not isinstance(parsed, dict):
-        return MalformedTag(raw, '"arguments" must be an object')
-    return ToolCallTag(name, _compact(parsed))
-
-
-def _compact(value: JsonValue) -> str:
-    return dump_json(value, separators=(",", ":"))
-
-
-def dump_json(value: JsonValue, *, separators: tuple[str, str] | None = None) -> str:
-    r"""JSON text as a model writes it: other scripts as they are, a lone surrogate escaped.
-
-    Python's `json` reads the escape of a lone surrogate (`"\ud800"`, which a model may write)
-    into a string UTF-8 cannot encode. A value holding one is written all in ASCII escapes, as
-    the model wrote it: the text can then travel, and a tool's strict reading of its arguments
-    refuses it with an error result the model reads, as it refuses a native call's.
-
-    Examples:
-        >>> dump_json({"city": "Zürich"})
-        '{"city": "Zürich"}'
-        >>> print(dump_json({"city": "Zürich\ud800"}))
-        {"city": "Z\u00fcrich\ud800"}
-    """
-    text = json.dumps(value, ensure_ascii=False, separators=separators)
-    return text if unicode_problem(text) is None else json.dumps(value, separators=separators)
-
-
-def render_call(name: str, arguments: str) -> str:
-    """A tool call in the tag form, as a model that writes `<tool_call>` tags writes it.
-
-    Examples:
-        >>> render_call("get_time", "")
-        '<tool_call>{"name": "get_time", "arguments": {}}</tool_call>'
-    """
-    try:
-        parsed: JsonValue = read_json(arguments or "{}")
-    except ValueError:
-        parsed = arguments
-    return TOOL_OPEN + dump_json({"name": name, "arguments": parsed}) + TOOL_CLOSE

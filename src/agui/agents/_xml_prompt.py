@@ -15,23 +15,36 @@ The prompt does not show the result format: a model that has seen `<tool_result 
 instructions writes one itself, with invented data, instead of calling. Results go back as
 `<tool_result>` blocks in a user message, and `<tool_result` is a stop sequence, so a model
 that starts writing one anyway is cut off there. Past calls are echoed back in the taught form,
-so the history shows the model what it was asked to write.
+so the history shows the model what it was asked to write; a run of backticks inside the JSON
+(arguments holding a Markdown code block) is written as `\u0060` escapes, which JSON reads as
+the same text, so no reader takes it for the end of the block. A call the parser could not read
+gets an error block saying what was wrong and the form to write, so the model can call again.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 from pydantic import JsonValue
 
 from agui._text import read_json
 from agui.agents._xml import FENCE, dump_json
+from agui.agents.models.base import ChatMessage
 from agui.types import Tool
 
-__all__ = ["STOP_SEQUENCES", "prompt_instructions", "render_block", "render_result"]
+__all__ = [
+    "STOP_SEQUENCES",
+    "history",
+    "prompt_instructions",
+    "render_block",
+    "render_malformed",
+    "render_result",
+]
 
 RESULT_OPEN = "<tool_result"
+_BACKTICKS = re.compile(r"`{3,}")
 
 STOP_SEQUENCES = (RESULT_OPEN,)
 """Where the model must stop: a `<tool_result>` it writes itself holds invented data."""
@@ -89,19 +102,27 @@ def prompt_instructions(tools: Sequence[Tool]) -> str:
 def render_block(name: str, arguments: str) -> str:
     r"""A past tool call as the model is taught to write it: a fenced `json` block.
 
-    Arguments that are not JSON are kept, as a string, rather than dropped.
+    Arguments that are not JSON are kept, as a string, rather than dropped. A run of backticks
+    in a string is escaped, so the block's only fence is its own.
 
     Examples:
         >>> print(render_block("get_weather", '{"location": "Paris"}'))
         ```json
         {"name": "get_weather", "arguments": {"location": "Paris"}}
         ```
+        >>> print(render_block("note", '{"text": "```sh\\nls\\n```"}'))
+        ```json
+        {"name": "note", "arguments": {"text": "\u0060\u0060\u0060sh\nls\n\u0060\u0060\u0060"}}
+        ```
     """
     try:
         parsed: JsonValue = read_json(arguments or "{}")
     except ValueError:
         parsed = arguments
-    body = dump_json({"name": name, "arguments": parsed})
+    # Backticks occur only inside JSON strings, where an escape reads as the same character.
+    body = _BACKTICKS.sub(
+        lambda run: "\\u0060" * len(run.group()), dump_json({"name": name, "arguments": parsed})
+    )
     return f"{FENCE}json\n{body}\n{FENCE}"
 
 
@@ -114,6 +135,52 @@ def render_result(name: str, content: str, *, ok: bool) -> str:
     """
     status = "ok" if ok else "error"
     return f'<tool_result name={json.dumps(name)} status="{status}">{content}</tool_result>'
+
+
+def render_malformed(reason: str) -> str:
+    """The error block for a call the parser could not read: what was wrong, and what to write.
+
+    Examples:
+        >>> print(render_malformed("the tag does not hold JSON"))
+        <tool_result status="error">Error: your tool call could not be read, so it did not run:
+         the tag does not hold JSON. To call a function, write a ```json code block holding only
+         {"name": "<function name>", "arguments": {<arguments>}}, then stop.</tool_result>
+    """
+    content = (
+        f"Error: your tool call could not be read, so it did not run: {reason}. To call a "
+        f"function, write a {FENCE}json code block holding only "
+        '{"name": "<function name>", "arguments": {<arguments>}}, then stop.'
+    )
+    return f'<tool_result status="error">{content}</tool_result>'
+
+
+def history(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """A provider conversation as the model is taught it: calls in the text, results as blocks.
+
+    Examples:
+        >>> from agui.agents.models.base import ChatToolCall
+        >>> call = ChatToolCall("c1", "get_time", "{}")
+        >>> native = [ChatMessage.assistant("", [call]), ChatMessage.tool("c1", "12:00")]
+        >>> [message.role for message in history(native)]
+        ['assistant', 'user']
+    """
+    # Each run of results becomes one user message.
+    out: list[ChatMessage] = []
+    results: list[str] = []
+    for message in [*messages, None]:
+        if message is not None and message.role == "tool":
+            name = message.name or "unknown"
+            results.append(render_result(name, message.content, ok=not message.is_error))
+            continue
+        if results:
+            out.append(ChatMessage.user("\n".join(results)))
+            results = []
+        if message is not None and message.role == "assistant" and message.tool_calls:
+            tags = [render_block(call.name, call.arguments) for call in message.tool_calls]
+            out.append(ChatMessage.assistant("\n".join([message.content, *tags]).strip()))
+        elif message is not None:
+            out.append(message)
+    return out
 
 
 def _signature(tool: Tool) -> dict[str, JsonValue]:

@@ -10,8 +10,12 @@ There are two ways a model asks for a tool, and one `ToolDispatcher` protocol ov
   and teaches a call written as a fenced `json` block; a streaming parser separates answer
   text, `<think>` reasoning and calls (in that form, in `<tool_call>` tags, as bare JSON, or as
   `<function=name>`) while the text arrives; results go back as a user message of
-  `<tool_result>` blocks; a malformed tag becomes an `agui.warning` CUSTOM event and is skipped,
-  and so does a call that repeats one made earlier in the same turn.
+  `<tool_result>` blocks; a call that repeats one made earlier in the same turn is skipped.
+
+A call that cannot run (a tag whose JSON makes no call, a native call without a name) becomes an
+`agui.warning` CUSTOM event for the client and a `MalformedCall` in the turn, which
+`format_results` answers with an error saying what was wrong and what to write instead: told
+nothing, the model would take the silence for success and never call again.
 
 A dispatcher streams the turn's text and reasoning to the client through a `TurnWriter`
 (`agui.agents.turn`: one assistant message per turn, reasoning blocks around it) and returns an
@@ -49,6 +53,7 @@ __all__ = [
     "AssistantTurn",
     "CallResult",
     "DispatcherChoice",
+    "MalformedCall",
     "NativeDispatcher",
     "ParsedCall",
     "ToolDispatcher",
@@ -78,11 +83,27 @@ class ParsedCall:
 
 
 @dataclasses.dataclass(frozen=True)
+class MalformedCall:
+    """A call the model wrote that cannot run: what it wrote, and what is wrong with it.
+
+    `raw` is the call as written (the tag, or a native call's arguments).
+
+    Examples:
+        >>> MalformedCall("<tool_call>{</tool_call>", "the tag does not hold JSON").reason
+        'the tag does not hold JSON'
+    """
+
+    raw: str
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True)
 class AssistantTurn:
     """One model response, read: its text, its calls, usage, and why it stopped.
 
     `message_id` is the id of the text message the client saw, or of the synthetic assistant
-    message the calls hang on when there was no text.
+    message the calls hang on when there was no text. `malformed` are the calls that cannot run;
+    a turn with any wants an answer too, so the model can call again.
 
     Examples:
         >>> AssistantTurn(text="Hi", calls=()).calls
@@ -94,6 +115,7 @@ class AssistantTurn:
     usage: TokenUsage | None = None
     finish_reason: str | None = None
     message_id: str | None = None
+    malformed: tuple[MalformedCall, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -202,12 +224,21 @@ class NativeDispatcher:
     def format_results(
         self, turn: AssistantTurn, results: Sequence[CallResult]
     ) -> list[ChatMessage]:
-        """An assistant message with the calls, then one tool message per result."""
+        """An assistant message with the calls, one tool message per result, then any errors.
+
+        A call that cannot run has no id or name a provider takes back: its error is user text.
+        """
         calls = [ChatToolCall(r.id, r.name, r.arguments) for r in results]
-        return [ChatMessage.assistant(turn.text, calls)] + [
+        out = [ChatMessage.assistant(turn.text, calls)] + [
             ChatMessage.tool(r.id, r.result.content, name=r.name, is_error=not r.result.ok)
             for r in results
         ]
+        errors = [
+            f"Error: a tool call in your reply did not run: {call.reason} (its arguments: "
+            f"{call.raw or '{}'}). Call the tool again, by its name."
+            for call in turn.malformed
+        ]
+        return out + ([ChatMessage.user("\n".join(errors))] if errors else [])
 
     def to_provider_messages(self, messages: Sequence[Message]) -> list[ChatMessage]:
         """Roles mapped one to one; reasoning and activity dropped; unanswered calls closed."""
@@ -250,7 +281,7 @@ class XmlDispatcher:
     ) -> AssistantTurn:
         """Parse the text as it streams; calls go out where they close, in order, once each."""
         parser = XmlStreamParser()
-        tags: list[ParsedCall] = []
+        tags: list[ParsedCall | MalformedCall] = []
 
         def on_text(text: str) -> None:
             _apply(parser.feed(text), writer, tags)
@@ -263,12 +294,21 @@ class XmlDispatcher:
     def format_results(
         self, turn: AssistantTurn, results: Sequence[CallResult]
     ) -> list[ChatMessage]:
-        """The turn as the model wrote it, then a user message of `<tool_result>` blocks."""
-        return _as_xml(NativeDispatcher().format_results(turn, results))
+        """The turn as the model wrote it, then a user message of `<tool_result>` blocks.
+
+        The calls that ran are echoed in the taught form; one that cannot run is echoed as
+        written, and its block is an error saying what was wrong and what to write instead.
+        """
+        written = [prompt.render_block(r.name, r.arguments) for r in results]
+        written += [call.raw for call in turn.malformed]
+        blocks = [prompt.render_result(r.name, r.result.content, ok=r.result.ok) for r in results]
+        blocks += [prompt.render_malformed(call.reason) for call in turn.malformed]
+        echo = ChatMessage.assistant("\n".join([turn.text, *written]).strip())
+        return [echo, ChatMessage.user("\n".join(blocks))] if blocks else [echo]
 
     def to_provider_messages(self, messages: Sequence[Message]) -> list[ChatMessage]:
         """Calls as `json` blocks in the assistant's text; results as `<tool_result>` blocks."""
-        return _as_xml(chat_messages(messages))
+        return prompt.history(chat_messages(messages))
 
 
 def select_dispatcher(
@@ -316,12 +356,13 @@ def _dispatcher(given: object) -> ToolDispatcher:
 
 def _parsed(
     read: Response, writer: TurnWriter[S], streamer: CallStreamer[S] | None
-) -> list[ParsedCall]:
-    calls: list[ParsedCall] = []
+) -> list[ParsedCall | MalformedCall]:
+    calls: list[ParsedCall | MalformedCall] = []
     for call in read.calls.calls:
         if not call.name.strip():
-            # A START without a name is worse than no call at all.
+            # A START without a name is worse than no call at all; the model is told instead.
             writer.warn("skipped a tool call that had no name", arguments=call.arguments)
+            calls.append(MalformedCall(call.arguments, "it has no name"))
         elif streamer is not None:
             call_id = streamer.end(call)
             calls.append(
@@ -332,20 +373,26 @@ def _parsed(
     return calls
 
 
-def _turn(read: Response, writer: TurnWriter[S], calls: list[ParsedCall]) -> AssistantTurn:
-    return AssistantTurn(
-        writer.text_so_far, tuple(calls), read.usage, read.finish_reason, writer.parent_id
-    )
+def _turn(
+    read: Response, writer: TurnWriter[S], found: list[ParsedCall | MalformedCall]
+) -> AssistantTurn:
+    calls = tuple(call for call in found if isinstance(call, ParsedCall))
+    malformed = tuple(call for call in found if isinstance(call, MalformedCall))
+    text, parent = writer.text_so_far, writer.parent_id
+    return AssistantTurn(text, calls, read.usage, read.finish_reason, parent, malformed)
 
 
-def _apply(pieces: Sequence[xml.XmlPiece], writer: TurnWriter[S], tags: list[ParsedCall]) -> None:
+def _apply(
+    pieces: Sequence[xml.XmlPiece], writer: TurnWriter[S], tags: list[ParsedCall | MalformedCall]
+) -> None:
     for piece in pieces:
         if isinstance(piece, xml.TextPiece):
             writer.text(piece.text)
         elif isinstance(piece, xml.ReasoningPiece):
             writer.reasoning(piece.text)
         elif isinstance(piece, xml.ToolCallTag):
-            if any((tag.name, tag.arguments) == (piece.name, piece.arguments) for tag in tags):
+            sent = [(tag.name, tag.arguments) for tag in tags if isinstance(tag, ParsedCall)]
+            if (piece.name, piece.arguments) in sent:
                 # Small models repeat a call (a tag, then the same JSON bare); it runs once.
                 writer.warn(
                     "skipped a repeated tool call", name=piece.name, arguments=piece.arguments
@@ -354,6 +401,7 @@ def _apply(pieces: Sequence[xml.XmlPiece], writer: TurnWriter[S], tags: list[Par
                 tags.append(_send_call(writer, piece))
         else:
             writer.warn(f"skipped a malformed tool call: {piece.reason}", raw=piece.raw)
+            tags.append(MalformedCall(piece.raw, piece.reason))
 
 
 def _send_call(writer: TurnWriter[S], tag: xml.ToolCallTag) -> ParsedCall:
@@ -365,23 +413,3 @@ def _send_call(writer: TurnWriter[S], tag: xml.ToolCallTag) -> ParsedCall:
         handle.args(tag.arguments)
         handle.end()
     return ParsedCall(tag.name, tag.arguments, handle.id, started=True)
-
-
-def _as_xml(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
-    # Calls become tags in the assistant's text; each run of results, one user message.
-    out: list[ChatMessage] = []
-    results: list[str] = []
-    for message in [*messages, None]:
-        if message is not None and message.role == "tool":
-            name = message.name or "unknown"
-            results.append(prompt.render_result(name, message.content, ok=not message.is_error))
-            continue
-        if results:
-            out.append(ChatMessage.user("\n".join(results)))
-            results = []
-        if message is not None and message.role == "assistant" and message.tool_calls:
-            tags = [prompt.render_block(call.name, call.arguments) for call in message.tool_calls]
-            out.append(ChatMessage.assistant("\n".join([message.content, *tags]).strip()))
-        elif message is not None:
-            out.append(message)
-    return out

@@ -152,7 +152,7 @@ class ToolLoopAgent:
             turn = await ctx.until_cancelled(self._ask_model(ctx, messages, specs, turn_number))
             _add_usage(ctx, turn.usage)
             _warn_cut_short(ctx, turn.finish_reason)
-            if not turn.calls:
+            if not turn.calls and not turn.malformed:
                 return None
             outcome, results = await self._handle_calls(ctx, turn)
             if outcome is not None:
@@ -168,6 +168,14 @@ class ToolLoopAgent:
 
     def _specs(self, ctx: RunContext[S]) -> list[Tool]:
         offered = [tool for tool in ctx.tools if tool.name not in self.toolbox]
+        for name in sorted({tool.name for tool in ctx.tools} - {tool.name for tool in offered}):
+            # A model can call one tool by a name: the agent's own runs, the client's is not sent.
+            message = (
+                f"the client offers a tool named {name!r}, and the agent has a backend tool of "
+                "that name: the backend tool is the one the model sees and calls; rename one of "
+                "them for the model to have both"
+            )
+            emit_warning(ctx, message, tool=name)
         return self.toolbox.specs() + offered
 
     def _conversation(
