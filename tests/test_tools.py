@@ -5,15 +5,18 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+import inspect
 import json
+import sys
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Annotated, cast
+import typing
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from typing import TYPE_CHECKING, Annotated, Literal, cast
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import BaseModel, Field, JsonValue
+from pydantic import AliasChoices, AliasPath, BaseModel, Field, JsonValue
 
 from agui import AgentError, RunAgentInput, RunContext, UsageError
 from agui.agents import BackendTool, Toolbox, ToolLoopAgent, tool
@@ -266,6 +269,285 @@ def test_an_annotation_that_cannot_be_resolved_is_reported() -> None:
         tool(cast("Callable[..., object]", f)).parameters  # noqa: B018
 
 
+def test_a_google_args_section_is_read_at_any_indent_its_first_item_sets() -> None:
+    @tool
+    def forecast(city: str, days: int = 1) -> str:
+        """Get a forecast.
+
+        Args:
+          city: The city name,
+            as people write it.
+          days (int): How many days.
+        """
+        return city * days
+
+    assert forecast.description == "Get a forecast."
+    assert forecast.parameters["properties"] == {
+        "city": {"type": "string", "description": "The city name, as people write it."},
+        "days": {"type": "integer", "default": 1, "description": "How many days."},
+    }
+
+
+def _numpy_forecast(city: str, days: int = 1, hours: int = 0) -> str:
+    """Get a forecast.
+
+    Parameters
+    ----------
+    city : str
+        The city name.
+    days, hours : int
+        How far ahead.
+
+    Returns
+    -------
+    str
+        The forecast.
+    """
+    return city * days * hours
+
+
+def _sphinx_forecast(city: str, days: int = 1, hours: int = 0) -> str:
+    """Get a forecast.
+
+    :param str city: The city name.
+    :type city: str
+    :param days: How far
+        ahead.
+    :param hours: How far ahead.
+    :param: a field without a name, which describes nothing
+    :returns: the forecast
+    """
+    return city * days * hours
+
+
+@pytest.mark.parametrize("function", [_numpy_forecast, _sphinx_forecast], ids=["numpy", "sphinx"])
+def test_numpy_and_sphinx_parameter_sections_describe_the_parameters_not_the_tool(
+    function: Callable[..., str],
+) -> None:
+    forecast = tool(function)
+
+    assert forecast.description == "Get a forecast."
+    assert forecast.parameters["properties"] == {
+        "city": {"type": "string", "description": "The city name."},
+        "days": {"type": "integer", "default": 1, "description": "How far ahead."},
+        "hours": {"type": "integer", "default": 0, "description": "How far ahead."},
+    }
+
+
+def test_text_after_a_parameter_section_ends_it_and_stays_out_of_the_schema() -> None:
+    @tool
+    def forecast(city: str, days: int = 1) -> str:
+        """Get a forecast.
+
+        Args:
+            city: The city name.
+
+        Returns:
+            The forecast.
+        The text of no parameter.
+
+        :param days: How many days.
+        Still no parameter's.
+
+        :class:`str` holds it, a role and not a field.
+        """
+        return city * days
+
+    assert forecast.description == "Get a forecast."
+    assert forecast.parameters["properties"] == {
+        "city": {"type": "string", "description": "The city name."},
+        "days": {"type": "integer", "default": 1, "description": "How many days."},
+    }
+
+
+def test_a_section_that_dedents_past_its_items_ends_there() -> None:
+    @tool
+    def forecast(city: str, days: int = 1) -> str:
+        """Get a forecast.
+
+        Args:
+            city: The city name.
+        days: not an item of the section, which ended.
+        """
+        return city * days
+
+    assert forecast.parameters["properties"] == {
+        "city": {"type": "string", "description": "The city name."},
+        "days": {"type": "integer", "default": 1},
+    }
+
+
+class _Opaque:
+    """A class pydantic has no schema for."""
+
+
+if TYPE_CHECKING:
+    from decimal import Decimal as _Later  # the type checkers see it, and pydantic does not
+
+
+class _Pending(BaseModel):
+    later: _Later
+
+
+class _Cat(BaseModel):
+    kind: Literal["cat"]
+
+
+class _Dog(BaseModel):
+    kind: str
+
+
+def _opaque(x: int | _Opaque) -> None: ...
+def _callback(x: Callable[[int], int]) -> None: ...
+def _pending(x: _Pending) -> None: ...
+def _discriminated(x: Annotated[_Cat | _Dog, Field(discriminator="kind")]) -> None: ...
+def _bound(x: Annotated[int, Field(gt="one")]) -> None: ...
+
+
+_UNKNOWN_FIX = (
+    r"annotate it with JSON types .*, a pydantic model, a dataclass or a TypedDict; an object the "
+    r"model cannot send comes through a RunContext\[...\] parameter, or the tool's own instance "
+    r"\(make the tool a method\)$"
+)
+
+
+@pytest.mark.parametrize(
+    ("function", "expected"),
+    [
+        (
+            _opaque,
+            r"^tool '_opaque': parameter 'x' \(int \| .*_Opaque\) has no JSON Schema: "
+            r"pydantic cannot read that type from JSON; " + _UNKNOWN_FIX,
+        ),
+        (
+            _callback,
+            (
+                r"^tool '_callback': parameter 'x' \(.*Callable\[\[int\], int\]\) has no "
+                r"JSON Schema: JSON Schema cannot describe that type \(a callable, say\), so "
+                r"the model cannot send one; take a JSON value that says what to do, such as a "
+                r"name, and choose in the tool$"
+            ),
+        ),
+        (
+            _pending,
+            (
+                r"^tool '_pending': parameter 'x' \(.*_Pending\) has no JSON Schema: a model "
+                r"it uses refers to a name that is not defined \(a forward reference\); define "
+                r"that name, then call model_rebuild\(\) on the model$"
+            ),
+        ),
+        (
+            _discriminated,
+            (
+                r"^tool '_discriminated': parameter 'x' \(.*\) has no JSON Schema: pydantic "
+                r"refuses it \(Model '_Dog' needs field 'kind' to be of type `Literal`\); "
+                r"change its annotation, or the Field\(...\) in it$"
+            ),
+        ),
+        (
+            _bound,
+            (
+                r"^tool '_bound': parameter 'x' \(.*\) has no JSON Schema: pydantic refuses it "
+                r"\(ValueError: 'gt' must be coercible to an integer\); change its annotation"
+            ),
+        ),
+    ],
+    ids=["unknown class", "callable", "undefined name", "user error", "schema error"],
+)
+def test_a_parameter_type_with_no_schema_is_refused_naming_the_tool_the_parameter_and_the_fix(
+    function: Callable[..., None], expected: str
+) -> None:
+    with pytest.raises(UsageError, match=expected):
+        Toolbox([function])
+
+
+class _OldTypedDict(typing.TypedDict):
+    k: int
+
+
+def _old_typed_dict(first: int, x: list[_OldTypedDict]) -> None: ...
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="pydantic reads typing.TypedDict from 3.12")
+def test_a_typing_typed_dict_before_python_3_12_is_refused_saying_to_use_typing_extensions() -> (
+    None
+):
+    with pytest.raises(
+        UsageError,
+        match=r"^tool '_old_typed_dict': parameter 'x' \(list\[.*_OldTypedDict\]\) has no JSON "
+        r"Schema: it holds a typing.TypedDict, which pydantic reads only on Python 3.12 and "
+        r"later; define the TypedDict with typing_extensions.TypedDict$",
+    ):
+        Toolbox([_old_typed_dict])
+
+
+def test_an_alias_a_field_gives_names_the_argument_the_schema_shows_and_the_model_sends() -> None:
+    @tool
+    def scale(
+        a: Annotated[int, Field(alias="amount")],
+        b: int = Field(2, validation_alias="by"),
+        c: int = 0,
+    ) -> int:
+        """Scale a number.
+
+        Args:
+            a: What to scale.
+        """
+        return a * b + c
+
+    assert scale.parameters == {
+        "type": "object",
+        "properties": {
+            "amount": {"type": "integer", "description": "What to scale."},
+            "by": {"type": "integer", "default": 2},
+            "c": {"type": "integer", "default": 0},
+        },
+        "required": ["amount"],
+        "additionalProperties": False,
+    }
+    assert _run(scale, {"amount": 3, "by": 4, "c": 1}) == ToolResult("13")
+    assert _run(scale, {"a": 3}) == ToolResult(
+        "Error: the arguments of tool 'scale' do not fit its signature: '/amount': Field "
+        "required; '/a': Extra inputs are not permitted",
+        ok=False,
+    )
+
+
+def test_two_parameters_the_model_would_send_by_one_name_are_refused() -> None:
+    def scale(a: Annotated[int, Field(alias="b")], b: int) -> int:
+        return a * b
+
+    with pytest.raises(
+        UsageError,
+        match=r"^tool 'scale': parameters 'a' and 'b' are both the argument 'b', and the model "
+        r"can send it only once; give one another alias$",
+    ):
+        Toolbox([scale])
+
+
+def _choices(a: Annotated[int, Field(validation_alias=AliasChoices("b", "c"))]) -> int:
+    return a
+
+
+def _path(a: int = Field(validation_alias=AliasPath("b", 0))) -> int:
+    return a
+
+
+@pytest.mark.parametrize(
+    ("function", "kind"),
+    [(_choices, "AliasChoices"), (_path, "AliasPath")],
+    ids=["choices", "path"],
+)
+def test_an_alias_that_is_not_one_name_is_refused(function: Callable[..., int], kind: str) -> None:
+    with pytest.raises(
+        UsageError,
+        match=rf"^tool '{function.__name__}': parameter 'a' is read through {kind}, but a "
+        r"tool's schema shows one name for each argument, and the model sends that one; give "
+        r"the Field a string alias$",
+    ):
+        Toolbox([function])
+
+
 # -- calling -----------------------------------------------------------------------------------
 
 
@@ -373,6 +655,87 @@ def test_return_values_become_result_content(value: object, content: str) -> Non
         return value
 
     assert _run(give, {}) == ToolResult(content)
+
+
+class _Reading(BaseModel):
+    temp: float
+    extra: dict[str, JsonValue] = {}
+    history: tuple[float, ...] = ()
+    note: str | None = None
+
+
+@pytest.mark.parametrize(
+    "reading",
+    [
+        _Reading(temp=float("nan")),
+        _Reading(temp=1.0, extra={"peak": [2.0, float("inf")]}),
+        _Reading(temp=1.0, history=(2.0, float("-inf"))),
+    ],
+    ids=["field", "nested in a dict", "in a tuple"],
+)
+def test_a_model_result_holding_nan_or_an_infinity_gives_an_error_result_as_a_dict_does(
+    reading: _Reading, caplog: pytest.LogCaptureFixture
+) -> None:
+    """pydantic would write the number as null, a value the tool never returned."""
+
+    @tool
+    def measure() -> _Reading:
+        return reading
+
+    result = _run(measure, {})
+
+    assert result == ToolResult("Error: the tool 'measure' returned no readable result", ok=False)
+    assert "returned no readable result: it holds NaN or an infinity" in caplog.text
+
+
+def test_a_model_result_with_null_fields_and_finite_numbers_is_its_json() -> None:
+    @tool
+    def measure() -> _Reading:
+        return _Reading(temp=1.5, extra={"peak": [2.0, "high", None]}, history=(1.0,))
+
+    assert _run(measure, {}) == ToolResult(
+        '{"temp":1.5,"extra":{"peak":[2.0,"high",null]},"history":[1.0],"note":null}'
+    )
+
+
+async def _seven() -> int:
+    return 7
+
+
+def test_an_awaitable_a_tool_returns_is_awaited_once_whether_the_tool_is_sync_or_async() -> None:
+    @tool
+    def sync_tool() -> object:
+        return _seven()
+
+    @tool
+    async def async_tool() -> object:
+        return _seven()
+
+    assert _run(sync_tool, {}) == ToolResult("7")
+    assert _run(async_tool, {}) == ToolResult("7")
+
+
+def test_a_coroutine_left_after_that_await_gives_an_error_result_and_is_closed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    left: list[Coroutine[object, object, int]] = []
+
+    async def nested() -> object:
+        left.append(_seven())
+        return left[0]
+
+    @tool
+    async def deferred() -> object:
+        return nested()
+
+    result = _run(deferred, {})
+
+    assert result == ToolResult("Error: the tool 'deferred' returned no readable result", ok=False)
+    assert inspect.getcoroutinestate(left[0]) == inspect.CORO_CLOSED
+    assert (
+        "returned no readable result: it is a coroutine, what awaiting the tool's result gave, "
+        "and a result is awaited only once; await it inside the tool" in caplog.text
+    )
 
 
 def test_a_return_value_that_is_not_json_gives_an_error_result() -> None:
@@ -653,6 +1016,49 @@ def test_a_method_tool_on_a_slotted_class_keeps_its_options() -> None:
 
     assert bound.requires_approval
     assert _run(bound, {"name": "Bo"}).content == "Hi, Bo"
+
+
+class Forecasts:
+    @tool
+    @staticmethod
+    def lookup(city: str, days: int = 1) -> str:
+        """Look up a forecast."""
+        return f"{city}:{days}"
+
+    @staticmethod
+    @tool
+    def search(city: str, days: int = 1) -> str:
+        """Search the forecasts."""
+        return f"{city}:{days}"
+
+
+@pytest.mark.parametrize("name", ["lookup", "search"], ids=["tool over", "staticmethod over"])
+def test_a_static_method_tool_keeps_every_parameter_read_from_the_class_or_an_instance(
+    name: str,
+) -> None:
+    for owner in (Forecasts, Forecasts()):
+        backend = cast("BackendTool[..., str]", getattr(owner, name))
+
+        assert backend.parameters["properties"] == {
+            "city": {"type": "string"},
+            "days": {"type": "integer", "default": 1},
+        }
+        assert _run(backend, {"city": "Oslo"}) == ToolResult("Oslo:1")
+        assert backend("Oslo", 2) == "Oslo:2"
+
+
+def test_a_class_method_is_refused_as_a_tool_saying_what_to_write_instead() -> None:
+    with pytest.raises(
+        UsageError,
+        match=r"^tool '_create' is a classmethod, and a tool is a function, plain or async, or a "
+        r"method bound to the instance it is read from; make it a @staticmethod that names its "
+        r"class, or a method$",
+    ):
+        tool(cast("Callable[..., str]", classmethod(_create)))
+
+
+def _create(cls: type[object], name: str) -> str:
+    return f"{cls.__name__} {name}"
 
 
 # -- toolbox -----------------------------------------------------------------------------------

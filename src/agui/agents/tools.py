@@ -1,19 +1,24 @@
 """Backend tools: ordinary Python functions a model can call.
 
-`@tool` turns a function (plain or async, or a method, bound when read from its instance) into a
-`BackendTool`: its JSON Schema comes from the signature through pydantic (`Annotated[...,
-Field(description=...)]`, defaults, nested models, the docstring's `Args:` section), and its
-description from the docstring. The function itself is untouched and still callable directly.
-A `functools.partial` or a callable object is refused, saying what to pass instead: neither has
-a name or docstring of its own, and a partial's bound keywords would stay in the schema.
+`@tool` turns a function (plain or async; a method, bound when read from its instance; a static
+method, read alike from its class and instances) into a `BackendTool`: its JSON Schema comes
+from the signature through pydantic (`Annotated[..., Field(description=...)]`, defaults, nested
+models, the docstring's parameter section in the Google, numpy or Sphinx style), and its
+description from the rest of the docstring. The function itself is untouched and still callable
+directly. A `functools.partial`, a callable object or a class method is refused, saying what to
+pass instead: the first two have no name or docstring of their own, and a partial's bound
+keywords would stay in the schema.
 
 Running a tool (`BackendTool.run`) never fails the run for something the model can fix or read:
 arguments that do not fit the signature give an error result listing the fields, and an
 exception in the tool gives an error result without the exception's text (unless the tool opts
-in with `expose_errors=True`; the server log always has the traceback). Only agui's own errors
-(`Cancelled`, `AgentError`, a misuse of the run context) and task cancellation propagate.
-Synchronous tools run in a worker thread so they cannot stall the event loop, except those that
-take the `RunContext`: emitting is not thread-safe, and such tools change run state in place.
+in with `expose_errors=True`; the server log always has the traceback). An `InvalidArguments`
+the tool raises itself is the exception: its text is written for the model, to correct its
+arguments by, so the model reads it. Only agui's own errors (`Cancelled`, `AgentError`, a misuse
+of the run context) and task cancellation propagate. An awaitable the function returns is
+awaited once, whether the function is async or not. Synchronous tools run in a worker thread so
+they cannot stall the event loop, except those that take the `RunContext`: emitting is not
+thread-safe, and such tools change run state in place.
 
 A `Toolbox` holds tools by name and gives the `Tool` specs a provider request carries.
 """
@@ -31,12 +36,12 @@ import typing
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Generic, TypeVar, overload
 
-from pydantic import BaseModel, JsonValue, ValidationError
+from pydantic import JsonValue, ValidationError
 from typing_extensions import ParamSpec, Self
 
-from agui._text import argument_problems, json_text, unicode_problem
-from agui._wording import with_article
-from agui.agents._signature import Signature, build_signature, parse_arguments
+from agui._text import argument_problems
+from agui.agents._result_content import content, exception_text
+from agui.agents._signature import Signature, build_signature, check_function, parse_arguments
 from agui.context import RunContext
 from agui.errors import AguiError, InvalidArguments, UsageError
 from agui.types import Tool
@@ -92,7 +97,11 @@ class BackendTool(Generic[P, R_co]):
         requires_approval: bool = False,
         expose_errors: bool = False,
     ) -> None:
-        _check_function(fn)
+        check_function(fn)
+        # A static method is its function, read alike from the class and from an instance.
+        self._static = isinstance(fn, staticmethod)
+        if self._static:
+            fn = typing.cast("staticmethod[P, R_co]", fn).__func__
         self._fn = fn
         self.name: str = name if name is not None else getattr(fn, "__name__", "tool")
         if not _NAME.match(self.name):
@@ -132,7 +141,7 @@ class BackendTool(Generic[P, R_co]):
     def __get__(
         self, instance: object | None, owner: type[object] | None = None
     ) -> Self | BackendTool[..., R_co]:
-        if instance is None:
+        if instance is None or self._static:
             return self
         method: Callable[..., R_co] = types.MethodType(self._fn, instance)
         bound: BackendTool[..., R_co] = BackendTool(
@@ -210,15 +219,17 @@ class BackendTool(Generic[P, R_co]):
             values = self.validate(arguments, call_id=call_id)
             value = await self._invoke(values, ctx)
         except InvalidArguments as error:
+            # Shown even without expose_errors: the validation's text, or the tool's own refusal
+            # of its arguments, is written for the model to correct them by.
             return ToolResult(f"Error: {error}", ok=False)
         except AguiError:
             raise
         except Exception as error:  # noqa: BLE001 - a failing tool is a result the model reads
             _log.exception("tool %r (call %r) failed", self.name, call_id)
-            detail = f": {_exception_text(error)}" if self.expose_errors else ""
+            detail = f": {exception_text(error)}" if self.expose_errors else ""
             return ToolResult(f"Error: the tool {self.name!r} failed{detail}", ok=False)
         try:
-            return ToolResult(_content(value))
+            return ToolResult(content(value))
         except ValueError as error:
             _log.error(
                 "tool %r (call %r) returned no readable result: %s", self.name, call_id, error
@@ -246,12 +257,16 @@ class BackendTool(Generic[P, R_co]):
             else:
                 keywords[parameter] = ctx
         fn = typing.cast("Callable[..., object]", self._fn)
-        if inspect.iscoroutinefunction(fn) or signature.context is not None:
+        if inspect.iscoroutinefunction(fn):
+            result = await typing.cast("Awaitable[object]", fn(*positional, **keywords))
+        elif signature.context is not None:
             result = fn(*positional, **keywords)
         else:
             result = await asyncio.to_thread(_call_in_thread, fn, *positional, **keywords)
         if inspect.isawaitable(result):
-            result = await typing.cast("Awaitable[object]", result)
+            # What the function returns is awaited once, async or not (a sync wrapper of an
+            # async function returns its coroutine); an awaitable that gives in turn is refused.
+            result = await result
         return result
 
 
@@ -302,39 +317,6 @@ def tool(
         )
 
     return decorate(fn) if fn is not None else decorate
-
-
-def _check_function(fn: object) -> None:
-    """A tool is a function that returns one result: not a value, not a generator."""
-    if not callable(fn):
-        kind = type(fn).__name__
-        message = f"a tool is a function, plain or async, not {with_article(kind)}"
-        raise UsageError(message)
-    if isinstance(fn, functools.partial):
-        inner = _function_name(fn.func)
-        message = (
-            f"a tool is a function, plain or async, not a functools.partial of {inner}: it has "
-            "no name or docstring of its own, and the keyword arguments it binds would stay in "
-            f"the schema for the model to change; define a function that calls {inner} with "
-            "them, and make that the tool"
-        )
-        raise UsageError(message)
-    if not (inspect.isroutine(inspect.unwrap(fn)) or isinstance(fn, type)):
-        # A callable object: its annotations are on its __call__, and it has no name to give.
-        kind = type(fn).__qualname__
-        message = (
-            f"a tool is a function, plain or async, not a callable {kind} object; pass its "
-            f"bound method, tool(name=...)(obj.__call__), or make a method of {kind} the tool "
-            "with @tool"
-        )
-        raise UsageError(message)
-    if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
-        name = getattr(fn, "__name__", "tool")
-        message = (
-            f"tool {name!r} is a generator function, and a tool returns one result: return "
-            "the value (a list, for several items)"
-        )
-        raise UsageError(message)
 
 
 class Toolbox:
@@ -392,33 +374,5 @@ def _call_in_thread(fn: Callable[..., object], /, *args: object, **kwargs: objec
         raise RuntimeError(message) from error
 
 
-def _function_name(fn: Callable[..., object]) -> str:
-    return getattr(fn, "__name__", "its function")
-
-
-def _exception_text(error: Exception) -> str:
-    """`Type: text` of a tool's exception for the model, or its type alone if `str()` fails."""
-    kind = type(error).__name__
-    try:
-        text = str(error)
-    except Exception:  # noqa: BLE001 - a broken __str__ (common in wrapped SDK errors) still says its type
-        return kind
-    # A surrogate (a file name decoded with surrogateescape) is shown as its escape: the result
-    # must be text the wire can carry.
-    return f"{kind}: {text.encode(errors='backslashreplace').decode()}"
-
-
 def _is_tool(item: object) -> bool:
     return isinstance(item, BackendTool)
-
-
-def _content(value: object) -> str:
-    if isinstance(value, str):
-        problem = unicode_problem(value)
-        if problem is not None:
-            message = f"it holds {problem}, which UTF-8 cannot encode"
-            raise ValueError(message)
-        return value
-    if isinstance(value, BaseModel):
-        return value.model_dump_json()
-    return json_text(value)
