@@ -735,7 +735,7 @@ def test_the_xml_dispatcher_streams_text_and_reasoning_and_collects_calls_in_ord
     ]
     assert turn.usage == TokenUsage(output_tokens=9)
     assert turn.finish_reason == "stop"
-    assert turn.message_id == "r-msg-4"
+    assert turn.message_id == "r-msg-2"  # one assistant message: the text, both calls
     assert _types(events) == [
         "REASONING_START",
         "REASONING_MESSAGE_START",
@@ -758,7 +758,7 @@ def test_the_xml_dispatcher_streams_text_and_reasoning_and_collects_calls_in_ord
     ]
 
 
-def test_text_after_a_call_follows_the_call_in_a_new_message() -> None:
+def test_text_after_a_call_continues_the_turns_one_assistant_message() -> None:
     deltas: list[ChatDelta] = [TextDelta("Let me check." + WEATHER + " One moment.")]
 
     turn, events = _read(XmlDispatcher(), deltas)
@@ -778,7 +778,7 @@ def test_text_after_a_call_follows_the_call_in_a_new_message() -> None:
     assert [
         e.message_id if isinstance(e, TextMessageStartEvent) else e.parent_message_id
         for e in starts
-    ] == ["r-msg-1", "r-msg-1", "r-msg-3"]
+    ] == ["r-msg-1", "r-msg-1", "r-msg-1"]
     assert [e.delta for e in events if isinstance(e, TextMessageContentEvent)] == [
         "Let me check.",
         "One moment.",

@@ -51,6 +51,7 @@ from agui.events import (
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
+from agui.fold import fold
 from agui.handles import Handle, MessageHandle, ReasoningHandle, StepHandle, TextRole
 from agui.messages import TextPart
 from agui.sink import EventReceiver
@@ -1498,3 +1499,36 @@ def test_a_result_after_the_calls_block_is_refused_pointing_at_ctx_tool_result()
         call.result("sunny")
     ctx.tool_result(call.id, "sunny")
     assert [event.type for event in events.drain()][-2:] == ["TOOL_CALL_END", "TOOL_CALL_RESULT"]
+
+
+def test_a_message_opened_with_an_id_continues_the_message_the_stream_named() -> None:
+    ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+    ctx.say("Let me check.")
+    with ctx.message(message_id="r-msg-1") as message:
+        message.delta(" One moment.")
+
+    [folded] = fold(events.drain()).messages
+    assert (message.id, folded.id, folded.content) == (
+        "r-msg-1",
+        "r-msg-1",
+        "Let me check. One moment.",
+    )
+
+
+@pytest.mark.parametrize(
+    ("given", "refused"),
+    [
+        ("", r"takes the id of a message as text, not ''; leave it out for a new message"),
+        (" ", r"takes the id of a message as text, not ' '"),
+        (7, r"takes the id of a message as text, not 7"),
+        ("m\ud800", r"the message_id given to ctx.message\(\) .*lone surrogate"),
+    ],
+)
+def test_a_message_id_that_cannot_be_one_is_refused_before_anything_is_sent(
+    given: object, refused: str
+) -> None:
+    ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+
+    with pytest.raises(UsageError, match=refused):
+        ctx.message(message_id=cast("str", given))
+    assert events.drain() == []

@@ -17,6 +17,8 @@ from agui.events import (
     ReasoningMessageContentEvent,
     ReasoningStartEvent,
 )
+from agui.fold import fold
+from agui.messages import AssistantMessage
 from agui.sink import EventReceiver
 
 
@@ -58,7 +60,33 @@ def test_switching_between_text_and_reasoning_closes_the_open_block() -> None:
         "TEXT_MESSAGE_END",
     ]
     assert writer.text_so_far == "One.Two."
-    assert writer.parent_id == "r-msg-3"
+    assert writer.parent_id == "r-msg-1"  # the turn's text is one message, whatever interleaves
+
+
+def test_calls_named_before_any_text_and_text_after_them_share_the_turns_message() -> None:
+    ctx, events = RunContext.new(RunAgentInput(thread_id="r", run_id="r"))
+    writer = TurnWriter(ctx, turn=2)
+
+    parent = writer.parent_id
+    with ctx.tool_call("get_weather", parent_message_id=parent) as call:
+        call.end()
+    writer.text("Checking.")
+    writer.close()
+
+    drained = events.drain()
+    assert parent == writer.parent_id == "r-turn-2"
+    assert [(e.type, getattr(e, "message_id", None)) for e in drained][2:] == [
+        ("TEXT_MESSAGE_START", "r-turn-2"),
+        ("TEXT_MESSAGE_CONTENT", "r-turn-2"),
+        ("TEXT_MESSAGE_END", "r-turn-2"),
+    ]
+    [message] = fold(drained).messages
+    assert isinstance(message, AssistantMessage)
+    assert (message.id, message.content, [c.id for c in message.tool_calls or []]) == (
+        "r-turn-2",
+        "Checking.",
+        ["r-call-1"],
+    )
 
 
 def test_a_warning_is_a_custom_event_with_the_message_and_its_detail() -> None:

@@ -295,9 +295,20 @@ class RunContext(Generic[S]):
 
     # -- openers ---------------------------------------------------------------------------
 
-    def message(self, role: TextRole = "assistant", *, name: str | None = None) -> MessageHandle[S]:
-        """Open a text message; use it in a `with` block."""
-        return MessageHandle(self, self._pipeline, self._new_message_id(), role=role, name=name)
+    def message(
+        self,
+        role: TextRole = "assistant",
+        *,
+        name: str | None = None,
+        message_id: str | None = None,
+    ) -> MessageHandle[S]:
+        """Open a text message; use it in a `with` block.
+
+        `message_id` continues a message the stream already named, such as the assistant message
+        a turn's tool calls name as their parent: the client appends the text to that message.
+        """
+        given = self._new_message_id() if message_id is None else message_id
+        return MessageHandle(self, self._pipeline, given, role=role, name=name)
 
     def say(self, text: str) -> str:
         """Send a whole assistant text message; returns its id."""

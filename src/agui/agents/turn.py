@@ -106,11 +106,15 @@ class TurnWriter(Generic[S]):
 
     @property
     def parent_id(self) -> str:
-        """The assistant message the turn's tool calls belong to.
+        """The assistant message the turn's tool calls belong to: one per turn.
 
-        With no text, a synthetic id keeps parallel calls in one assistant message.
+        It is the turn's text message when text came first; with no text yet, a synthetic id,
+        which the turn's text then continues (`ctx.message(message_id=...)`), so a turn whose
+        calls stream before, between or after its text is still one assistant message.
         """
-        return self._message_id or f"{self.ctx.run_id}-turn-{self.turn}"
+        if self._message_id is None:
+            self._message_id = f"{self.ctx.run_id}-turn-{self.turn}"
+        return self._message_id
 
     def text(self, delta: str) -> None:
         """Append answer text; a blank start is dropped rather than opening a message."""
@@ -121,7 +125,7 @@ class TurnWriter(Generic[S]):
             delta = delta.lstrip()
             if not delta:
                 return
-            self._message = self.ctx.message()
+            self._message = self.ctx.message(message_id=self._message_id)
             self._message_id = self._message.id
         self._message.delta(delta)
         self._texts.append(delta)

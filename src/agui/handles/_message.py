@@ -10,6 +10,7 @@ from typing import Literal, TypeVar, cast
 
 from agui._pipeline import Pipeline
 from agui._record import Kind
+from agui.errors import UsageError
 from agui.events import Event, TextMessageStartEvent
 from agui.handles._handle import Handle, Owner, built
 
@@ -51,6 +52,13 @@ class MessageHandle(Handle[S]):
         super().__init__(owner, pipeline)
         self.id = message_id
         self.role = role
+        if type(cast("object", message_id)) is not str or not message_id.strip():
+            message = (
+                "ctx.message(message_id=...) takes the id of a message as text, not "
+                f"{message_id!r}; leave it out for a new message"
+            )
+            raise UsageError(message)
+        self._check_unicode(message_id, "the message_id given to ctx.message()")
         self._check_unicode(name, "the name given to ctx.message()")
         if name is None and type(cast("object", role)) is str and role in _ROLES:
             self._start()  # the start needs no model: see `_send_opening`
