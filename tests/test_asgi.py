@@ -302,6 +302,61 @@ def test_protobuf_is_chosen_only_when_accept_names_it_above_sse(
         assert exchange.headers["content-type"] == answer
 
 
+@pytest.mark.parametrize(
+    ("accept", "answer"),
+    [
+        (f'{PROTO_MEDIA_TYPE};profile="a,b";q=0, text/event-stream;q=0.5', SSE),
+        ('text/*;q=0;note="a,text/event-stream,b"', None),
+        ('text/*;q=0;note="a\\",text/event-stream,b"', None),
+        ('text/*;q=0;note="unclosed, text/event-stream', None),
+        (f'{PROTO_MEDIA_TYPE}, text/event-stream;q="0.5"', PROTO_MEDIA_TYPE),
+        (f'{PROTO_MEDIA_TYPE};q=0.4;note="a,b", text/event-stream;q=0.3', PROTO_MEDIA_TYPE),
+    ],
+    ids=["q-after-quoted-comma", "comma", "escaped-quote", "unclosed", "quoted-q", "extension"],
+)
+def test_a_comma_inside_a_quoted_accept_parameter_is_text(accept: str, answer: str | None) -> None:
+    headers = {"content-type": "application/json", "accept": accept}
+    exchange = drive(call(asgi_app(hello), headers=headers))
+
+    assert exchange.status == (406 if answer is None else 200)
+    if answer is not None:
+        assert exchange.headers["content-type"] == answer
+
+
+@pytest.mark.parametrize(
+    ("accept", "status"),
+    [
+        ("text/event-stream;level=1;q=0, text/event-stream", 200),
+        ("text/event-stream;level=1", 406),
+        ("text/event-stream;level=1, text/*;q=0.2", 200),
+        ("text/event-stream;charset=utf-8", 200),
+        ('text/event-stream; Charset="UTF-8"', 200),
+        ("text/event-stream;charset=utf-16", 406),
+        ("text/event-stream;charset=utf-8;q=0, text/event-stream", 406),
+        ("text/event-stream;charset=utf-8;level=1;q=0, text/event-stream;charset=utf-8", 200),
+        ("*/*;charset=utf-8", 200),
+        ("text/event-stream;;q=0", 406),
+    ],
+)
+def test_an_accept_range_with_parameters_matches_only_a_type_that_has_them(
+    accept: str, status: int
+) -> None:
+    """RFC 9110, 12.5.1: `text/event-stream` carries only `charset=utf-8`."""
+    headers = {"content-type": "application/json", "accept": accept}
+    exchange = drive(call(asgi_app(hello, protobuf=False), headers=headers))
+
+    assert exchange.status == status
+
+
+def test_the_inspector_page_is_negotiated_with_parameters_read_the_same_way() -> None:
+    app = asgi_app(hello, inspector=True)
+    page = drive(call(app, method="GET", headers={"accept": 'text/html;charset="utf-8"'}))
+    narrowed = drive(call(app, method="GET", headers={"accept": "text/html;level=1;q=0, */*"}))
+    refused = drive(call(app, method="GET", headers={"accept": '*/*;q=0;x="a,text/html,b"'}))
+
+    assert (page.status, narrowed.status, refused.status) == (200, 200, 406)
+
+
 def test_a_proto_only_accept_is_refused_when_protobuf_is_off() -> None:
     exchange = drive(call(asgi_app(hello, protobuf=False), headers=PROTO_HEADERS))
 
@@ -1371,6 +1426,25 @@ def test_protobuf_is_offered_when_installed_and_not_when_turned_off() -> None:
     assert asgi_app(hello).media_types == (SSE, PROTO_MEDIA_TYPE)
     assert asgi_app(hello, protobuf=True).media_types == (SSE, PROTO_MEDIA_TYPE)
     assert asgi_app(hello, protobuf=False).media_types == (SSE,)
+
+
+def test_protobuf_true_with_a_protobuf_too_old_names_the_one_it_needs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import google.protobuf  # noqa: PLC0415 - patched for this test only
+
+    monkeypatch.setattr(google.protobuf, "__version__", "4.25.3")
+    monkeypatch.delitem(sys.modules, "agui.proto._codec")
+
+    with pytest.raises(
+        UsageError,
+        match=re.escape(
+            "protobuf=True needs protobuf 5.26.1 or later, and protobuf 4.25.3 is installed: "
+            'pip install --upgrade "protobuf>=5.26.1"'
+        ),
+    ):
+        asgi_app(hello, protobuf=True)
+    assert asgi_app(hello).media_types == (SSE,)
 
 
 def test_without_the_extra_protobuf_is_left_out_unless_it_is_required(

@@ -65,6 +65,7 @@ LAYERS: list[tuple[str, list[str]]] = [
         "reading and checking",
         [
             "agui._json_value",
+            "agui._json_text",
             "agui._nulls",
             "agui.wire",
             "agui.patch",

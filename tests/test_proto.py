@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import struct
 import subprocess
 import sys
@@ -81,6 +82,7 @@ from agui.messages import (
     VideoPart,
 )
 from agui.proto import PROTO_MEDIA_TYPE, _codec, decode_proto, encode_proto
+from agui.proto._requirement import PROTOBUF_FLOOR
 from agui.proto._schema import ARMS, EVENT_TYPES
 from agui.sse import event_json
 from agui.types import (
@@ -436,9 +438,45 @@ def test_a_delta_written_directly_is_the_message_the_schema_gives(event: Event) 
     assert encode_proto(event)[4:] == schema.SerializeToString()
 
 
-def test_a_lone_surrogate_cannot_be_written() -> None:
-    with pytest.raises(ValueError, match="surrogates not allowed"):
-        encode_proto(TextMessageContentEvent(message_id="m1", delta="\ud800"))
+@pytest.mark.parametrize(
+    ("event", "where"),
+    [
+        (
+            TextMessageContentEvent(message_id="m1", delta="\ud800"),
+            "its field '/delta' holds a lone surrogate (U+D800) at index 0",
+        ),
+        (
+            CustomEvent(name="n", value={"a/b": [1, {"c": "ok"}, "x\udfff"]}),
+            "its field '/value/a~1b/2' holds a lone surrogate (U+DFFF) at index 1",
+        ),
+        (
+            CustomEvent(name="n", value={"ok": "ok", "k\ud83d": 1}),
+            "a member name in its field '/value' holds a lone surrogate (U+D83D) at index 1",
+        ),
+        (
+            StepStartedEvent(step_name="plan", metadata={"n": 1, "s": "\ud800"}),
+            "its field '/metadata/s' holds a lone surrogate (U+D800) at index 0",
+        ),
+    ],
+    ids=["a-text-field", "deep-in-a-value", "a-member-name", "in-the-envelope"],
+)
+def test_an_event_holding_a_lone_surrogate_cannot_be_written_and_says_where(
+    event: Event, where: str
+) -> None:
+    with pytest.raises(
+        UsageError,
+        match=re.escape(f"a {event.type} event cannot be written: {where}; AG-UI text travels as")
+        + " UTF-8, which cannot encode it; decode the source with errors='replace'",
+    ):
+        encode_proto(event)
+
+
+def test_an_event_that_cannot_be_serialized_for_another_reason_says_the_serializers_words() -> None:
+    value = cast("JsonValue", {"a": object()})
+    event = cast("Event", CustomEvent.model_construct(name="n", value=value))
+
+    with pytest.raises(ValueError, match="Unable to serialize unknown type: <class 'object'>"):
+        encode_proto(event)
 
 
 @given(batch=st.lists(events, max_size=4))
@@ -455,6 +493,34 @@ def test_a_frame_is_a_big_endian_length_then_the_message() -> None:
 
     assert int.from_bytes(body[:4], "big") == len(body) - 4 > 256
     assert body[:2] == b"\x00\x00"
+
+
+@pytest.mark.parametrize(
+    ("data", "told"),
+    [
+        ("\x00\x00\x00\x00", "not str: read the response's body as bytes (httpx's"),
+        (None, "not NoneType"),
+    ],
+    ids=["text", "none"],
+)
+def test_decode_proto_of_what_is_not_bytes_is_a_usage_error(data: object, told: str) -> None:
+    with pytest.raises(
+        UsageError,
+        match=re.escape(
+            "decode_proto takes the bytes of a body of protobuf frames (bytes, bytearray or "
+            f"memoryview), {told}"
+        ),
+    ):
+        decode_proto(cast("bytes", data))
+
+
+def test_a_body_in_a_bytearray_or_any_memoryview_reads_as_its_bytes() -> None:
+    body = encode_proto(StepStartedEvent(step_name="plan")) * 2
+    events = [StepStartedEvent(step_name="plan")] * 2
+
+    assert decode_proto(bytearray(body)) == events
+    assert decode_proto(memoryview(body)) == events
+    assert decode_proto(memoryview(body).cast("H")) == events
 
 
 def test_an_empty_body_holds_no_events() -> None:
@@ -542,12 +608,64 @@ def test_an_envelope_whose_base_event_declares_another_type_is_refused() -> None
         decode_proto(arm("CUSTOM", body))
 
 
-def test_an_event_without_a_base_event_is_the_first_enum_value() -> None:
-    text_start = arm("TEXT_MESSAGE_START", field(2, b"m1"))
+@pytest.mark.parametrize("kind", ["TEXT_MESSAGE_START", "STEP_STARTED"])
+def test_an_event_without_its_base_event_is_refused(kind: str) -> None:
+    """Its type would read as the enum's first value; the official reader refuses it too."""
+    with pytest.raises(
+        DecodeError,
+        match=f"frame 0 carries a {kind} event without its baseEvent; every event message opens "
+        r"with a BaseEvent \(field 1\) that declares its type",
+    ):
+        decode_proto(arm(kind, field(2, b"m1")))
 
-    assert decode_proto(text_start) == [TextMessageStartEvent(message_id="m1")]
-    with pytest.raises(DecodeError, match="declares TEXT_MESSAGE_START"):
-        decode_proto(arm("STEP_STARTED", field(2, b"plan")))
+
+@pytest.mark.parametrize(
+    ("body", "where", "expected", "came"),
+    [
+        (
+            arm(
+                "TEXT_MESSAGE_CONTENT", base("TEXT_MESSAGE_CONTENT") + b"\x10\x05" + field(3, b"h")
+            ),
+            "TextMessageContentEvent field 2 (messageId)",
+            "length-delimited bytes (wire type 2)",
+            "a varint (wire type 0)",
+        ),
+        (
+            arm("STEP_STARTED", field(1, b"\x08\x0e" + field(2, b"7")) + field(2, b"p")),
+            "BaseEvent field 2 (timestamp)",
+            "a varint (wire type 0)",
+            "length-delimited bytes (wire type 2)",
+        ),
+        (
+            frame(varint((ARMS.index("STEP_STARTED") + 1) << 3 | 5) + b"\x00\x00\x00\x00"),
+            "Event field 15 (stepStarted)",
+            "length-delimited bytes (wire type 2)",
+            "4 bytes (wire type 5)",
+        ),
+        (
+            arm(
+                "TOOL_CALL_RESULT",
+                base("TOOL_CALL_RESULT") + field(3, b"t") + field(4, b"c") + field(7, b"\x08\x01"),
+            ),
+            "InputContent field 1 (text)",
+            "length-delimited bytes (wire type 2)",
+            "a varint (wire type 0)",
+        ),
+    ],
+    ids=["in-the-event", "in-its-base-event", "its-arm", "in-a-content-part"],
+)
+def test_a_declared_field_sent_with_another_wire_type_does_not_decode(
+    body: bytes, where: str, expected: str, came: str
+) -> None:
+    """Protobuf sets it aside; read as its default, it would look as if it had not been sent."""
+    with pytest.raises(
+        DecodeError,
+        match=re.escape(
+            f"frame 0 carries ag_ui.{where} with the wrong wire type: the schema sends it as "
+            f"{expected}, and it came as {came}; check that the producer writes the AG-UI 1.0"
+        ),
+    ):
+        decode_proto(body)
 
 
 def test_an_event_that_decodes_but_does_not_validate_is_malformed() -> None:
@@ -750,6 +868,15 @@ def test_a_number_without_a_fraction_reads_back_as_an_int() -> None:
     assert json.loads(event_json(event))["value"] == {"a": 2, "b": 0}
 
 
+def test_a_whole_number_past_2_to_the_53_reads_back_as_a_float_and_minus_zero_as_0() -> None:
+    [event] = decode_proto(encode_proto(CustomEvent(name="n", value=[2**53, 2**53 + 2, -0.0])))
+
+    assert isinstance(event, CustomEvent)
+    assert isinstance(event.value, list)
+    assert event.value == [2**53, 2.0**53 + 2, 0]
+    assert [isinstance(number, int) for number in event.value] == [True, False, True]
+
+
 def test_an_integer_beyond_a_double_cannot_be_written() -> None:
     with pytest.raises(
         UsageError,
@@ -883,6 +1010,84 @@ def test_the_binding_without_protobuf_says_how_to_install_it(
     assert binding.PROTO_MEDIA_TYPE == "application/vnd.ag-ui.event+proto"
     with pytest.raises(ImportError, match=r'pip install "agui-server\[proto\]"'):
         getattr(binding, name)
+
+
+@pytest.mark.parametrize(
+    ("installed", "without", "told"),
+    [
+        (
+            "4.25.3",
+            None,
+            'and protobuf 4.25.3 is installed: pip install --upgrade "protobuf>=5.26.1"',
+        ),
+        (
+            "4.21.12",
+            "google.protobuf.unknown_fields",
+            'and protobuf 4.21.12 is installed: pip install --upgrade "protobuf>=5.26.1"',
+        ),
+        (
+            "6.31.0",
+            "google.protobuf.unknown_fields",
+            (
+                "and the installed protobuf 6.31.0 does not import as agui needs (import of "
+                "google.protobuf.unknown_fields halted; None in sys.modules): reinstall it, pip "
+                'install --force-reinstall "protobuf>=5.26.1"'
+            ),
+        ),
+    ],
+    ids=["older-than-the-floor", "too-old-to-have-a-part", "new-enough-but-broken"],
+)
+def test_a_protobuf_the_binding_cannot_use_is_named_beside_the_one_it_needs(
+    monkeypatch: pytest.MonkeyPatch, installed: str, without: str | None, told: str
+) -> None:
+    import google.protobuf  # noqa: PLC0415 - patched for this test only
+
+    monkeypatch.setattr(google.protobuf, "__version__", installed)
+    if without is not None:
+        monkeypatch.setitem(sys.modules, without, None)
+    monkeypatch.delitem(sys.modules, "agui.proto")
+    monkeypatch.delitem(sys.modules, "agui.proto._codec")
+    binding = importlib.import_module("agui.proto")
+
+    with pytest.raises(
+        ImportError,
+        match=re.escape(f"agui.proto.decode_proto needs protobuf 5.26.1 or later, {told}"),
+    ):
+        binding.decode_proto  # noqa: B018 - the lookup is the test
+
+
+def test_the_protobuf_the_binding_needs_is_the_floor_of_the_proto_extra() -> None:
+    pyproject = (Path(__file__).parents[1] / "pyproject.toml").read_text(encoding="utf-8")
+
+    assert f'proto = ["protobuf>={PROTOBUF_FLOOR}"]' in pyproject
+
+
+def test_without_protobuf_a_probe_or_a_star_import_says_how_to_install_it_too() -> None:
+    """A missing dependency is an error to see: `hasattr` passes on all but AttributeError."""
+    program = [
+        "import sys",
+        "sys.modules['google.protobuf'] = None",
+        "import agui.proto",
+        "probes = ['hasattr(agui.proto, \"encode_proto\")', 'exec(\"from agui.proto import *\")']",
+        "for probe in probes:",
+        "    try:",
+        "        eval(probe)",
+        "    except ImportError as error:",
+        "        print(error)",
+    ]
+    completed = subprocess.run(  # noqa: S603 - a fixed command line
+        [sys.executable, "-c", "\n".join(program)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    missing = 'needs the protobuf package, which is not installed: pip install "agui-server[proto]"'
+
+    assert completed.stdout.splitlines() == [
+        f"agui.proto.encode_proto {missing}",
+        f"agui.proto.decode_proto {missing}",
+    ]
 
 
 def test_a_name_the_binding_does_not_have_is_an_attribute_error() -> None:

@@ -7,6 +7,7 @@ import json
 import re
 import warnings
 from collections.abc import Callable
+from typing import cast
 
 import pytest
 from hypothesis import given
@@ -103,6 +104,58 @@ def test_bytes_that_are_not_json_raise_decode_error(data: bytes | str, match: st
 
     assert caught.value.path == ""
     assert caught.value.code == "DECODE_ERROR"
+
+
+_CONTENT = '{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": '
+
+
+@pytest.mark.parametrize(
+    ("data", "where"),
+    [
+        (_CONTENT + r'"\ud800"}', r"\ud800 at line 1 column 62"),
+        (_CONTENT.encode() + rb'"a\uDBFF"}', r"\uDBFF at line 1 column 63"),
+        (_CONTENT + r'"\udc00x"}', r"\udc00 at line 1 column 62"),
+        (_CONTENT + r'"\ud800\u0041"}', r"\ud800 at line 1 column 62"),
+        (_CONTENT + r'"\ud800\ud800"}', r"\ud800 at line 1 column 62"),
+        (_CONTENT + r'"\ud83d\ude00\\\ud83d\\ud800"}', r"\ud83d at line 1 column 76"),
+        ('{"type": "RAW",\n "event": ["\\ud800"]}', r"\ud800 at line 2 column 13"),
+        (_CONTENT + '"\ud800"}', "U+D800 at line 1 column 62"),
+        (_CONTENT + '"\\ud83d\\ude00 \udfff"}', "U+DFFF at line 1 column 75"),
+    ],
+    ids=[
+        "escaped-first-half",
+        "escaped-first-half-in-bytes",
+        "escaped-second-half",
+        "first-half-before-another-escape",
+        "two-first-halves",
+        "after-a-pair-and-escaped-backslashes",
+        "on-line-2",
+        "a-str-holding-one",
+        "a-str-holding-one-after-a-pair",
+    ],
+)
+def test_json_holding_a_lone_surrogate_is_refused_as_one(data: str | bytes, where: str) -> None:
+    """Valid JSON syntax (RFC 8259, 8.2), but no Unicode character: UTF-8 cannot carry it."""
+    with pytest.raises(
+        DecodeError,
+        match=re.escape(f"the body holds a lone surrogate ({where}): half of a UTF-16 surrogate")
+        + ".* UTF-8 cannot carry, so agui does not read it; send the whole character",
+    ) as caught:
+        parse_event(data)
+
+    assert caught.value.path == ""
+
+
+def test_the_escape_of_a_whole_surrogate_pair_reads_as_its_character() -> None:
+    event = parse_event(_CONTENT + r'"\ud83d\ude00 \\ud800"}')
+
+    assert isinstance(event, TextMessageContentEvent)
+    assert event.delta == "\U0001f600 \\ud800"
+
+
+def test_parse_json_of_what_is_not_text_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="Expected bytes, bytearray or str"):
+        parse_json(cast("str", None))
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,6 @@ reads any optional `null` as absent.
 from __future__ import annotations
 
 import copy
-import re
 import warnings
 from collections.abc import Mapping
 from typing import TypeVar, cast
@@ -28,6 +27,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
 from agui import events as ev
+from agui._json_text import lone_surrogate, not_json
 from agui._nulls import NESTED_LEGACY, NO_LEGACY, drop_legacy_nulls, may_hold_null, null_below
 from agui.errors import (
     DecodeError,
@@ -61,7 +61,9 @@ _JSON_OBJECT: TypeAdapter[dict[str, object]] = TypeAdapter(dict[str, object])
 
 
 def parse_json(data: str | bytes | bytearray) -> object:
-    """Parse JSON text strictly: no `NaN`/`Infinity`, at most 200 levels of nesting.
+    """Parse JSON text strictly: no `NaN`/`Infinity`, no lone surrogate, at most 200 levels deep.
+
+    A lone surrogate is valid JSON syntax, and no character UTF-8 can carry.
 
     Examples:
         >>> parse_json(b'{"a": [1, null]}')
@@ -84,31 +86,12 @@ def parse_json(data: str | bytes | bytearray) -> object:
                 f"({error}); send a flatter document"
             )
         else:
-            message = _not_json(data, str(error))
+            message = not_json(data, str(error))
         raise DecodeError(message, path="") from None
-
-
-_AT = re.compile(r"line (\d+) column (\d+)$")
-_NON_FINITE = re.compile(r"nan|infinity", re.IGNORECASE)
-_UTF8 = "JSON travels as UTF-8 (RFC 8259): send it as UTF-8"
-
-
-def _not_json(data: str | bytes | bytearray, error: str) -> str:
-    """What is wrong with JSON text pydantic-core refused: its own words, and why if we know."""
-    if isinstance(data, (bytes, bytearray)):
-        if data.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in data[:4]:
-            return f"the body is not UTF-8 (it looks like UTF-16 or UTF-32); {_UTF8}"
-        try:
-            data = bytes(data).decode()
-        except UnicodeDecodeError as bad:
-            return f"the body is not UTF-8 (byte {bad.start} is not); {_UTF8}"
-    found = _AT.search(error)
-    line, column = (int(found[1]), int(found[2])) if found is not None else (1, 1)
-    # The column is 1-based, and points past a sign (`-Infinity`) or at the word's start.
-    near = "".join(data.split("\n")[line - 1 : line])[max(column - 2, 0) : column + 9]
-    if _NON_FINITE.search(near):
-        return f"the body is not valid JSON: {error}; NaN and Infinity are not JSON numbers"
-    return f"the body is not valid JSON: {error}"
+    except TypeError:  # a str that UTF-8, so pydantic-core, cannot encode: a lone surrogate
+        if not isinstance(data, str):
+            raise
+        raise DecodeError(lone_surrogate(data), path="") from None
 
 
 def json_kind(value: object) -> str:

@@ -15,26 +15,8 @@ long as the client likes. A 422 lists each problem of the input once, at most
 `MAX_LISTED_PROBLEMS` of them, and counts the rest, so a huge invalid body does not get a
 larger answer.
 
-`negotiate(accept, offered)` picks the media type to answer with, the way the Rust SDK's table
-does:
-
-- a missing, empty or blank `Accept` means `*/*`;
-- the header is split on `,`; each entry is `type/subtype` plus parameters (entries without a
-  slash are ignored); only `q` is read, and a missing or unreadable `q` means 1;
-- each media type we can send takes the `q` of the most specific range that matches it
-  (exact type and subtype, then `type/*`, then `*/*`; the first of equally specific ranges);
-- the one with the highest `q` above 0 wins, the first offered on a tie; none means the request
-  is refused with 406.
-
-The endpoint offers `text/event-stream` first, then, when the protobuf binding is enabled,
-`application/vnd.ag-ui.event+proto`. The binary binding is only ever chosen by name: a range
-that does not spell its media type out (`*/*`, `application/*`) never selects it, because a
-client that sends a wildcard cannot be assumed to read binary frames, and SSE is the binding
-every client must support. So `*/*` and `text/*` answer SSE, and protobuf is chosen only when
-`Accept` names it with a `q` above SSE's (`application/vnd.ag-ui.event+proto` alone, or with
-`text/event-stream;q=0.5`); on a tie SSE wins. The specification lets a producer answer protobuf
-whenever it is admitted; agui is stricter, so a wildcard never brings a client binary it did
-not ask for. Without the binding, an `Accept` that admits only protobuf is refused with 406.
+`check_accept` picks the media type of the answer with `agui.asgi._negotiation`'s
+`negotiate` (RFC 9110's reading of `Accept`, and protobuf only when it is named).
 """
 
 from __future__ import annotations
@@ -47,9 +29,9 @@ import warnings
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from typing import Any, cast
 
+from agui.asgi._negotiation import OFFERED, negotiate
 from agui.errors import DecodeError, InvalidInput, UnknownMemberWarning
 from agui.proto import PROTO_MEDIA_TYPE
-from agui.sse import SSE_MEDIA_TYPE
 from agui.types import RunAgentInput
 from agui.wire import json_kind, parse_input, parse_json
 
@@ -85,83 +67,11 @@ _log = logging.getLogger("agui.asgi")
 
 MAX_LISTED_PROBLEMS = 20
 """How many problems of an invalid input a 422 lists; it counts the others in `omitted`."""
-OFFERED: tuple[str, ...] = (SSE_MEDIA_TYPE,)
-"""The media types this endpoint answers with by default, in order of preference."""
-_NAMED_ONLY = frozenset({PROTO_MEDIA_TYPE})
-"""Media types a wildcard range never selects: the `Accept` header must name them."""
 _UTF8_NAMES = frozenset({"utf-8", "utf8"})
 _UTF8_BOM = b"\xef\xbb\xbf"
 
-_Range = tuple[str, str, float]
 _uncancel: Callable[[asyncio.Task[Any]], int] = getattr(asyncio.Task, "uncancel", lambda _: 0)
 """Undo the body timer's cancellation of its task (Python 3.11 counts them; 3.10 does not)."""
-
-
-def negotiate(accept: str | None, offered: tuple[str, ...] = OFFERED) -> str | None:
-    """The media type to answer an `Accept` header with, or `None` when none is acceptable.
-
-    Examples:
-        >>> negotiate("text/html;q=0.9, text/event-stream")
-        'text/event-stream'
-        >>> negotiate(None), negotiate("*/*"), negotiate("text/*")
-        ('text/event-stream', 'text/event-stream', 'text/event-stream')
-        >>> negotiate("application/json"), negotiate("text/event-stream;q=0")
-        (None, None)
-        >>> negotiate("application/vnd.ag-ui.event+proto") is None
-        True
-        >>> both = ("text/event-stream", "application/vnd.ag-ui.event+proto")
-        >>> negotiate("application/vnd.ag-ui.event+proto", both)
-        'application/vnd.ag-ui.event+proto'
-        >>> negotiate("*/*", both), negotiate("application/vnd.ag-ui.event+proto, */*", both)
-        ('text/event-stream', 'text/event-stream')
-    """
-    ranges = _parse_accept(accept)
-    best: str | None = None
-    best_q = 0.0
-    for candidate in offered:
-        q = _quality(candidate, ranges)
-        if q > best_q:
-            best, best_q = candidate, q
-    return best
-
-
-def _parse_accept(accept: str | None) -> list[_Range]:
-    if accept is None or not accept.strip():
-        return [("*", "*", 1.0)]
-    ranges: list[_Range] = []
-    for entry in accept.split(","):
-        media, _, params = entry.partition(";")
-        kind, slash, subtype = media.strip().lower().partition("/")
-        if not slash or not kind or not subtype:
-            continue
-        ranges.append((kind, subtype, _q_param(params)))
-    return ranges
-
-
-def _q_param(params: str) -> float:
-    for param in params.split(";"):
-        name, _, value = param.partition("=")
-        if name.strip().lower() == "q":
-            try:
-                q = float(value.strip().strip('"'))
-            except ValueError:
-                return 1.0
-            return min(max(q, 0.0), 1.0) if q == q else 1.0  # noqa: PLR0124 - NaN check
-    return 1.0
-
-
-def _quality(candidate: str, ranges: list[_Range]) -> float:
-    kind, _, subtype = candidate.partition("/")
-    wildcards = ("*",) if candidate not in _NAMED_ONLY else ()
-    best_specificity = -1
-    q = 0.0
-    for range_kind, range_subtype, range_q in ranges:
-        if range_kind not in (*wildcards, kind) or range_subtype not in (*wildcards, subtype):
-            continue
-        specificity = (4 if range_kind == kind else 0) + (2 if range_subtype == subtype else 0)
-        if specificity > best_specificity:
-            best_specificity, q = specificity, range_q
-    return q
 
 
 def is_json_content_type(content_type: str) -> bool:

@@ -14,6 +14,7 @@ from agui.asgi._encoding import SSE, Encoding, proto_encoding
 from agui.capabilities import AgentCapabilities
 from agui.errors import UsageError
 from agui.proto import PROTO_MEDIA_TYPE
+from agui.proto._requirement import unavailable
 from agui.sink import HARD_LIMIT, HIGH_WATER
 from agui.sse import SSE_MEDIA_TYPE
 
@@ -27,12 +28,20 @@ def encodings_for(protobuf: bool | None) -> dict[str, Encoding]:  # noqa: FBT001
     if proto is not None:
         encodings[PROTO_MEDIA_TYPE] = proto
     elif protobuf:
-        message = (
-            "protobuf=True needs the protobuf package, which is not installed: "
-            'pip install "agui-server[proto]"'
-        )
-        raise UsageError(message)
+        raise UsageError(_no_protobuf())
     return encodings
+
+
+def _no_protobuf() -> str:
+    """Why `protobuf=True` cannot be had: no protobuf, or one the binding cannot use."""
+    try:
+        reason = unavailable("protobuf=True")
+    except ImportError:  # agui's own codec would not import: read as no protobuf at all
+        reason = None
+    return reason or (
+        "protobuf=True needs the protobuf package, which is not installed: "
+        'pip install "agui-server[proto]"'
+    )
 
 
 def check_options(options: Mapping[str, object]) -> None:

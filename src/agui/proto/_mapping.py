@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agui.errors import DecodeError, UnknownMemberWarning
-from agui.proto._schema import ARMS, EVENT_TYPES, arm_name
+from agui.proto._schema import ARMS, arm_name
 
 __all__ = ["from_proto", "to_proto"]
 
@@ -114,8 +114,17 @@ def from_proto(frame: _Json, index: int) -> _Json:
     """The wire JSON of the event in the JSON form of an `ag_ui.Event` with one arm set."""
     [(arm, body)] = frame.items()
     kind = _KINDS[arm]
-    base: _Json = body.pop("baseEvent", {})
-    declared = base.get("type", EVENT_TYPES[0])
+    base: _Json | None = body.pop("baseEvent", None)
+    if base is None:
+        # Its type would read as the enum's first value, TEXT_MESSAGE_START, whatever the arm;
+        # the official reader refuses the frame too.
+        problem = (
+            f"frame {index} carries a {kind} event without its baseEvent; every event message "
+            "opens with a BaseEvent (field 1) that declares its type, so the producer must "
+            "write it"
+        )
+        raise DecodeError(problem)
+    declared = base["type"]  # an enum without presence: always there
     if declared != kind:
         problem = (
             f"frame {index} carries a {kind} event whose baseEvent declares {declared}; the "

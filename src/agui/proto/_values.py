@@ -172,7 +172,7 @@ def _read_object(data: bytes, depth: int) -> _Json:
 
 
 def _read_value(data: bytes, depth: int) -> object:
-    """The JSON of a `Value`'s bytes; a number without a fraction as an `int`."""
+    """The JSON of a `Value`'s bytes; a number without a fraction, to 2^53, as an `int`."""
     if depth > MAX_DEPTH:
         raise _TooDeepError
     value = _parse(JSON_VALUE, data)
