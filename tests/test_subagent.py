@@ -35,7 +35,7 @@ from agui.handles import Delegation, SubagentHandle
 from agui.messages import TextPart, UserMessage
 from agui.sse import encode_sse, event_json
 from agui.testing import assert_valid, collect
-from agui.types import SubagentSuspendedOutcome
+from agui.types import SubagentSuspendedOutcome, SuccessOutcome
 
 Ctx = RunContext[JsonValue]
 _OFFICIAL: TypeAdapter[official.Event] = TypeAdapter(official.Event)
@@ -695,7 +695,7 @@ def test_a_subagent_tool_tells_the_model_what_came_of_the_delegation(
     assert [e.content for e in events if e.type == "TOOL_CALL_RESULT"][-1] == answer
 
 
-def test_a_subagent_tool_reports_a_suspended_delegation_and_json_results() -> None:
+def test_a_subagent_tool_reports_a_delegation_stopped_on_an_interrupt_and_json_results() -> None:
     async def asks(_ctx: Ctx) -> RunOutcome:
         return RunOutcome.interrupt([Interrupt(id="i1", reason="confirmation")])
 
@@ -710,10 +710,58 @@ def test_a_subagent_tool_reports_a_suspended_delegation_and_json_results() -> No
 
     events = asyncio.run(collect(supervisor, ask()))
 
+    assert_valid(events)
+    stopped = (
+        "The helper could not finish: it needed the user's answer (confirmation), which it cannot "
+        "ask for inside a delegated task, so that step did not run. Tell the user, or do it "
+        "another way."
+    )
     assert [e.content for e in events if e.type == "TOOL_CALL_RESULT"] == [
-        "The helper stopped to wait for an answer from the user.",
+        stopped,
         '{"city":"Paris"}',
     ]
+    # Nobody could answer the interrupt: the invocation ends, not suspended, and the app is told.
+    finished = [e for e in events if isinstance(e, SubagentFinishedEvent)]
+    assert [e.outcome for e in finished] == [None, None]
+    [warning] = [e for e in events if e.type == "CUSTOM"]
+    assert warning.model_dump(include={"subagent_run_id", "name", "value"}) == {
+        "subagentRunId": "r-sub-1",
+        "name": "agui.warning",
+        "value": {
+            "message": "a delegated subagent stopped on an interrupt nobody can answer inside "
+            "its task; it was ended instead",
+            "interrupt": "i1",
+        },
+    }
+
+
+def test_a_delegated_call_that_needs_approval_is_answered_as_not_run_and_left_to_no_one() -> None:
+    @tool(requires_approval=True)
+    def wire_money(amount: int) -> str:
+        """Send money."""
+        return f"sent {amount}"
+
+    banker = ToolLoopAgent(
+        ScriptedModel([Turn.tool_calls(Call("wire_money", {"amount": 5}))]), tools=[wire_money]
+    )
+    supervisor = ToolLoopAgent(
+        ScriptedModel([Turn.tool_calls(Call("ask_banker", {"task": "pay"})), Turn.text("No.")]),
+        tools=[subagent_tool(banker, name="banker", description="Moves money.")],
+    )
+
+    events = asyncio.run(collect(supervisor, ask()))
+
+    assert_valid(events)
+    results = [(e.subagent_run_id, e.content) for e in events if e.type == "TOOL_CALL_RESULT"]
+    not_run = (
+        "Error: this call needs the user's answer (an approval), which cannot be asked for inside "
+        "a delegated task; it did not run"
+    )
+    assert results[0] == ("r-sub-1", not_run)
+    assert str(results[1][1]).startswith("The banker could not finish: it needed the user's")
+    finished = events[-1]
+    assert isinstance(finished, RunFinishedEvent)
+    assert finished.outcome == SuccessOutcome()  # no call left for the client to run
 
 
 # -- external judges ---------------------------------------------------------------------------

@@ -10,21 +10,25 @@ its `subagentRunId`), and its answer is the call's result, which the supervisor'
 A failing subagent does not fail the supervisor's run: its invocation ends with
 `SUBAGENT_ERROR`, and the model reads that the delegation failed (with the error's code,
 never its text), as it reads any tool's failure. A subagent that stops on interrupts cannot be
-answered through a tool result; its invocation ends suspended, and the model is told so.
+answered: the task it was given is all it sees, never a resume. So a call it stopped on is
+answered with an error result in its invocation (left open, it would read to the client as one
+for the client to run), the app is warned (`agui.warning`), and the supervisor's model reads
+what the subagent could not do, so it can tell the user or find another way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Annotated, TypeVar
+from typing import Annotated, TypeVar, cast
 
 from pydantic import Field
 
 from agui._text import json_text
 from agui.agents.tools import BackendTool
+from agui.agents.turn import emit_warning
 from agui.context import RunContext
 from agui.handles import RunsIn
-from agui.types import RunOutcome
+from agui.types import Interrupt, InterruptOutcome, RunOutcome
 
 __all__ = ["subagent_tool"]
 
@@ -60,14 +64,60 @@ def subagent_tool(
         task: Annotated[str, Field(description="The question or task, in full")],
     ) -> str:
         handle = ctx.subagent(name, description=description, task=task, contain=True)
-        done = await handle.run(agent)
+        stopped: list[Interrupt] = []
+        done = await handle.run(_unsuspended(agent, stopped))
         if done.error is not None:
             return f"Error: the {name} failed ({done.error})"
-        if done.suspended:
-            return f"The {name} stopped to wait for an answer from the user."
+        if stopped:
+            return _stopped_text(name, stopped)
         result = done.result
         if result is None:
             return f"The {name} gave no answer."
         return result if isinstance(result, str) else json_text(result)
 
     return BackendTool(delegate, name=tool_name or f"ask_{name}", description=description)
+
+
+def _unsuspended(agent: SubagentAgent[S], stopped: list[Interrupt]) -> SubagentAgent[S]:
+    """`agent`, whose interrupts, which nobody can answer here, end it instead of suspending it.
+
+    Each call an interrupt names gets an error result, so the invocation leaves no call open.
+    """
+    method = getattr(agent, "run", None)
+    runs = cast("_Run[S]", method if callable(method) else agent)
+
+    async def run(ctx: RunContext[S]) -> None:
+        outcome = await runs(ctx)
+        if not isinstance(outcome, InterruptOutcome):
+            return
+        stopped.extend(outcome.interrupts)
+        for interrupt in outcome.interrupts:
+            emit_warning(ctx, _UNANSWERABLE, interrupt=interrupt.id)
+            call = interrupt.tool_call_id
+            if call is not None and call in ctx.pending_tool_call_ids:
+                ctx.tool_result(call, _NOT_RUN)
+
+    return run
+
+
+_Run = Callable[[RunContext[S]], Awaitable[RunOutcome | None]]
+_UNANSWERABLE = (
+    "a delegated subagent stopped on an interrupt nobody can answer inside its task; it was "
+    "ended instead"
+)
+
+
+_NOT_RUN = (
+    "Error: this call needs the user's answer (an approval), which cannot be asked for inside a "
+    "delegated task; it did not run"
+)
+
+
+def _stopped_text(name: str, stopped: list[Interrupt]) -> str:
+    """What the supervisor's model reads of a subagent that stopped on interrupts."""
+    asked = "; ".join(interrupt.message or interrupt.reason for interrupt in stopped)
+    return (
+        f"The {name} could not finish: it needed the user's answer ({asked}), which it cannot "
+        "ask for inside a delegated task, so that step did not run. Tell the user, or do it "
+        "another way."
+    )
