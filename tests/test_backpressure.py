@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
 import pytest
 from pydantic import JsonValue
 
@@ -293,6 +294,56 @@ def test_writable_wakes_once_a_send_brings_the_queue_below_the_mark() -> None:
         return steps
 
     assert asyncio.run(main()) == ["sent 2000", "writable", "writable"]
+
+
+def test_writable_gives_the_loop_a_turn_even_when_nothing_reads_the_queue() -> None:
+    receiver = EventReceiver()
+
+    async def main() -> list[str]:
+        steps: list[str] = []
+
+        async def another() -> None:
+            steps.append("another task ran")
+
+        other = asyncio.ensure_future(another())
+        for bound in (False, True):
+            if bound:  # bound with nothing queued, then unbound, as when the client leaves
+                receiver.bind(1000, 10_000, lambda _: None)
+                receiver.unbind()
+            await receiver.writable()
+            steps.append("writable")
+        await other
+        return steps
+
+    assert asyncio.run(main()) == ["another task ran", "writable", "writable"]
+
+
+def test_a_client_leaving_an_agent_that_awaits_only_writable_cancels_it_and_others_are_served() -> (
+    None
+):
+    progress = {"unwound": False}
+
+    async def agent(ctx: Ctx) -> None:
+        if ctx.run_id != "writes":
+            ctx.say("hi")
+            return
+        try:
+            with ctx.message() as message:
+                while True:  # bounded by the cancellation the test waits for
+                    message.delta("w" * 1000)
+                    await ctx.writable()
+        finally:
+            progress["unwound"] = True
+
+    writes = RunAgentInput(thread_id="t", run_id="writes", protocol_version="1.0")
+    with serving(asgi_app(agent)) as url:
+        with silent_client(url, writes) as sock:
+            sock.recv(1 << 16)  # the stream has begun
+        wait_for(lambda: progress["unwound"], "the run to be cancelled once its client left")
+        answer = httpx.post(url, json=INPUT.model_dump(by_alias=True), timeout=WAIT_SECONDS)
+
+    assert answer.status_code == 200
+    assert '"type":"RUN_FINISHED"' in answer.text
 
 
 @pytest.mark.parametrize(

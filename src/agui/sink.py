@@ -242,8 +242,9 @@ class EventReceiver:
     async def writable(self) -> None:
         """Return once the client has caught up: fewer than the high-water mark's bytes queued.
 
-        At once when no transport reads this queue (`RunContext.new`, `agui.run`) or when the
-        client keeps up; emitting itself never waits (see the module's notes).
+        After one turn of the event loop when no transport reads this queue (`RunContext.new`,
+        `agui.run`, or a stream whose client left) or when the client keeps up; emitting itself
+        never waits (see the module's notes).
 
         Examples:
             >>> import asyncio
@@ -251,10 +252,10 @@ class EventReceiver:
             >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
             >>> asyncio.run(events.writable())
         """
-        if self._bound and self._queue:
-            # Let the transport take what is queued: an agent that awaits nothing else would
-            # otherwise run on without it ever sending, and so without any count.
-            await asyncio.sleep(0)
+        # Always a turn of the loop, bound or not: an agent that awaits nothing else lets the
+        # transport send (and count) what is queued, and, once the transport stopped reading
+        # (its client left), lets the endpoint run on to cancel it, instead of spinning here.
+        await asyncio.sleep(0)
         while self._bound and self.queued_bytes >= self._high_water:
             if self._writable is None:
                 self._writable = asyncio.get_running_loop().create_future()
