@@ -7,6 +7,7 @@ every task it started is gone when it ends.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import logging
@@ -22,6 +23,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route
+from typing_extensions import Never
 
 import agui
 from agui import RunAgentInput, RunContext, UsageError
@@ -2140,6 +2142,41 @@ def test_an_async_authorize_hook_that_raises_is_a_json_500() -> None:
 
     assert_hook_failed(exchange, "authorize", "ConnectionError")
     assert "key store" not in exchange.body.decode()
+
+
+@pytest.mark.parametrize("raised", [KeyboardInterrupt, SystemExit, asyncio.CancelledError])
+@pytest.mark.parametrize("hook", ["authorize", "transformers"])
+def test_a_hook_raising_a_base_exception_of_its_own_is_a_json_500_too(
+    hook: str, raised: type[BaseException]
+) -> None:
+    def failing(*_: object) -> Never:
+        raise raised
+
+    options: dict[str, Any] = {hook: failing, "allowed_origins": ["https://app.example"]}
+    exchange = drive(call(asgi_app(hello, **options), headers=ORIGIN))
+
+    assert_hook_failed(exchange, hook, raised.__qualname__)
+
+
+def test_a_request_cancelled_while_its_async_authorize_hook_waits_stays_cancelled() -> None:
+    entered = asyncio.Event()
+
+    async def authorize(_headers: Mapping[str, str]) -> bool:
+        entered.set()
+        await asyncio.sleep(30)  # the server shuts down meanwhile
+        return True
+
+    app = asgi_app(hello, authorize=authorize)
+
+    async def main() -> bool:
+        request = asyncio.ensure_future(call(app))
+        await entered.wait()
+        request.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await request
+        return request.cancelled()
+
+    assert drive(main()) is True
 
 
 def test_a_transformer_factory_that_raises_is_a_json_500_and_the_agent_never_runs(

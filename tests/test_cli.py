@@ -368,6 +368,17 @@ def test_a_state_that_is_not_a_type_exits_2(
     assert "state 'agents:number' is not a type: it is a int (42)" in capsys.readouterr().err
 
 
+def test_a_state_type_the_clients_state_cannot_be_read_into_exits_2_in_one_line(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "kinds.py").write_text("class Strange(BaseException):\n    pass\n")
+
+    assert main(["serve", "agents:agent", "--state", "kinds:Strange", "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("agui serve: error: the state type must be one the client's state can")
+    assert err.count("\n") == 1
+
+
 @pytest.mark.parametrize(
     ("argv", "status", "stream", "text"),
     [

@@ -49,7 +49,7 @@ import agui
 PACKAGE_DIR = Path(agui.__file__).parent
 
 LAYERS: list[tuple[str, list[str]]] = [
-    ("errors", ["agui._numbers", "agui._rules", "agui._wording", "agui.errors"]),
+    ("errors", ["agui._numbers", "agui._rules", "agui._tasks", "agui._wording", "agui.errors"]),
     (
         "wire models",
         [

@@ -32,11 +32,12 @@ import contextlib
 import logging
 import os
 import warnings
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
 from agui._agent import Agent, AgentFunction, AgentLike, agent_problem, check_agent
+from agui._tasks import cancelling
 from agui.cancellation import CancellationToken
 from agui.context import RunContext
 from agui.errors import AgentError, AguiError, Cancelled, UnclosedHandleWarning
@@ -154,7 +155,7 @@ async def drive(agent: AgentLike[S], ctx: RunContext[S], *, debug: bool = False)
             # something cancelled elsewhere) ends only its run, as any other error would.
             task = asyncio.current_task()
             assert task is not None  # noqa: S101 - a coroutine awaited by asyncio runs in a task
-            if _cancelling(task):
+            if cancelling(task):
                 raise
         except Cancelled:
             _end_cancelled(ctx)
@@ -196,10 +197,6 @@ async def _call(
 
 
 _PACKAGE = str(Path(__file__).parent) + os.sep
-# Python 3.10 cannot tell who raised a CancelledError: there, it is always taken as this task's.
-_cancelling: Callable[[asyncio.Task[object]], int] = getattr(
-    asyncio.Task, "cancelling", lambda _: 1
-)
 
 
 def _foreign(handle: Handle[S]) -> bool:

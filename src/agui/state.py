@@ -282,7 +282,8 @@ def _adapter(state_type: Any) -> tuple[TypeAdapter[object], bool]:  # noqa: ANN4
 
 def _not_a_state_type(state_type: object, error: Exception) -> str:
     if isinstance(state_type, type) or get_origin(state_type) is not None:
-        what = f"{state_type!r:.60}, which pydantic cannot read ({type(error).__name__}: {error})"
+        said = str(error).strip().split("\n", 1)[0]  # pydantic's first line: the rest is links
+        what = f"{state_type!r:.60}, which pydantic cannot read ({type(error).__name__}: {said})"
     else:
         what = f"a {type(state_type).__name__} ({state_type!r:.40}); pass the class itself"
     return (

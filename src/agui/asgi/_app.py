@@ -36,7 +36,7 @@ from agui.asgi._capabilities import (
 )
 from agui.asgi._durable import Durable, RunLog
 from agui.asgi._encoding import Encoding
-from agui.asgi._hooks import hook_failed
+from agui.asgi._hooks import hook_failed, lets_through
 from agui.asgi._options import check_options, encodings_for
 from agui.asgi._origins import OriginPolicy, is_preflight
 from agui.asgi._page import answer_inspector
@@ -267,7 +267,7 @@ class AguiApp(Generic[S]):
     def _served_capabilities(self) -> AgentCapabilities:
         try:
             served = self.capabilities
-        except Exception as error:
+        except BaseException as error:  # its SystemExit too (agui.asgi._hooks)
             raise hook_failed(error, "capabilities") from error
         if not isinstance(served, AgentCapabilities):
             message = f"capabilities= returned {type(served).__qualname__}, not AgentCapabilities"
@@ -285,7 +285,9 @@ class AguiApp(Generic[S]):
             raise Refusal(
                 refused.status, refused.wire_code, str(refused), list(refused.headers.items())
             ) from None
-        except Exception as error:
+        except BaseException as error:  # its SystemExit too, as every hook's (agui.asgi._hooks)
+            if lets_through(error):
+                raise
             raise hook_failed(error, "authorize") from error
         if verdict is True:
             return

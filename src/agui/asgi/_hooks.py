@@ -7,23 +7,41 @@ headers a page needs to read it, and the page's client cannot tell it from the s
 over. So a hook that raises (or returns what it must not) is answered like any refusal: a JSON
 body with the stable code `HOOK_FAILED`, naming the hook and the exception's type, never its
 message (it may carry what the hook was guarding); the traceback goes to the `agui.asgi` log at
-ERROR.
+ERROR. That holds for a `KeyboardInterrupt`, `SystemExit` or stray `CancelledError` the hook
+raises too, as it does for an agent's: a real signal never arrives inside a hook (the server's
+handler has it), and only the request's own cancellation (a shutdown), which can reach only an
+async hook, goes on (`lets_through`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Sequence
 
+from agui._tasks import cancelling
 from agui.asgi._admission import Refusal
 from agui.transform import Transformer
 
-__all__ = ["hook_failed", "new_chain"]
+__all__ = ["hook_failed", "lets_through", "new_chain"]
 
 _log = logging.getLogger("agui.asgi")
 
 
-def hook_failed(error: Exception, hook: str) -> Refusal:
+def lets_through(error: BaseException) -> bool:
+    """Whether a hook's `error` is the request's own cancellation, which goes on (a shutdown).
+
+    Examples:
+        >>> lets_through(KeyboardInterrupt()), lets_through(ValueError())
+        (False, False)
+    """
+    if not isinstance(error, asyncio.CancelledError):
+        return False
+    task = asyncio.current_task()
+    return task is not None and cancelling(task) > 0
+
+
+def hook_failed(error: BaseException, hook: str) -> Refusal:
     """The 500 for a hook that raised `error`; the traceback is logged here.
 
     Examples:
@@ -62,5 +80,6 @@ def new_chain(factory: Callable[[], Sequence[Transformer]] | None) -> tuple[Tran
         return ()
     try:
         return tuple(factory())
-    except Exception as error:
+    except BaseException as error:  # its SystemExit too: see the module docstring
+        # A plain call, never suspended: no cancellation of the request can be inside it.
         raise hook_failed(error, "transformers") from error

@@ -225,16 +225,20 @@ def _serve(args: argparse.Namespace) -> int:
         )
         return fail("serve", message)
     host, port = sock.getsockname()[:2]
-    endpoint = asgi_app(
-        agent,
-        cancel_grace=args.grace,
-        keepalive=args.keepalive or None,
-        state=state,
-        debug=bool(args.debug),
-        inspector=bool(args.inspector),
-        allowed_hosts=_allowed_hosts(args.host, host),
-        runs=runs,
-    )
+    try:
+        endpoint = asgi_app(
+            agent,
+            cancel_grace=args.grace,
+            keepalive=args.keepalive or None,
+            state=state,
+            debug=bool(args.debug),
+            inspector=bool(args.inspector),
+            allowed_hosts=_allowed_hosts(args.host, host),
+            runs=runs,
+        )
+    except UsageError as error:  # a --state type the client's state cannot be read into, say
+        sock.close()
+        return fail("serve", str(error))
     app = _PathApp(endpoint, path, routes=runs is not None)
     grace = math.ceil(args.grace)
     config = uvicorn.Config(app, host=host, port=port, timeout_graceful_shutdown=grace, **LIMITS)
