@@ -17,6 +17,8 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any, cast
@@ -403,6 +405,40 @@ def test_a_stalled_body_gets_408_and_its_connection_is_closed(request_bytes: byt
     assert headers["connection"] == "close"
     assert json.loads(body)["code"] == "BODY_TIMEOUT"
     assert ran == []
+
+
+def test_a_body_that_arrived_while_another_run_blocked_the_loop_is_read_not_timed_out() -> None:
+    async def agent(ctx: Ctx) -> None:
+        if ctx.run_id == "blocks":
+            time.sleep(1.0)  # noqa: ASYNC251 - an agent blocking the loop, past the body timeout
+        ctx.say("done")
+
+    body = RunAgentInput(thread_id="t", run_id="late").model_dump_json(by_alias=True).encode()
+    head = (
+        b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(body)
+    )
+    with serving(asgi_app(agent, body_timeout=0.5)) as url:
+        port = urlsplit(url).port
+        assert port is not None
+        with socket.create_connection(("127.0.0.1", port), timeout=REQUEST_SECONDS) as late:
+            late.sendall(head + body[:10])  # its body timer starts
+            blocking = threading.Thread(
+                target=httpx.post,
+                args=(url,),
+                kwargs={"json": {"threadId": "t", "runId": "blocks"}, "timeout": REQUEST_SECONDS},
+            )
+            blocking.start()
+            time.sleep(0.3)  # the loop is blocked now; the rest arrives within the timeout
+            late.sendall(body[10:])
+            answer = b""
+            while chunk := late.recv(65536):
+                answer += chunk
+            blocking.join(REQUEST_SECONDS)
+
+    status, _, _ = head_and_body(answer)
+    assert status == "HTTP/1.1 200 OK"
+    assert b'"type":"RUN_FINISHED"' in answer
 
 
 def test_a_cross_site_post_a_browser_sends_without_preflight_runs_nothing() -> None:

@@ -236,13 +236,21 @@ async def read_body(
     task = asyncio.current_task()
     assert task is not None  # noqa: S101 - an ASGI app runs in a task
     expired = False
+    loop = asyncio.get_running_loop()
+    timer: asyncio.Handle | None = None
 
     def expire() -> None:
         nonlocal expired
         expired = True
         task.cancel()
 
-    timer = asyncio.get_running_loop().call_later(timeout, expire)
+    def last_turn() -> None:
+        # One more turn first: on a loop that was busy past the deadline (another agent's
+        # blocking code), a body that arrived meanwhile wakes this task only on the next turn.
+        nonlocal timer
+        timer = loop.call_soon(expire)
+
+    timer = loop.call_later(timeout, last_turn)
     try:
         return await _receive_body(receive, limit)
     except asyncio.CancelledError:
@@ -256,7 +264,7 @@ async def read_body(
         )
         raise Refusal(408, "BODY_TIMEOUT", message, [("connection", "close")]) from None
     finally:
-        timer.cancel()
+        timer.cancel()  # the one pending: the deadline's, or the turn after it
 
 
 async def _receive_body(receive: Receive, limit: int) -> bytes | None:
