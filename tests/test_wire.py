@@ -86,6 +86,13 @@ def _nested_lists(depth: int) -> JsonValue:
         ('{"type": "RAW",\n "event": nan}', "at line 2 column 12; NaN and Infinity are not JSON"),
         (b"", "not valid JSON"),
         ('{"type": "RAW", "event": 1} trailing', "not valid JSON"),
+        (
+            '{"type": "RAW", "event": ' + "9" * 5000 + "}",
+            (
+                r"holds a number too long to read \(number out of range at line 1 column \d+\): "
+                "agui reads whole numbers of up to 4,300 digits, as Python does; send a longer"
+            ),
+        ),
     ],
     ids=[
         "truncated",
@@ -96,6 +103,7 @@ def _nested_lists(depth: int) -> JsonValue:
         "lower-case-nan-on-line-2",
         "empty",
         "trailing-garbage",
+        "a-whole-number-of-5000-digits",
     ],
 )
 def test_bytes_that_are_not_json_raise_decode_error(data: bytes | str, match: str) -> None:

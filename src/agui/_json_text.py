@@ -3,7 +3,8 @@ r"""What is wrong with JSON text that pydantic-core refuses to read, told in ter
 `agui.wire.parse_json` reads JSON with pydantic-core, whose errors name the place and the
 parser's view of the problem (`EOF while parsing an object at line 1 column 1`). They are passed
 on as they are, with what the parser cannot see added: a body in UTF-16 or UTF-32, bytes that
-are not UTF-8, or NaN and Infinity, which JSON has no numbers for.
+are not UTF-8, NaN and Infinity, which JSON has no numbers for, or a whole number longer than
+Python reads (pydantic-core's "number out of range", for valid JSON).
 
 A lone surrogate, half of a UTF-16 surrogate pair without its other half, is the one thing of
 valid JSON syntax that is refused: RFC 8259 (8.2) allows its escape (`"\ud800"`), and Python's
@@ -39,6 +40,11 @@ def not_json(data: str | bytes | bytearray, error: str) -> str:
     """
     if error.startswith(_SURROGATE_ERRORS):
         return lone_surrogate(data)
+    if error.startswith("number out of range"):
+        return (
+            f"the body holds a number too long to read ({error}): agui reads whole numbers of "
+            "up to 4,300 digits, as Python does; send a longer one as a string"
+        )
     if isinstance(data, (bytes, bytearray)):
         if data.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in data[:4]:
             return f"the body is not UTF-8 (it looks like UTF-16 or UTF-32); {_UTF8}"
