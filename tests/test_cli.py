@@ -41,6 +41,7 @@ from agui.cli import (
     main,
 )
 from agui.cli._render import Renderer
+from agui.cli._serve import exit_past_lingering_threads
 from agui.client import SSEParser
 from agui.errors import CaptureError, TargetError
 from agui.events import ToolCallStartEvent
@@ -517,7 +518,7 @@ class FakeServer:
     def __init__(self, config: uvicorn.Config) -> None:
         self.config = config
 
-    def run(self, sockets: list[socket.socket] | None = None) -> None:
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
         FakeServer.served.append((self.config, list(sockets or [])))
         if FakeServer.interrupt:
             raise KeyboardInterrupt
@@ -2498,3 +2499,76 @@ def test_a_missing_extra_exits_2_in_every_command_of_a_fresh_process(
     assert completed.returncode == 2, completed.stderr
     assert message in completed.stderr
     assert completed.stderr.count("\n") == 1, completed.stderr
+
+
+STUBBORN_FILE = """
+import asyncio
+import time
+
+
+async def agent(ctx):
+    ctx.say("started")
+    if ctx.run_id == "thread":
+        await asyncio.to_thread(time.sleep, 60)  # a thread cancellation cannot stop
+    for _ in range(100):  # ignores every cancellation, for as long as a test could wait
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            pass
+"""
+
+
+@pytest.mark.parametrize("run_id", ["stubborn", "thread"])
+def test_serve_exits_after_its_grace_even_if_a_run_ignores_its_cancellation(
+    tmp_path: Path, run_id: str
+) -> None:
+    (tmp_path / "stubborn.py").write_text(STUBBORN_FILE)
+    process = subprocess.Popen(  # noqa: S603 - the project's own console script
+        [str(AGUI), "serve", "stubborn.py:agent", "--port", "0", "--grace", "0.2"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        url = _announced_url(process)
+        with httpx.stream(
+            "POST", url, json={"threadId": "t", "runId": run_id}, timeout=STARTUP_SECONDS
+        ) as response:
+            lines = response.iter_lines()
+            assert "RUN_STARTED" in next(lines)
+            process.send_signal(signal.SIGINT)
+            ending = [line for line in lines if line.startswith("data:")][-1]
+        status = process.wait(timeout=STARTUP_SECONDS)  # it waited forever before
+    finally:
+        if process.poll() is None:
+            process.kill()
+        _, errors = process.communicate(timeout=STARTUP_SECONDS)
+
+    assert status == 0
+    assert '"type":"RUN_' in ending
+    if run_id == "thread":  # the cancelled task ended; its thread sleeps on
+        assert "agui serve: exiting without the agents' threads still running" in errors.decode()
+    else:
+        assert "ignored its cancellation; the server leaves it behind" in errors.decode()
+
+
+def test_serve_exits_at_once_past_an_agents_thread_the_interpreter_would_wait_for(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    release = threading.Event()
+    sleeper = threading.Thread(target=release.wait, args=(STARTUP_SECONDS,), name="sleeper")
+    exits: list[int] = []
+    monkeypatch.setattr(os, "_exit", exits.append)
+    sleeper.start()
+    try:
+        exit_past_lingering_threads()
+    finally:
+        release.set()
+        sleeper.join(STARTUP_SECONDS)
+
+    assert exits == [0]
+    assert capsys.readouterr().err == (
+        "agui serve: exiting without the agents' threads still running: sleeper\n"
+    )
+    exit_past_lingering_threads()  # none left now: nothing to do
+    assert exits == [0]

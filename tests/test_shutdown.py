@@ -35,7 +35,7 @@ from starlette.routing import Mount
 from agui import RunContext
 from agui.asgi import Receive, Scope, Send, asgi_app
 from agui.asgi._admission import Message
-from agui.asgi._server import LIMITS, graceful_server, listen
+from agui.asgi._server import LIMITS, graceful_server, listen, run_to_end
 from agui.cli import main
 from agui.cli._serve import add_serve
 from agui.testing import serving
@@ -463,3 +463,38 @@ def test_agui_serve_takes_a_grace_in_seconds_five_by_default() -> None:
 
     assert parser.parse_args(["serve", "x.py:agent", "--grace", "2.5"]).grace == 2.5
     assert parser.parse_args(["serve", "x.py:agent"]).grace == 5
+
+
+class _LeavesTasks(uvicorn.Server):
+    """A server whose run leaves a task that ends when cancelled and one that never does."""
+
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:  # noqa: ARG002
+        async def polite() -> None:
+            await asyncio.sleep(60)
+
+        async def stubborn() -> None:
+            for _ in range(100):  # ignores every cancellation the test gives it
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.sleep(60)
+
+        self.left = [asyncio.create_task(polite()), asyncio.create_task(stubborn(), name="mule")]
+        await asyncio.sleep(0)
+
+
+def test_run_to_end_cancels_what_the_server_left_and_leaves_behind_what_ignores_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def hello(ctx: RunContext[JsonValue]) -> None:
+        ctx.say("hi")
+
+    server = _LeavesTasks(uvicorn.Config(asgi_app(hello)))
+
+    with caplog.at_level(logging.ERROR, logger="agui.asgi"), listen("127.0.0.1", 0) as sock:
+        started = time.monotonic()
+        left = run_to_end(server, [sock], grace=0.2)
+
+    assert left == 1
+    assert time.monotonic() - started < 5.0
+    assert server.left[0].cancelled()
+    assert not server.left[1].done()
+    assert "task 'mule' ignored its cancellation; the server leaves it behind" in caplog.text

@@ -21,11 +21,19 @@ timeout, and then cancels them: an endless stream is cut without its terminal ev
 ASGI lifespan's shutdown, where an app could end its runs, comes only after that. A
 `graceful_server` first stops accepting and awaits its hook (`AguiApp.aclose`: the runs in
 flight are cancelled and their streams end), and only then shuts down as uvicorn does.
+
+A run that ignores its cancellation is left running by the endpoint, and `asyncio.run` (which
+uvicorn's `run` is) would then wait for it forever after the server is done: the process would
+outlive its shutdown until killed. `run_to_end` runs the server on a loop of its own instead,
+cancels what is left once it is done, waits up to a grace period, and leaves behind what still
+runs, saying how many, so the command can exit.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 import socket
 import threading
 import time
@@ -43,9 +51,12 @@ __all__ = [
     "Limits",
     "graceful_server",
     "listen",
+    "run_to_end",
     "serving",
     "tcp_socket",
 ]
+
+_log = logging.getLogger("agui.asgi")
 
 AsgiApp = Callable[..., Awaitable[None]]
 """Any ASGI 3 application: `await app(scope, receive, send)`."""
@@ -138,6 +149,46 @@ def graceful_server(
             await super().shutdown(sockets=sockets)
 
     return GracefulServer(config)
+
+
+def run_to_end(server: uvicorn.Server, sockets: list[socket.socket], *, grace: float) -> int:
+    """Run `server` to its end, as `server.run` does; how many tasks ignored their cancellation.
+
+    What the server leaves running once it is done is cancelled and given `grace` seconds; a
+    task still running then is left behind (logged on `agui.asgi`), not waited for. A signal
+    uvicorn re-raises after its shutdown (`KeyboardInterrupt`) still propagates, after that.
+
+    Examples:
+        >>> import uvicorn, agui
+        >>> async def hello(ctx):
+        ...     ctx.say("Hello!")
+        >>> server = uvicorn.Server(uvicorn.Config(agui.asgi_app(hello), log_level="warning"))
+        >>> server.should_exit = True  # told to stop before it starts: it starts, then stops
+        >>> with listen("127.0.0.1", 0) as sock:
+        ...     run_to_end(server, [sock], grace=1.0)
+        0
+    """
+    factory = getattr(server.config, "get_loop_factory", lambda: None)()  # uvicorn >= 0.36
+    loop = factory() if factory is not None else asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(server.serve(sockets=sockets))
+    finally:
+        left = _cancel_left(loop, grace)
+        loop.close()
+    return left
+
+
+def _cancel_left(loop: asyncio.AbstractEventLoop, grace: float) -> int:
+    """Cancel what `loop` still runs, wait up to `grace` seconds; how many tasks ignored it."""
+    tasks = asyncio.all_tasks(loop)
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        loop.run_until_complete(asyncio.wait(tasks, timeout=grace))
+    stubborn = [task for task in tasks if not task.done()]
+    for task in stubborn:
+        _log.error("task %r ignored its cancellation; the server leaves it behind", task.get_name())
+    return len(stubborn)
 
 
 @contextlib.contextmanager

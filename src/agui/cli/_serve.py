@@ -4,7 +4,9 @@ The socket is bound and listening before the command prints `agui: serving on UR
 may connect as soon as it reads that line. Ctrl-C or SIGTERM shuts down gracefully and ends with
 status 0, the one way `serve` is meant to stop: the runs in flight are cancelled first, so each
 stream ends with `RUN_FINISHED` (outcome `cancelled`) and the agents' `finally` blocks run, within
-`--grace` seconds; then uvicorn closes what is still open. Every error before the server starts
+`--grace` seconds; then uvicorn closes what is still open, and the command exits, leaving behind
+a run that ignored its cancellation and an agent's thread still running (`run_to_end`,
+`exit_past_lingering_threads`) rather than waiting for them. Every error before the server starts
 is one line: a port outside 0-65535, or a blank `--host` (all interfaces are `0.0.0.0`), is a
 usage error of the parser; a target that does not load, uvicorn missing, or an address that
 cannot be bound is reported with what to do instead (status 2).
@@ -16,8 +18,12 @@ import argparse
 import inspect
 import ipaddress
 import json
+import logging
 import math
+import os
 import signal
+import sys
+import threading
 import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -35,7 +41,14 @@ from agui.asgi import (
     asgi_app,
 )
 from agui.asgi._routes import parse_route
-from agui.asgi._server import KEEPALIVE_TIMEOUT, LIMITS, MAX_HEADER_BYTES, graceful_server, listen
+from agui.asgi._server import (
+    KEEPALIVE_TIMEOUT,
+    LIMITS,
+    MAX_HEADER_BYTES,
+    graceful_server,
+    listen,
+    run_to_end,
+)
 from agui.cli._main import EXIT_OK, fail, seconds_of, statuses
 from agui.cli._targets import load_agent, load_state_type
 from agui.context import RunContext
@@ -46,7 +59,7 @@ if TYPE_CHECKING:
     from agui.cli._main import Commands
     from agui.runner import AgentLike
 
-__all__ = ["add_serve"]
+__all__ = ["add_serve", "exit_past_lingering_threads"]
 
 _GRACEFUL_SHUTDOWN_SECONDS = 5
 _PATH_SAFE = "/!$&'()*+,;=:@"  # RFC 3986 path characters that need no percent-encoding
@@ -250,12 +263,30 @@ def _serve(args: argparse.Namespace) -> int:
     with sock:
         try:
             print(f"agui: serving on http://{shown}", flush=True)  # noqa: T201
-            graceful_server(config, endpoint.aclose).run(sockets=[sock])
+            run_to_end(graceful_server(config, endpoint.aclose), [sock], grace=args.grace)
         except KeyboardInterrupt:  # uvicorn has shut down gracefully and re-raised the signal
             pass
         finally:
             signal.signal(signal.SIGTERM, terminate)
+    exit_past_lingering_threads()
     return EXIT_OK
+
+
+def exit_past_lingering_threads() -> None:
+    """Exit now if an agent's thread outlives the server (blocking code past its cancellation).
+
+    The interpreter would wait for it at exit (`asyncio.to_thread` runs in worker threads it
+    joins), keeping the process past its shutdown; a stopped server has nothing left to finish.
+    """
+    lingering = [t for t in threading.enumerate() if t.is_alive() and not t.daemon]
+    lingering.remove(threading.main_thread())
+    if lingering:
+        names = ", ".join(t.name for t in lingering)
+        message = f"agui serve: exiting without the agents' threads still running: {names}"
+        print(message, file=sys.stderr)  # noqa: T201
+        logging.shutdown()
+        sys.stdout.flush()
+        os._exit(EXIT_OK)
 
 
 def _allowed_hosts(given: str, bound: str) -> tuple[str, ...] | None:
