@@ -209,6 +209,33 @@ def test_past_the_hard_limit_the_run_is_cancelled_logged_and_its_stream_still_en
     assert any("past the limit of 8388608 (buffer_hard_limit)" in line for line in logged)
 
 
+def test_a_burst_queued_without_awaiting_past_the_hard_limit_cancels_the_run(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.ERROR, logger="agui.asgi")
+    progress = {"unwound": False}
+
+    async def bursty(ctx: Ctx) -> None:
+        try:
+            with ctx.message() as message:
+                for _ in range(200):  # 13 MB queued at once, past the hard limit of 8 MiB
+                    message.delta("b" * CHUNK)
+            for _ in range(400):  # then it would go on for 20 s
+                await asyncio.sleep(0.05)
+        finally:
+            progress["unwound"] = True
+
+    app = asgi_app(bursty, max_buffered_bytes=CHUNK, buffer_hard_limit=8 << 20)
+    with serving(app) as url, silent_client(url, INPUT) as sock:
+        wait_for(lambda: bool(progress["unwound"]), "the run to be cancelled")
+        events = read_events(sock)
+
+    assert events[-1]["type"] == "RUN_FINISHED"
+    assert events[-1]["outcome"] == {"type": "cancelled"}
+    logged = [r.getMessage() for r in caplog.records if r.name == "agui.asgi"]
+    assert any("past the limit of 8388608 (buffer_hard_limit)" in line for line in logged)
+
+
 # -- in process ------------------------------------------------------------------------------
 
 

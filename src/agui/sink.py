@@ -217,11 +217,14 @@ class EventReceiver:
     def sending(self, held: int) -> None:
         """The transport is about to send, holding `held` bytes the client has not taken.
 
-        Until `sent`, whatever is queued is weighed: the send may wait on the client.
+        Until `sent`, whatever is queued is weighed: the send may wait on the client. What the
+        transport holds counts too, against the hard limit: a burst the agent queued without
+        awaiting was taken whole, before any send could weigh its pushes.
         """
         self._held = held
         self._blocked = True
         self.push_record = self._push_counting
+        self._count(0)
 
     def sent(self, held: int) -> None:
         """The send returned; the transport still holds `held` bytes. Wakes `writable()`."""
