@@ -1323,6 +1323,23 @@ def test_a_keepalive_ping_never_lands_inside_a_frame_split_across_sends() -> Non
     assert text == "x" * (3 * MAX_SEND_BYTES)
 
 
+def test_no_keepalive_ping_follows_the_terminal_event() -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.say("x" * (3 * MAX_SEND_BYTES))  # its last batch takes many keep-alive periods
+
+    async def pause(exchange: Exchange) -> None:
+        if len(exchange.bodies) < 3:
+            await asyncio.sleep(0.05)
+
+    exchange = Exchange()
+    drive(post_slowly(asgi_app(agent, keepalive=0.001), exchange, pause))
+
+    bodies = [body for body in exchange.bodies if body]
+    last = max(i for i, body in enumerate(bodies) if b'"type":"RUN_FINISHED"' in body)
+    assert PING not in bodies[last:]
+    assert exchange.events()[-1].type == "RUN_FINISHED"
+
+
 async def post_slowly(
     app: App, exchange: Exchange, pause: Callable[[Exchange], Awaitable[None]]
 ) -> None:

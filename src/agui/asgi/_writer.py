@@ -110,8 +110,17 @@ class Writer:
             idle = loop.time() - self._last
             if idle < keepalive:
                 await asyncio.sleep(keepalive - idle)
-            elif not await self._send_body(_PING):
+            elif not await self._send_ping():
                 return
+
+    async def _send_ping(self) -> bool:
+        async with self._lock:
+            if self._receiver.closed:
+                # The run has ended: its last frames go out (or went) before this lock, and a
+                # comment must not follow its terminal event. The pump is ending the stream.
+                self._last = asyncio.get_running_loop().time()
+                return True
+            return await self._send_unlocked(_PING)
 
     async def _write(self, batch: list[Item]) -> Outcome:
         """Encode the batch, then send it in slices, telling the receiver what is still held.
@@ -156,10 +165,6 @@ class Writer:
                 blobs.append(broken_frames(part, self._encoding))
                 return blobs, "broken"
         return blobs, "done"
-
-    async def _send_body(self, data: bytes) -> bool:
-        async with self._lock:
-            return await self._send_unlocked(data)
 
     async def _send_unlocked(self, data: bytes) -> bool:
         self._last = asyncio.get_running_loop().time()
