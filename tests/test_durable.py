@@ -990,7 +990,7 @@ class FakeUvicorn:
     def __init__(self, config: uvicorn.Config) -> None:
         self.config = config
 
-    def run(self, sockets: list[socket.socket] | None = None) -> None:
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
         del sockets
         FakeUvicorn.served.append(self.config.app)
 
