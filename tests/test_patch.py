@@ -664,15 +664,23 @@ def test_an_escaped_key_is_a_pointer_token_that_names_the_key() -> None:
         assert apply({}, [{"op": "add", "path": f"/{token}", "value": key}]) == {key: key}
 
 
-def test_test_operation_compares_json_types_strictly() -> None:
-    doc: JsonValue = {"a": 1, "b": [0], "c": {"d": 1.0}}
-    cases: list[tuple[str, JsonValue]] = [
-        ("/a", 1.0),
+def test_the_test_operation_compares_numbers_by_value_and_other_values_by_type_too() -> None:
+    doc: JsonValue = {"a": 1, "b": [0], "c": {"d": 1.0}, "t": True, "z": None, "s": "1"}
+    # RFC 6902 (4.6): numbers are equal when their values are; the JS clients agree.
+    for path, value in [("/a", 1.0), ("/b", [0.0]), ("/c", {"d": 1}), ("/t", True)]:
+        assert apply(doc, [{"op": "test", "path": path, "value": value}]) == doc
+        assert jsonpatch_apply(doc, [{"op": "test", "path": path, "value": value}]) == doc
+    refused: list[tuple[str, JsonValue]] = [
         ("/a", True),
-        ("/b", [0.0]),
-        ("/c", {"d": 1}),
+        ("/t", 1),
+        ("/b", [False]),
+        ("/c", {"d": 1, "e": 2}),
+        ("/b", [0, 0]),
+        ("/z", 0),
+        ("/s", 1),
+        ("/a", "1"),
     ]
-    for path, value in cases:
+    for path, value in refused:
         with pytest.raises(PatchError, match=r"^operation 0 \(test\): test failed: path "):
             apply(doc, [{"op": "test", "path": path, "value": value}])
 
@@ -747,8 +755,11 @@ ERRORS: list[tuple[dict[str, JsonValue], str]] = [
     ),
     ({"op": "move", "from": "/a", "path": "/a/b/c"}, INTO_ITSELF),
     (
-        {"op": "test", "path": "/a/b", "value": 1.0},
-        "test failed: path '/a/b' holds 1, not 1.0 (JSON types count: 1 is not 1.0 or true)",
+        {"op": "test", "path": "/a/b", "value": True},
+        (
+            "test failed: path '/a/b' holds 1, not true (numbers compare by value, other values "
+            "by their JSON type too: 1 is not true)"
+        ),
     ),
     (
         {"op": "frob", "path": "/a"},

@@ -130,8 +130,9 @@ def diff(old: JsonValue, new: JsonValue) -> list[dict[str, JsonValue]]:
 def apply(doc: JsonValue, ops: Sequence[Mapping[str, JsonValue]]) -> JsonValue:
     """Apply RFC 6902 operations to `doc` and return the result, all or nothing.
 
-    Neither `doc` nor `ops` is changed. `test` compares JSON types strictly: `1` is not `1.0`
-    and not `true`.
+    Neither `doc` nor `ops` is changed. `test` compares as RFC 6902 (4.6) has it: numbers by
+    their value (`1` is `1.0`, as in every JavaScript client), every other value by its JSON
+    type too (`true` is not `1`, though Python's `==` says so).
 
     Args:
         doc: The document to patch.
@@ -371,9 +372,22 @@ class _Patcher:
 
     def test(self, ptr: _Pointer, expected: JsonValue) -> None:
         actual = self.get(ptr)
-        if not json_equal(actual, expected):
+        if not _test_equal(actual, expected):
             msg = (
                 f"test failed: path '{ptr.text}' holds {_show(actual)}, not {_show(expected)} "
-                "(JSON types count: 1 is not 1.0 or true)"
+                "(numbers compare by value, other values by their JSON type too: 1 is not true)"
             )
             raise _OpError(msg)
+
+
+def _test_equal(a: JsonValue, b: JsonValue) -> bool:
+    """RFC 6902's equality for `test`: numbers by value, anything else by type and value."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_test_equal(a[key], b[key]) for key in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(map(_test_equal, a, b))
+    return type(a) is type(b) and a == b
