@@ -667,7 +667,8 @@ def test_an_escaped_key_is_a_pointer_token_that_names_the_key() -> None:
 def test_the_test_operation_compares_numbers_by_value_and_other_values_by_type_too() -> None:
     doc: JsonValue = {"a": 1, "b": [0], "c": {"d": 1.0}, "t": True, "z": None, "s": "1"}
     # RFC 6902 (4.6): numbers are equal when their values are; the JS clients agree.
-    for path, value in [("/a", 1.0), ("/b", [0.0]), ("/c", {"d": 1}), ("/t", True)]:
+    accepted: list[tuple[str, JsonValue]] = [("/a", 1.0), ("/b", [0.0]), ("/c", {"d": 1})]
+    for path, value in [*accepted, ("/t", True)]:
         assert apply(doc, [{"op": "test", "path": path, "value": value}]) == doc
         assert jsonpatch_apply(doc, [{"op": "test", "path": path, "value": value}]) == doc
     refused: list[tuple[str, JsonValue]] = [

@@ -336,16 +336,51 @@ def test_listening_on_a_port_in_use_fails_and_leaves_no_socket_open() -> None:
 
 
 def test_serving_a_server_that_never_starts_times_out(monkeypatch: pytest.MonkeyPatch) -> None:
-    def returns_at_once(_self: uvicorn.Server, sockets: list[socket.socket] | None = None) -> None:
+    def waits(self: uvicorn.Server, sockets: list[socket.socket] | None = None) -> None:
         del sockets
+        while not self.should_exit:  # bounded: serving sets it on the way out
+            time.sleep(0.01)
 
-    monkeypatch.setattr(uvicorn.Server, "run", returns_at_once)
+    monkeypatch.setattr(uvicorn.Server, "run", waits)
 
     with (
         pytest.raises(TimeoutError, match=r"the server did not start within 0\.5 s"),
         serving(asgi_app(weather), timeout=0.5),
     ):
         pass  # pragma: no cover - serving raises before the block
+
+
+@pytest.mark.parametrize(
+    ("app", "said"),
+    [
+        ("no_such_module:app", r": uvicorn exited with status 3; its log says why"),
+        (None, r"; uvicorn's log says why"),
+        ("raises", r": OSError: no sockets today"),
+    ],
+    ids=["an app uvicorn cannot load", "a server that returns", "a server that raises"],
+)
+def test_serving_a_server_that_stops_before_it_starts_says_so_at_once(
+    monkeypatch: pytest.MonkeyPatch, app: str | None, said: str
+) -> None:
+    def returns(_self: uvicorn.Server, sockets: list[socket.socket] | None = None) -> None:
+        del sockets
+
+    def raises(_self: uvicorn.Server, sockets: list[socket.socket] | None = None) -> None:
+        del sockets
+        message = "no sockets today"
+        raise OSError(message)
+
+    if app in (None, "raises"):
+        monkeypatch.setattr(uvicorn.Server, "run", returns if app is None else raises)
+        app = None
+    started = time.monotonic()
+
+    with (
+        pytest.raises(TimeoutError, match="the server stopped before it started" + said),
+        serving(cast("Any", app or asgi_app(weather)), timeout=10.0),
+    ):
+        pass  # pragma: no cover - serving raises before the block
+    assert time.monotonic() - started < 5.0
 
 
 async def _own_nodelay(scope: Scope, receive: Receive, send: Send) -> None:

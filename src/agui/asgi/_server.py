@@ -196,7 +196,8 @@ def serving(app: AsgiApp, *, port: int = 0, timeout: float = 10.0) -> Generator[
     """Serve an ASGI `app` with uvicorn on 127.0.0.1 in a thread; yield its URL; stop it after.
 
     `port=0` picks a free port. Needs uvicorn (`agui-server[serve]`). Raises `TimeoutError`
-    when the server does not start within `timeout` seconds.
+    when the server does not start within `timeout` seconds, and at once, saying why, when it
+    stops before it starts (an app uvicorn cannot load, say).
 
     Examples:
         >>> import httpx, agui
@@ -219,14 +220,23 @@ def serving(app: AsgiApp, *, port: int = 0, timeout: float = 10.0) -> Generator[
         **LIMITS,
     )
     server = uvicorn.Server(config)
-    thread = threading.Thread(
-        target=server.run, kwargs={"sockets": [sock]}, name="agui server", daemon=True
-    )
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            server.run(sockets=[sock])
+        except BaseException as error:  # noqa: BLE001 - handed to the caller, who is waiting
+            failed.append(error)
+
+    thread = threading.Thread(target=run, name="agui server", daemon=True)
     thread.start()
     try:
         deadline = time.monotonic() + timeout
         while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
+            if not thread.is_alive():  # it never will: say why now, not at the deadline
+                message = "the server stopped before it started" + _why(failed)
+                raise TimeoutError(message) from (failed[0] if failed else None)
+            if time.monotonic() > deadline:
                 message = f"the server did not start within {timeout} s"
                 raise TimeoutError(message)
             time.sleep(0.01)
@@ -238,3 +248,13 @@ def serving(app: AsgiApp, *, port: int = 0, timeout: float = 10.0) -> Generator[
             server.force_exit = True
             thread.join(timeout)
         sock.close()
+
+
+def _why(failed: list[BaseException]) -> str:
+    """Why `serving`'s server stopped, from what its thread raised (if anything)."""
+    if not failed:
+        return "; uvicorn's log says why"
+    error = failed[0]
+    if isinstance(error, SystemExit):  # uvicorn logs the cause, then exits (an app it cannot load)
+        return f": uvicorn exited with status {error.code}; its log says why"
+    return f": {type(error).__name__}: {error}"
