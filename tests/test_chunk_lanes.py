@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from agui._chunk_lanes import ChunkLanes
 from agui.events import (
     ActivitySnapshotEvent,
@@ -153,3 +155,41 @@ def test_a_chunk_that_cannot_be_placed_expands_to_nothing_and_says_why() -> None
     assert lanes.expand(ToolCallChunkEvent(delta="x"))[1] == (
         "no stream is open for this TOOL_CALL_CHUNK to continue, and it carries no toolCallId"
     )
+
+
+@pytest.mark.parametrize(
+    ("opener", "continuation", "reason"),
+    [
+        (
+            TextMessageChunkEvent(message_id="m1", delta="Hi"),
+            TextMessageChunkEvent(message_id="m1", role="user", delta=" x"),
+            "this TEXT_MESSAGE_CHUNK sets role 'user', but its stream 'm1' opened with (absent)",
+        ),
+        (
+            TextMessageChunkEvent(message_id="m1", name="a", delta="Hi"),
+            TextMessageChunkEvent(name="b", delta=" x"),
+            "this TEXT_MESSAGE_CHUNK sets name 'b', but its stream 'm1' opened with 'a'",
+        ),
+        (
+            ToolCallChunkEvent(tool_call_id="c1", tool_call_name="f", delta="{"),
+            ToolCallChunkEvent(tool_call_id="c1", tool_call_name="g", delta="}"),
+            "this TOOL_CALL_CHUNK sets toolCallName 'g', but its stream 'c1' opened with 'f'",
+        ),
+        (
+            TextMessageChunkEvent(message_id="m1", delta="Hi"),
+            TextMessageChunkEvent(message_id="m1", subagent_run_id="s1", delta=" x"),
+            "this TEXT_MESSAGE_CHUNK names subagent 's1', but 'm1' is open for the parent agent",
+        ),
+    ],
+    ids=["role", "name", "tool-name", "subagent"],
+)
+def test_a_continuation_the_client_refuses_expands_to_nothing_and_says_why(
+    opener: Event, continuation: Event, reason: str
+) -> None:
+    lanes = ChunkLanes()
+    lanes.expand(opener)
+
+    assert lanes.expand(continuation) == ([], reason)
+    # The stream stays open as it was: the run's end still closes it.
+    ends, _ = lanes.expand(RunFinishedEvent(thread_id="t", run_id="r"))
+    assert ends[0].type.endswith("_END")

@@ -53,6 +53,8 @@ _CLOSING_ALL = frozenset(("RUN_STARTED", "RUN_FINISHED", "RUN_ERROR", "MESSAGES_
 class _Stream:
     kind: type[_Chunk]
     entity_id: str
+    established: tuple[tuple[str, str | None], ...]
+    """The fields its first chunk set (a text's role and name, a call's name and parent)."""
 
 
 class ChunkLanes:
@@ -94,7 +96,7 @@ class ChunkLanes:
     def _chunk(self, chunk: _Chunk) -> tuple[list[Event], str | None]:
         entity_id = _entity(chunk)
         lane = self._lane(chunk, entity_id)
-        if isinstance(lane, _Ambiguous):
+        if isinstance(lane, _Refused):
             return [], lane.reason
         stream = self._lanes.get(lane)
         expanded: list[Event] = []
@@ -107,17 +109,26 @@ class ChunkLanes:
             if problem is not None:
                 return [], problem
             expanded += self._close(lane)
-            stream = self._lanes[lane] = _Stream(type(chunk), str(entity_id))
+            stream = self._lanes[lane] = _Stream(type(chunk), str(entity_id), _fields(chunk))
             expanded.append(_start(chunk, stream.entity_id, lane))
+        else:
+            conflict = _conflict(stream, chunk)
+            if conflict is not None:
+                return [], conflict
         if chunk.delta is not None or chunk.raw_event is not None or chunk.metadata is not None:
             expanded.append(_content(chunk, stream.entity_id, lane))
         return expanded, None
 
-    def _lane(self, chunk: _Chunk, entity_id: str | None) -> str | _Ambiguous | None:
+    def _lane(self, chunk: _Chunk, entity_id: str | None) -> str | _Refused | None:
         kind, tag = type(chunk), chunk.subagent_run_id
         if entity_id is not None:
             for lane, stream in self._lanes.items():
                 if stream.kind is kind and stream.entity_id == entity_id:
+                    if tag is not None and tag != lane:
+                        return _Refused(
+                            f"this {chunk.type} names subagent '{tag}', but '{entity_id}' is "
+                            f"open for {'the parent agent' if lane is None else repr(lane)}"
+                        )
                     return lane
             return tag
         parent = self._lanes.get(None)
@@ -125,7 +136,7 @@ class ChunkLanes:
             return tag
         lanes = [lane for lane, stream in self._lanes.items() if stream.kind is kind]
         if len(lanes) > 1:
-            return _Ambiguous(
+            return _Refused(
                 f"this {chunk.type} carries neither an id nor a subagentRunId, and "
                 f"{len(lanes)} lanes have one open; attribute it to its subagent"
             )
@@ -133,8 +144,34 @@ class ChunkLanes:
 
 
 @dataclasses.dataclass(frozen=True)
-class _Ambiguous:
+class _Refused:
+    """A chunk the client would refuse to place, and why."""
+
     reason: str
+
+
+def _fields(chunk: _Chunk) -> tuple[tuple[str, str | None], ...]:
+    """What a chunk says of its stream beyond its id, by wire name, as the client compares it."""
+    if isinstance(chunk, TextMessageChunkEvent):
+        return (("role", chunk.role), ("name", chunk.name))
+    if isinstance(chunk, ToolCallChunkEvent):
+        return (
+            ("toolCallName", chunk.tool_call_name),
+            ("parentMessageId", chunk.parent_message_id),
+        )
+    return ()
+
+
+def _conflict(stream: _Stream, chunk: _Chunk) -> str | None:
+    """Why a continuation the client refuses is dropped: a field unlike its stream's first."""
+    for (field, was), (_, value) in zip(stream.established, _fields(chunk), strict=True):
+        if value is not None and value != was:
+            shown = "(absent)" if was is None else f"'{was}'"
+            return (
+                f"this {chunk.type} sets {field} '{value}', but its stream '{stream.entity_id}' "
+                f"opened with {shown}"
+            )
+    return None
 
 
 def _entity(chunk: _Chunk) -> str | None:
