@@ -136,7 +136,7 @@ def test_a_client_state_that_does_not_fit_the_type_is_a_state_error_naming_the_f
     with pytest.raises(
         StateError,
         match=(
-            r"the client's state does not fit Board: 'tasks/0': Input should be a valid string; "
+            r"the client's state does not fit Board: '/tasks/0': Input should be a valid string; "
             r"send a state of that shape, or give the fields defaults"
         ),
     ) as caught:
@@ -145,7 +145,7 @@ def test_a_client_state_that_does_not_fit_the_type_is_a_state_error_naming_the_f
 
 
 def test_a_type_without_defaults_and_no_client_state_is_a_state_error() -> None:
-    with pytest.raises(StateError, match=r"does not fit Settings: 'theme': Field required"):
+    with pytest.raises(StateError, match=r"does not fit Settings: '/theme': Field required"):
         typed(Settings)
 
 
@@ -187,7 +187,7 @@ def test_a_root_model_or_list_state_takes_its_default_when_the_client_sent_none(
 
 
 def test_a_typeddict_with_a_wrong_value_names_its_type() -> None:
-    with pytest.raises(StateError, match=r"does not fit Counter: 'count': Input should be"):
+    with pytest.raises(StateError, match=r"does not fit Counter: '/count': Input should be"):
         typed(Counter, {"count": "many"})
 
 

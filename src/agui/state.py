@@ -51,6 +51,7 @@ from pydantic import BaseModel, JsonValue, RootModel, TypeAdapter, ValidationErr
 
 from agui import patch
 from agui._model import WireModel
+from agui._text import argument_problems
 from agui.errors import PatchError, StateError, UsageError
 from agui.events import Event, StateDeltaEvent, StateSnapshotEvent
 from agui.patch._differ import Differ
@@ -122,10 +123,7 @@ class StateManager(Generic[S]):
             # alias) must read back, and a client may send either form.
             return self._adapter.validate_python(source, by_alias=True, by_name=True)
         except ValidationError as error:
-            details = "; ".join(
-                f"'{'/'.join(str(p) for p in item['loc'])}': {item['msg']}"
-                for item in error.errors(include_url=False)
-            )
+            details = "; ".join(f"'{at}': {why}" for at, why in argument_problems(error))
             if initial is None:
                 message = (
                     f"the client sent no state, and an empty one does not fit "
