@@ -144,6 +144,14 @@ def test_a_client_state_that_does_not_fit_the_type_is_a_state_error_naming_the_f
     assert caught.value.code == "STATE_ERROR"
 
 
+def test_a_form_of_state_type_is_named_as_written_and_a_key_with_a_slash_as_a_pointer() -> None:
+    with pytest.raises(
+        StateError,
+        match=r"^the client's state does not fit dict\[str, int\]: '/a~1b': Input should be",
+    ):
+        typed(dict[str, int], {"a/b": "x"})
+
+
 def test_a_type_without_defaults_and_no_client_state_is_a_state_error() -> None:
     with pytest.raises(StateError, match=r"does not fit Settings: '/theme': Field required"):
         typed(Settings)

@@ -104,7 +104,9 @@ class StateManager(Generic[S]):
     def __init__(self, state_type: type[S] | None, initial: JsonValue | None) -> None:
         adapter, self._by_value = _adapter_of(state_type)
         self._adapter = cast("TypeAdapter[S]", adapter)
-        self._type_name = getattr(state_type, "__name__", "JSON")
+        # A form such as dict[str, int] is named as written; its `__name__` is only "dict".
+        generic = get_origin(state_type) is not None
+        self._type_name = repr(state_type) if generic else getattr(state_type, "__name__", "JSON")
         self.value: S = self._decode(state_type, initial)
         self._published: JsonValue | None = None
         self._published_bytes: bytes | None = None
