@@ -32,6 +32,7 @@ not ask for. Without the binding, an `Accept` that admits only protobuf is refus
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 
@@ -138,7 +139,7 @@ def _weight(value: str) -> float:
         q = float(value)
     except ValueError:
         return 1.0
-    return min(max(q, 0.0), 1.0) if q == q else 1.0  # noqa: PLR0124 - NaN check
+    return 1.0 if math.isnan(q) else min(max(q, 0.0), 1.0)
 
 
 def _quality(candidate: str, ranges: list[_Range]) -> float:

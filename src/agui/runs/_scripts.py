@@ -74,11 +74,12 @@ APPEND = (
     + """
 -- KEYS: run, log, busy, thread; ARGV: owner, frame count, frames, final, thread JSON, ttl ms,
 -- maxlen, run id, ms to keep a live run, lost frame, prefix
-if settle(KEYS[1], KEYS[2], ARGV[11], ARGV[8], ARGV[10], ARGV[6], tonumber(ARGV[7])) then
+local fields = redis.call('HMGET', KEYS[1], 'state', 'owner', 'last', 'lease')
+if fields[1] ~= 'live' or fields[2] ~= ARGV[1] then
   return 0
 end
-local fields = redis.call('HMGET', KEYS[1], 'state', 'owner', 'last')
-if fields[1] ~= 'live' or fields[2] ~= ARGV[1] then
+if tonumber(fields[4]) <= now_ms() then  -- lapsed: lost, even to its owner
+  settle(KEYS[1], KEYS[2], ARGV[11], ARGV[8], ARGV[10], ARGV[6], tonumber(ARGV[7]))
   return 0
 end
 local last = tonumber(fields[3]) + tonumber(ARGV[2])
