@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, JsonValue
 
 import corpus
-from agui._record import DELTA_FIELDS, Item, Kind, Record, materialize
+from agui._record import FIELDS, Item, Kind, Record, materialize
 from agui.errors import UsageError
 from agui.events import (
     CustomEvent,
@@ -397,7 +397,14 @@ _events = st.sampled_from(
 
 
 _SURROGATE_OR_NOT = st.text(st.one_of(st.characters(), st.integers(0xD800, 0xDFFF).map(chr)))
-_deltas = st.tuples(st.integers(min_value=0, max_value=2).map(Kind), _IDS, _SURROGATE_OR_NOT)
+_IDS_OR_SURROGATE = st.one_of(_IDS, st.just("m\ud800"))
+_drainable = st.one_of(
+    st.tuples(
+        st.integers(min_value=0, max_value=2).map(Kind), _IDS_OR_SURROGATE, _SURROGATE_OR_NOT
+    ),
+    st.tuples(st.integers(min_value=3, max_value=4).map(Kind), _IDS_OR_SURROGATE, st.just("")),
+    st.tuples(st.just(Kind.TEXT_START), _IDS_OR_SURROGATE, st.sampled_from(["user", "system"])),
+)
 
 
 def _frame_or_refusal(event: Event) -> tuple[bytes | None, str | None]:
@@ -408,20 +415,31 @@ def _frame_or_refusal(event: Event) -> tuple[bytes | None, str | None]:
 
 
 @settings(max_examples=300)
-@given(st.lists(_deltas, max_size=12))
-def test_a_delta_drained_from_its_record_frames_as_its_validated_event_does(
+@given(st.lists(_drainable, max_size=12))
+def test_a_record_drained_as_its_model_frames_as_its_validated_event_does(
     records: list[Record],
 ) -> None:
-    for record in records:  # in turn: ids and kinds change, and the kept head with them
+    for record in records:  # in turn: ids and kinds change, and a delta's kept head with them
         drained = materialize(record)
-        assert drained.model_fields_set is DELTA_FIELDS[record[0]]
+        assert drained.model_fields_set is FIELDS[record[0]]
         assert _frame_or_refusal(drained) == _frame_or_refusal(_record_event(record))
+
+
+def test_a_start_built_as_a_record_is_but_named_is_framed_with_its_name() -> None:
+    # A handle's named start shares the fields-set of a drained start, whose name is None.
+    named = TextMessageStartEvent.trusted_builder("message_id", "role", "name")("m1", "user", "bo")
+    assert named.model_fields_set is FIELDS[Kind.TEXT_START]
+
+    frame = encode_sse(named)
+
+    assert frame == encode_sse(TextMessageStartEvent(message_id="m1", role="user", name="bo"))
+    assert frame.endswith(b'"role":"user","name":"bo"}\n\n')
 
 
 def test_a_model_given_a_drained_fields_set_but_not_text_takes_the_serializer() -> None:
     numbers: dict[str, Any] = {"message_id": 1, "delta": 2}  # not text, unvalidated
     forged = TextMessageContentEvent.model_construct(
-        _fields_set=DELTA_FIELDS[Kind.TEXT_CONTENT], **numbers
+        _fields_set=FIELDS[Kind.TEXT_CONTENT], **numbers
     )
     plain = TextMessageContentEvent.model_construct(**numbers)
 

@@ -32,8 +32,9 @@ from agui.events import (
 
 __all__ = [
     "BUILDERS",
-    "DELTA_FIELDS",
+    "FIELDS",
     "HEADS",
+    "ID_FIELDS",
     "Item",
     "Kind",
     "Record",
@@ -90,13 +91,13 @@ BUILDERS: tuple[Callable[[str, str], Event], ...] = (
 )
 """Each kind's event from a record's id and text, in `Kind` order."""
 
-DELTA_FIELDS = (
-    _text_content("", "").__pydantic_fields_set__,
-    _tool_args("", "").__pydantic_fields_set__,
-    _reasoning_content("", "").__pydantic_fields_set__,
-)
-"""The fields-set a delta kind's models share, in `Kind` order (see `WireModel.trusted_builder`):
-a model holding one of them was built trusted from its id and delta alone, as a record's is."""
+FIELDS = tuple(build("", "").__pydantic_fields_set__ for build in BUILDERS)
+"""The fields-set each kind's models share, in `Kind` order (see `WireModel.trusted_builder`): a
+model holding one was built trusted from those fields alone, every other field at its default,
+as a record's is (a start built so may still have a name: a record's never has)."""
+
+ID_FIELDS = ("message_id", "tool_call_id", "message_id", "message_id", "tool_call_id", "message_id")
+"""Each kind's id field, in `Kind` order."""
 
 HEADS = (
     '{"type":"TEXT_MESSAGE_CONTENT","messageId":',
@@ -109,6 +110,7 @@ HEADS = (
 """Each kind's JSON up to its id, in `Kind` order: then a delta's text, a start's role, or `}`."""
 
 _q = encode_basestring
+_LAST_DELTA, _TEXT_START = Kind.LAST_DELTA, Kind.TEXT_START  # an enum member's lookup costs a call
 
 
 def materialize(record: Record) -> Event:
@@ -133,8 +135,8 @@ def record_text(kind: Kind, entity_id: str, text: str) -> str:
         >>> record_text(Kind.TEXT_START, "m1", "assistant")
         '{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}'
     """
-    if kind <= Kind.LAST_DELTA:
+    if kind <= _LAST_DELTA:
         return f'{HEADS[kind]}{_q(entity_id)},"delta":{_q(text)}}}'
-    if kind == Kind.TEXT_START:
+    if kind == _TEXT_START:
         return f'{HEADS[kind]}{_q(entity_id)},"role":{_q(text)}}}'
     return f"{HEADS[kind]}{_q(entity_id)}}}"

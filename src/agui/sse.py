@@ -13,17 +13,24 @@ JSON strings. `json.encoder.encode_basestring` escapes a string exactly as pydan
 other events whose fields are all text (starts and ends, steps, results) hold `None` only in
 optional fields, which the wire leaves out, so pydantic-core's `exclude_none` writes them
 without calling the per-field omission check. Anything else takes the model's serializer.
+
+A unit test frames what `drain()` built from the queue's records, one `encode_sse` per event. A
+model built so carries its kind's shared fields-set (`agui._model`), which says every other field
+is at its default, so it is written as its record is. For a delta, `encode_sse` keeps the frame's
+head (its type and id) of the last one it framed, one tuple swapped whole so that threads never
+mix two blocks' parts, and a delta of the same block is that head and its own text, found
+without a lookup.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from json.encoder import encode_basestring
-from typing import Literal, Union, cast, get_args, get_origin
+from typing import Any, Literal, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel
 
-from agui._record import DELTA_FIELDS, HEADS, Item, Kind, materialize, record_text
+from agui._record import FIELDS, HEADS, ID_FIELDS, Item, Kind, materialize, record_text
 from agui.errors import UsageError
 from agui.events import (
     AttributableEvent,
@@ -174,22 +181,28 @@ def encode_sse(event: Event) -> bytes:
         data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"héllo\n"}
         <BLANKLINE>
     """
+    # A delta drained from its record, of the block the last one framed belonged to: its frame
+    # is that frame's head and its own text. Nearly every event of a test is one.
+    try:
+        given, id_field, entity, head = _drained
+        if event.__pydantic_fields_set__ is given:
+            fields = event.__dict__
+            if fields[id_field] is entity:
+                return f"{head}{_q(fields['delta'])}}}\n\n".encode()
+    except (AttributeError, KeyError, TypeError, UnicodeEncodeError):
+        pass  # not a model, a field unset or not text, or a lone surrogate: the way below
+    return _frame(event)
+
+
+def _frame(event: Event) -> bytes:
+    """`encode_sse` of any event: a drained record's as its record's, quickly, or pydantic's."""
     cls = type(event)
-    built = _DRAINED.get(cls)
-    if built is not None and event.__pydantic_fields_set__ is built[0]:
-        # A delta drained from its record (`agui._record.DELTA_FIELDS`): the record's frame,
-        # its head kept from one delta of the block to the next. Every delta of a test is one.
-        fields = event.__dict__
-        entity = fields[built[1]]
-        seen, seen_id, head = _drained[0]
-        try:
-            if seen is not built or seen_id is not entity:
-                head = f'{built[2]}{_q(entity)},"delta":'
-                _drained[0] = (built, entity, head)
-            return f"{head}{_q(fields['delta'])}}}\n\n".encode()
-        except (TypeError, UnicodeEncodeError):  # not text after all, or a lone surrogate
-            pass
-    write = _FRAMES.get(cls)  # `_quick` unrolled: this is every event of a test
+    recorded = _RECORDED.get(cls)
+    if recorded is not None and event.__pydantic_fields_set__ is recorded[0]:
+        frame = _record_frame(event.__dict__, recorded)
+        if frame is not None:
+            return frame
+    write = _FRAMES.get(cls)  # `_quick` unrolled: every start, end and result of a test
     if write is not None:
         try:
             text = write(event.__dict__)
@@ -200,6 +213,31 @@ def encode_sse(event: Event) -> bytes:
         except UnicodeEncodeError:  # a lone surrogate: the serializer has its own way
             pass
     return b"data: %b\n\n" % _serialized(event)
+
+
+def _record_frame(fields: Mapping[str, Any], recorded: _Recorded) -> bytes | None:
+    """The frame of a model built as `drain()` builds a record: the record's frame.
+
+    A delta's head is kept for the next delta of its block (see the module's notes). `None`
+    when the model holds what a record cannot: a value that is not text, a lone surrogate, a
+    field left unset, or a start with a name.
+    """
+    global _drained  # noqa: PLW0603 - one tuple, swapped whole, so threads see one block's parts
+    given, kind, id_field, start = recorded
+    try:
+        entity = fields[id_field]
+        if kind <= _LAST_DELTA:
+            head = f'{start}{_q(entity)},"delta":'
+            frame = f"{head}{_q(fields['delta'])}}}\n\n".encode()
+            _drained = (given, id_field, entity, head)
+            return frame
+        if kind != _TEXT_START:
+            return f"{start}{_q(entity)}}}\n\n".encode()
+        if fields["name"] is None:
+            return f'{start}{_q(entity)},"role":{_q(fields["role"])}}}\n\n'.encode()
+    except (KeyError, TypeError, UnicodeEncodeError):
+        pass
+    return None
 
 
 def _serialize(event: Event) -> bytes:
@@ -231,7 +269,7 @@ Writer = Callable[[Mapping[str, object]], Union[str, None]]  # noqa: UP007 - a r
 """Writes a delta event's JSON (or frame) from its `__dict__`, or `None` to leave it to pydantic."""
 
 _q = encode_basestring
-_LAST_DELTA = Kind.LAST_DELTA
+_LAST_DELTA, _TEXT_START = Kind.LAST_DELTA, Kind.TEXT_START
 _ENVELOPE = ("type", "timestamp", "raw_event", "metadata", "subagent_run_id")
 
 
@@ -365,15 +403,13 @@ def _writers(lead: str, tail: str) -> dict[type[BaseModel], Writer]:
 _LEAN = _lean()
 _JSON = _writers("", "")
 _FRAMES = _writers("data: ", "\n\n")
-_DRAINED: dict[type[BaseModel], tuple[set[str], str, str]] = {
-    cls: (DELTA_FIELDS[kind], id_field, f"data: {HEADS[kind]}")
-    for kind, cls, id_field in (
-        (Kind.TEXT_CONTENT, TextMessageContentEvent, "message_id"),
-        (Kind.TOOL_ARGS, ToolCallArgsEvent, "tool_call_id"),
-        (Kind.REASONING_CONTENT, ReasoningMessageContentEvent, "message_id"),
-    )
+_Recorded = tuple[set[str], Kind, str, str]
+"""A record kind's entry: the fields-set of its models built as a record's are, the kind, its id
+field and its frame's start (`data: ` and its JSON up to the id)."""
+_RECORDED: dict[type[BaseModel], _Recorded] = {
+    type(materialize((kind, "", ""))): (FIELDS[kind], kind, ID_FIELDS[kind], f"data: {HEADS[kind]}")
+    for kind in Kind
 }
-"""Each delta class: the fields-set of its models built as a record's are, its id, its frame's
-start."""
-_drained: list[tuple[object, object, str]] = [(None, None, "")]
-"""The delta class's entry, id and frame head of the last drained delta framed, swapped whole."""
+"""Each record kind's entry, by its event class."""
+_drained: tuple[object, str, object, str] = (None, "message_id", None, "")
+"""The last drained delta framed: its fields-set, id field, id and frame head, swapped whole."""
