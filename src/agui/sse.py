@@ -184,7 +184,7 @@ def encode_sse(event: Event) -> bytes:
     # A delta drained from its record, of the block the last one framed belonged to: its frame
     # is that frame's head and its own text. Nearly every event of a test is one.
     try:
-        given, id_field, entity, head = _drained
+        given, id_field, entity, head = _drained[0]
         if event.__pydantic_fields_set__ is given:
             fields = event.__dict__
             if fields[id_field] is entity:
@@ -222,14 +222,13 @@ def _record_frame(fields: Mapping[str, Any], recorded: _Recorded) -> bytes | Non
     when the model holds what a record cannot: a value that is not text, a lone surrogate, a
     field left unset, or a start with a name.
     """
-    global _drained  # noqa: PLW0603 - one tuple, swapped whole, so threads see one block's parts
     given, kind, id_field, start = recorded
     try:
         entity = fields[id_field]
         if kind <= _LAST_DELTA:
             head = f'{start}{_q(entity)},"delta":'
             frame = f"{head}{_q(fields['delta'])}}}\n\n".encode()
-            _drained = (given, id_field, entity, head)
+            _drained[0] = (given, id_field, entity, head)  # whole: no thread mixes two blocks
             return frame
         if kind != _TEXT_START:
             return f"{start}{_q(entity)}}}\n\n".encode()
@@ -411,5 +410,5 @@ _RECORDED: dict[type[BaseModel], _Recorded] = {
     for kind in Kind
 }
 """Each record kind's entry, by its event class."""
-_drained: tuple[object, str, object, str] = (None, "message_id", None, "")
+_drained: list[tuple[object, str, object, str]] = [(None, "message_id", None, "")]
 """The last drained delta framed: its fields-set, id field, id and frame head, swapped whole."""
