@@ -34,7 +34,6 @@ __all__ = [
     "BUILDERS",
     "FIELDS",
     "HEADS",
-    "ID_FIELDS",
     "Item",
     "Kind",
     "Record",
@@ -95,9 +94,6 @@ FIELDS = tuple(build("", "").__pydantic_fields_set__ for build in BUILDERS)
 """The fields-set each kind's models share, in `Kind` order (see `WireModel.trusted_builder`): a
 model holding one was built trusted from those fields alone, every other field at its default,
 as a record's is (a start built so may still have a name: a record's never has)."""
-
-ID_FIELDS = ("message_id", "tool_call_id", "message_id", "message_id", "tool_call_id", "message_id")
-"""Each kind's id field, in `Kind` order."""
 
 HEADS = (
     '{"type":"TEXT_MESSAGE_CONTENT","messageId":',

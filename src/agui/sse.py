@@ -15,22 +15,22 @@ optional fields, which the wire leaves out, so pydantic-core's `exclude_none` wr
 without calling the per-field omission check. Anything else takes the model's serializer.
 
 A unit test frames what `drain()` built from the queue's records, one `encode_sse` per event. A
-model built so carries its kind's shared fields-set (`agui._model`), which says every other field
-is at its default, so it is written as its record is. For a delta, `encode_sse` keeps the frame's
-head (its type and id) of the last one it framed, one tuple swapped whole so that threads never
-mix two blocks' parts, and a delta of the same block is that head and its own text, found
-without a lookup.
+delta built so carries its kind's shared fields-set (`agui._model`), which says every other field
+is at its default, so it is written as its record is: `encode_sse` keeps the frame's head (its
+type and id) of the last one it framed, one tuple swapped whole so that threads never mix two
+blocks' parts, and a delta of the same block is that head and its own text, found without a
+lookup.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from json.encoder import encode_basestring
-from typing import Any, Literal, Union, cast, get_args, get_origin
+from typing import Literal, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel
 
-from agui._record import FIELDS, HEADS, ID_FIELDS, Item, Kind, materialize, record_text
+from agui._record import FIELDS, HEADS, Item, Kind, materialize, record_text
 from agui.errors import UsageError
 from agui.events import (
     AttributableEvent,
@@ -195,12 +195,20 @@ def encode_sse(event: Event) -> bytes:
 
 
 def _frame(event: Event) -> bytes:
-    """`encode_sse` of any event: a drained record's as its record's, quickly, or pydantic's."""
+    """`encode_sse` of any event: the first drained delta of a block, quickly, or pydantic's."""
     cls = type(event)
-    recorded = _RECORDED.get(cls)
-    if recorded is not None and event.__pydantic_fields_set__ is recorded[0]:
-        frame = _record_frame(event.__dict__, recorded)
-        if frame is not None:
+    drained = _DRAINED.get(cls)
+    if drained is not None and event.__pydantic_fields_set__ is drained[0]:
+        given, id_field, start = drained
+        fields = event.__dict__
+        try:
+            entity = fields[id_field]
+            head = f'{start}{_q(entity)},"delta":'
+            frame = f"{head}{_q(fields['delta'])}}}\n\n".encode()
+        except (KeyError, TypeError, UnicodeEncodeError):
+            pass  # a field unset or not text after all, or a lone surrogate
+        else:
+            _drained[0] = (given, id_field, entity, head)  # whole: no thread mixes two blocks
             return frame
     write = _FRAMES.get(cls)  # `_quick` unrolled: every start, end and result of a test
     if write is not None:
@@ -213,30 +221,6 @@ def _frame(event: Event) -> bytes:
         except UnicodeEncodeError:  # a lone surrogate: the serializer has its own way
             pass
     return b"data: %b\n\n" % _serialized(event)
-
-
-def _record_frame(fields: Mapping[str, Any], recorded: _Recorded) -> bytes | None:
-    """The frame of a model built as `drain()` builds a record: the record's frame.
-
-    A delta's head is kept for the next delta of its block (see the module's notes). `None`
-    when the model holds what a record cannot: a value that is not text, a lone surrogate, a
-    field left unset, or a start with a name.
-    """
-    given, kind, id_field, start = recorded
-    try:
-        entity = fields[id_field]
-        if kind <= _LAST_DELTA:
-            head = f'{start}{_q(entity)},"delta":'
-            frame = f"{head}{_q(fields['delta'])}}}\n\n".encode()
-            _drained[0] = (given, id_field, entity, head)  # whole: no thread mixes two blocks
-            return frame
-        if kind != _TEXT_START:
-            return f"{start}{_q(entity)}}}\n\n".encode()
-        if fields["name"] is None:
-            return f'{start}{_q(entity)},"role":{_q(fields["role"])}}}\n\n'.encode()
-    except (KeyError, TypeError, UnicodeEncodeError):
-        pass
-    return None
 
 
 def _serialize(event: Event) -> bytes:
@@ -268,7 +252,7 @@ Writer = Callable[[Mapping[str, object]], Union[str, None]]  # noqa: UP007 - a r
 """Writes a delta event's JSON (or frame) from its `__dict__`, or `None` to leave it to pydantic."""
 
 _q = encode_basestring
-_LAST_DELTA, _TEXT_START = Kind.LAST_DELTA, Kind.TEXT_START
+_LAST_DELTA = Kind.LAST_DELTA
 _ENVELOPE = ("type", "timestamp", "raw_event", "metadata", "subagent_run_id")
 
 
@@ -402,13 +386,15 @@ def _writers(lead: str, tail: str) -> dict[type[BaseModel], Writer]:
 _LEAN = _lean()
 _JSON = _writers("", "")
 _FRAMES = _writers("data: ", "\n\n")
-_Recorded = tuple[set[str], Kind, str, str]
-"""A record kind's entry: the fields-set of its models built as a record's are, the kind, its id
-field and its frame's start (`data: ` and its JSON up to the id)."""
-_RECORDED: dict[type[BaseModel], _Recorded] = {
-    type(materialize((kind, "", ""))): (FIELDS[kind], kind, ID_FIELDS[kind], f"data: {HEADS[kind]}")
-    for kind in Kind
+_DRAINED: dict[type[BaseModel], tuple[set[str], str, str]] = {
+    cls: (FIELDS[kind], id_field, f"data: {HEADS[kind]}")
+    for kind, cls, id_field in (
+        (Kind.TEXT_CONTENT, TextMessageContentEvent, "message_id"),
+        (Kind.TOOL_ARGS, ToolCallArgsEvent, "tool_call_id"),
+        (Kind.REASONING_CONTENT, ReasoningMessageContentEvent, "message_id"),
+    )
 }
-"""Each record kind's entry, by its event class."""
+"""Each delta class: the fields-set of its models built as a record's are, its id field, its
+frame's start."""
 _drained: list[tuple[object, str, object, str]] = [(None, "message_id", None, "")]
 """The last drained delta framed: its fields-set, id field, id and frame head, swapped whole."""
