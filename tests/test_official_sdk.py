@@ -18,7 +18,6 @@ import ag_ui.core as official
 import pytest
 from ag_ui._generated import models as official_generated
 from ag_ui.encoder import EventEncoder
-from ag_ui_validate.pytest_plugin import validate_agui
 from pydantic import BaseModel, JsonValue
 
 from agui import capabilities, events, messages
@@ -712,7 +711,10 @@ def test_official_models_keep_unknown_members_where_agui_refuses_them() -> None:
 # -- the independent validator ----------------------------------------------------------------
 
 
+@pytest.mark.ag_ui_validate
 def test_a_stream_of_agui_frames_passes_ag_ui_validate_without_warnings() -> None:
+    from ag_ui_validate.pytest_plugin import validate_agui  # noqa: PLC0415 - Python >= 3.11 only
+
     stream: list[events.Event] = [
         events.RunStartedEvent(thread_id="t", run_id="r", protocol_version="1.0", timestamp=1),
         events.StepStartedEvent(step_name="plan", timestamp=2),

@@ -27,7 +27,6 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 import uvicorn
-from ag_ui_validate.pytest_plugin import validate_agui_endpoint
 from pydantic import BaseModel, JsonValue
 
 import agui
@@ -126,7 +125,10 @@ def test_a_refusal_reaches_an_http_client_as_json() -> None:
     assert response.json()["errors"] == [{"path": "/runId", "message": "Field required"}]
 
 
+@pytest.mark.ag_ui_validate
 def test_the_live_endpoint_passes_ag_ui_validate() -> None:
+    from ag_ui_validate.pytest_plugin import validate_agui_endpoint  # noqa: PLC0415 - Python >= 3.11 only
+
     with serving(asgi_app(weather, keepalive=5.0)) as url:
         report = asyncio.run(validate_agui_endpoint(url, timeout_ms=int(REQUEST_SECONDS * 1000)))
 

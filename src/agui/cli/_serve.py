@@ -327,7 +327,9 @@ def _annotated_state(agent: AgentLike[Any]) -> type[Any] | None:
     if typing.get_origin(hint) is not RunContext:
         return None
     state = typing.get_args(hint)[0]
-    return state if isinstance(state, type) and state is not object else None
+    # A generic alias (`dict[str, int]`) passes `isinstance(..., type)` on Python 3.10.
+    is_class = isinstance(state, type) and typing.get_origin(state) is None
+    return state if is_class and state is not object else None
 
 
 class _PathApp:

@@ -214,7 +214,8 @@ class MemoryRunLog:
         if run.last <= after and run.live and wait > 0:
             waiter = asyncio.get_running_loop().create_future()
             run.waiters.append(waiter)
-            with contextlib.suppress(TimeoutError):
+            # `asyncio.TimeoutError`: on Python 3.10 it is not yet the built-in `TimeoutError`.
+            with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(waiter, wait)
             with contextlib.suppress(ValueError):  # gone already when an append woke it
                 run.waiters.remove(waiter)
