@@ -1,14 +1,216 @@
-"""Calling an ASGI app in process, as a server would, for the tests that need no socket."""
+"""Calling an ASGI app in process, as a server would, for the tests that need no socket.
+
+`call` sends one request to the endpoint and records everything the app sent (an `Exchange`);
+`post_in_process` posts a run and keeps the body parts. `drive` runs a test's coroutine on a
+fresh loop, bounded, and checks that it leaves no task behind.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import dataclasses
+import json
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, MutableMapping
+from typing import Any, TypeVar
 
-from agui.asgi import Receive, Scope, Send
+from pydantic import JsonValue
+
+import agui
+from agui import RunContext
+from agui.asgi import AguiApp
 from agui.asgi._admission import Message
+from agui.events import (
+    Event,
+)
+from agui.proto import PROTO_MEDIA_TYPE, decode_proto
+from agui.testing import assert_valid
 
-App = Callable[[Scope, Receive, Send], Awaitable[None]]
+T = TypeVar("T")
+Ctx = RunContext[JsonValue]
+App = Callable[[MutableMapping[str, Any], Any, Any], Awaitable[None]]
+
+BODY = json.dumps({"threadId": "t", "runId": "r", "messages": []}).encode()
+JSON_HEADERS = {"content-type": "application/json", "accept": "text/event-stream"}
+PROTO_HEADERS = {"content-type": "application/json", "accept": PROTO_MEDIA_TYPE}
+PING = b": ping\n\n"
+
+
+def drive(main: Coroutine[Any, Any, T], *, timeout: float = 10.0) -> T:
+    """Run one test's coroutine on a fresh loop, bounded, and check it leaves no task behind."""
+
+    async def bounded() -> T:
+        before = asyncio.all_tasks()
+        result = await asyncio.wait_for(main, timeout)
+        await asyncio.sleep(0)  # let finished tasks be reaped
+        leftover = asyncio.all_tasks() - before - {asyncio.current_task()}
+        assert leftover == set(), f"tasks left running: {leftover}"
+        return result
+
+    return asyncio.run(bounded())
+
+
+@dataclasses.dataclass
+class Exchange:
+    """Everything the app sent for one request, and how many times it read the request."""
+
+    sent: list[Message] = dataclasses.field(default_factory=list[Message])
+    reads: int = 0
+
+    @property
+    def status(self) -> int:
+        return int(self.sent[0]["status"])
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {bytes(k).decode(): bytes(v).decode() for k, v in self.sent[0]["headers"]}
+
+    @property
+    def bodies(self) -> list[bytes]:
+        return [bytes(message.get("body", b"")) for message in self.sent[1:]]
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(self.bodies)
+
+    def json(self) -> dict[str, Any]:
+        assert self.headers["content-type"] == "application/json"
+        value: dict[str, Any] = json.loads(self.body)
+        return value
+
+    def events(self) -> list[Event]:
+        """The streamed events, checked: LF-only `data:` frames that make a valid stream."""
+        assert self.sent[-1].get("more_body", False) is False
+        events = [agui.parse_event(frame) for frame in data_frames(self.body)]
+        assert_valid(events)
+        return events
+
+    def proto_events(self) -> list[Event]:
+        """The events of a protobuf stream, checked: each send holds whole frames, all valid."""
+        assert self.headers["content-type"] == PROTO_MEDIA_TYPE
+        assert self.sent[-1].get("more_body", False) is False
+        events = [event for body in self.bodies for event in decode_proto(body)]
+        assert_valid(events)
+        return events
+
+
+def data_frames(body: bytes) -> list[bytes]:
+    assert b"\r" not in body
+    assert body.endswith(b"\n\n")
+    frames = body[:-2].split(b"\n\n")
+    assert all(frame.startswith((b"data: ", b": ")) for frame in frames)
+    return [frame.removeprefix(b"data: ") for frame in frames if frame.startswith(b"data: ")]
+
+
+def frame_count(body: bytes) -> int:
+    return body.count(b"data: ")
+
+
+async def call(  # noqa: PLR0913 - a request has this many parts
+    app: App,
+    *,
+    method: str = "POST",
+    path: str = "/",
+    headers: Mapping[str, str] = JSON_HEADERS,
+    body: bytes = BODY,
+    chunks: list[bytes] | None = None,
+    on_send: Callable[[Message, Exchange], None] | None = None,
+    gone: asyncio.Event | None = None,
+    send_error: Callable[[Message], bool] | None = None,
+    send_exception: type[Exception] = OSError,
+    slow: int = 0,
+    extra: list[Message] | None = None,
+    raw_headers: tuple[tuple[bytes, bytes], ...] = (),
+) -> Exchange:
+    """One request: the body (in `chunks` if given), then `http.disconnect` once `gone` is set.
+
+    `slow` is how many loop turns each send takes; `extra` are messages received after the body;
+    `raw_headers` are sent after `headers` as they are, for bytes UTF-8 cannot spell.
+    """
+    exchange = Exchange()
+    pending: list[Message] = [
+        {"type": "http.request", "body": chunk, "more_body": True}
+        for chunk in (chunks if chunks is not None else [body])
+    ]
+    if pending:
+        pending[-1]["more_body"] = False
+    pending += extra or []
+    left = gone if gone is not None else asyncio.Event()
+
+    async def receive() -> Message:
+        exchange.reads += 1
+        if pending:
+            return pending.pop(0)
+        await left.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: Message) -> None:
+        if send_error is not None and send_error(message):
+            raise send_exception("the client went away")  # noqa: EM101, TRY003 - a fake transport
+        for _ in range(slow):
+            await asyncio.sleep(0)
+        exchange.sent.append(message)
+        if on_send is not None:
+            on_send(message, exchange)
+
+    scope: dict[str, Any] = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": b"",
+        "headers": [*((k.lower().encode(), v.encode()) for k, v in headers.items()), *raw_headers],
+    }
+    await app(scope, receive, send)
+    return exchange
+
+
+async def hello(ctx: Ctx) -> None:
+    ctx.say("Hello!")
+
+
+SSE = "text/event-stream"
+
+
+SITE = {**JSON_HEADERS, "host": "agent.example:8000"}
+
+
+async def post_slowly(
+    app: App, exchange: Exchange, pause: Callable[[Exchange], Awaitable[None]]
+) -> None:
+    """POST `BODY` with a client that never leaves and awaits `pause` before each body it takes."""
+
+    async def receive() -> Message:
+        if exchange.reads == 0:
+            exchange.reads += 1
+            return {"type": "http.request", "body": BODY}
+        await asyncio.Event().wait()
+        raise AssertionError  # pragma: no cover - never woken
+
+    async def send(message: Message) -> None:
+        if message["type"] == "http.response.body":
+            await pause(exchange)
+        exchange.sent.append(message)
+
+    headers = [(b"content-type", b"application/json")]
+    await app({"type": "http", "method": "POST", "path": "/", "headers": headers}, receive, send)
+
+
+async def lifespan(app: AguiApp[Any]) -> list[Message]:
+    incoming = [{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}]
+    sent: list[Message] = []
+
+    async def receive() -> Message:
+        return incoming.pop(0)
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    await app({"type": "lifespan", "asgi": {"version": "3.0"}}, receive, send)
+    return sent
 
 
 async def post_in_process(app: App, body: bytes, *, path: str = "/") -> list[bytes]:

@@ -17,7 +17,7 @@ from typing import cast
 from pydantic import JsonValue
 
 from agui import patch
-from agui._chunk_lanes import ChunkLanes
+from agui._protocol.chunk_lanes import ChunkLanes
 from agui.errors import PatchError
 from agui.events import Event, RunErrorEvent, RunFinishedEvent, RunStartedEvent
 from agui.fold import FoldedSubagent

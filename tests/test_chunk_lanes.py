@@ -1,10 +1,10 @@
-"""agui._chunk_lanes: chunk events expanded into the events they stand for, lane by lane."""
+"""agui._protocol.chunk_lanes: chunk events expanded into the events they stand for, by lane."""
 
 from __future__ import annotations
 
 import pytest
 
-from agui._chunk_lanes import ChunkLanes
+from agui._protocol.chunk_lanes import ChunkLanes
 from agui.events import (
     ActivitySnapshotEvent,
     CustomEvent,

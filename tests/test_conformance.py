@@ -17,7 +17,7 @@ from typing import Any, cast
 import pytest
 
 import corpus
-from agui._chunk_lanes import ChunkLanes
+from agui._protocol.chunk_lanes import ChunkLanes
 from agui.errors import (
     MalformedEvent,
     ProtocolViolation,

@@ -25,7 +25,7 @@ from agui import (
     encode_sse,
     parse_event,
 )
-from agui._record import Kind, Record, materialize
+from agui._emit.record import Kind, Record, materialize
 from agui.errors import Cancelled, InvalidInput
 from agui.events import (
     BaseEvent,

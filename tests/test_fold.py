@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, JsonValue, TypeAdapter
 
 from agui import RunAgentInput
-from agui._message_thread import Thread
+from agui._protocol.message_thread import Thread
 from agui.errors import UsageError
 from agui.events import (
     ActivityDeltaEvent,

@@ -26,8 +26,8 @@ from agui import (
     ToolCallHandle,
     UsageError,
 )
-from agui._pipeline import Pipeline
-from agui._record import Kind
+from agui._emit.pipeline import Pipeline
+from agui._emit.record import Kind
 from agui.errors import InvalidArguments
 from agui.events import (
     CustomEvent,
@@ -1346,7 +1346,7 @@ def test_every_delta_either_goes_out_whole_or_is_refused_with_nothing_sent(
     assert b"".join(encode_sse(event) for event in drained).decode()  # every frame is UTF-8
 
 
-# A delta granted by the pipeline queues itself (`agui._pipeline`): every program of handle
+# A delta granted by the pipeline queues itself (`agui._emit.pipeline`): every program of handle
 # operations, raw emits, direct observations and cancellations must go exactly as it goes when
 # every event takes the full way (through a transformer that passes each one on unchanged).
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agui._json_value import json_problem
+from agui._protocol.json_value import json_problem
 
 JSON = st.recursive(
     st.none()

@@ -1,27 +1,10 @@
 """The package's layout: an acyclic import graph whose edges only run down the layers.
 
-Data flows one way through agui: a run input is read (`wire`), a run context drives the agent and
-sends its events through the pipeline (transformers, verifier, sink), an encoder turns them into
-SSE or protobuf, and the HTTP layer sends them. The import graph must show the same direction:
-a module imports only from its own layer or the layers under it, and nothing imports its way
-back up. The layers, bottom first:
-
-1. errors: the exception tree, and the rule names it refers to.
-2. wire models: the pydantic models of events, messages, run input and capabilities, and the
-   queue records (an event kept compact until it is read).
-3. reading and checking: JSON in (`wire`), JSON Patch, the ordering verifier, and the fold (a
-   stream applied as a client applies it). None of them runs anything.
-4. the run: the context and its handles, the pipeline (transformers, verifier, sink),
-   cancellation, state publishing and the run driver.
-5. encoding: SSE and the protobuf binding, which read what the run produced.
-6. agents: the tool loop and its models, built on the run context alone; they need no encoder,
-   and no HTTP layer needs them, so they sit above the run and below the endpoint.
-7. run logs: where durable runs keep their frames, leases and threads (`agui.runs`), written
-   as encoded frames and folded; the endpoint uses them, they know nothing of HTTP.
-8. HTTP: the ASGI endpoint (admission, streaming, the inspector page).
-9. consumers: the client and the testing kit, which drive or read the layers below.
-10. the command line, which uses all of the above.
-11. the facade, `agui/__init__.py`, which re-exports the core.
+The layer map is written once, in the package docstring of `agui` (where a reader looks
+first), and read from there: each numbered item is a layer, bottom first, and the backticked
+module names in it are the modules it holds. A public package named there holds everything
+under it; a private package holds only itself, so each of its modules is named in the map
+(a new private module is placed by hand, never by a pattern).
 
 The graph is read from the source with `ast`, so it counts every import: module level,
 `if TYPE_CHECKING:` blocks and imports inside functions alike (a cycle that only a lazy import
@@ -35,8 +18,8 @@ exception is `__version__`, a constant the facade defines.
 from __future__ import annotations
 
 import ast
-import fnmatch
 import itertools
+import re
 import subprocess
 import sys
 import textwrap
@@ -48,58 +31,18 @@ import agui
 
 PACKAGE_DIR = Path(agui.__file__).parent
 
-LAYERS: list[tuple[str, list[str]]] = [
-    ("errors", ["agui._numbers", "agui._rules", "agui._tasks", "agui._wording", "agui.errors"]),
-    (
-        "wire models",
-        [
-            "agui._model",
-            "agui.messages",
-            "agui.types",
-            "agui.events",
-            "agui._record",
-            "agui.capabilities",
-        ],
-    ),
-    (
-        "reading and checking",
-        [
-            "agui._json_value",
-            "agui._json_text",
-            "agui._nulls",
-            "agui.wire",
-            "agui.patch",
-            "agui.patch.*",
-            "agui.verify",
-            "agui.verify.*",
-            "agui.fold",
-            "agui._message_thread",
-            "agui._chunk_lanes",
-        ],
-    ),
-    (
-        "the run",
-        [
-            "agui._*",  # the pipeline; `_rules`, `_model`, `_record`, `_message_thread` are below
-            "agui.cancellation",
-            "agui.transform",
-            "agui.sink",
-            "agui.state",
-            "agui.context",
-            "agui.handles",
-            "agui.handles.*",
-            "agui.runner",
-        ],
-    ),
-    ("encoding", ["agui.sse", "agui.proto", "agui.proto.*"]),
-    ("agents", ["agui.agents", "agui.agents.*"]),
-    ("run logs", ["agui.runs", "agui.runs.*"]),
-    ("HTTP", ["agui.asgi", "agui.asgi.*"]),
-    ("consumers", ["agui.client", "agui.client.*", "agui.testing"]),
-    ("command line", ["agui.cli", "agui.cli.*"]),
-    ("facade", ["agui"]),
-]
-"""Each layer's modules, as `fnmatch` patterns; a new module must be placed in one."""
+
+def _layer_map(doc: str) -> list[tuple[str, list[str]]]:
+    """The layers of a docstring's map: `N. name: ...` items and the modules they name."""
+    items = re.findall(
+        r"^(\d+)\. ([^:\n]+): (.*?)(?=^\d+\. |^\S|\Z)", doc, re.MULTILINE | re.DOTALL
+    )
+    return [(name, re.findall(r"`(agui(?:\.\w+)*)`", body)) for _, name, body in items]
+
+
+LAYERS = _layer_map(agui.__doc__ or "")
+"""Each layer's name and modules, bottom first, as the package docstring draws them."""
+
 
 OPTIONAL_LAYERS = (
     "agui.testing",
@@ -211,13 +154,39 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def _layer(module: str) -> int | None:
-    for number, (_, patterns) in enumerate(LAYERS):
-        if any(fnmatch.fnmatchcase(module, pattern) for pattern in patterns):
-            return number
+def _placed(layers: list[tuple[str, list[str]]]) -> dict[str, int]:
+    """Each module the map names, with its layer's number; no module twice."""
+    placed: dict[str, int] = {}
+    for number, (_, modules) in enumerate(layers):
+        for module in modules:
+            assert module not in placed, f"{module} is placed twice in the layer map"
+            placed[module] = number
+    return placed
+
+
+def _layer_in(placed: dict[str, int], module: str) -> int | None:
+    """The module's layer: its own entry, or the nearest public package above it that has one.
+
+    A private package (a name part starting with `_`) holds only itself, and the facade `agui`
+    only itself, so a module under either must be named.
+    """
+    if module in placed:
+        return placed[module]
+    package = module.rpartition(".")[0]
+    while package.count("."):
+        if package.rpartition(".")[2].startswith("_"):
+            return None
+        if package in placed:
+            return placed[package]
+        package = package.rpartition(".")[0]
     return None
 
 
+def _layer(module: str) -> int | None:
+    return _layer_in(PLACED, module)
+
+
+PLACED = _placed(LAYERS)
 GRAPH = _graph(PACKAGE_DIR)
 MODULES = _modules(PACKAGE_DIR)
 
@@ -277,6 +246,59 @@ def test_the_version_is_the_one_name_that_may_come_from_the_facade() -> None:
     )
 
 
+def test_the_map_reader_takes_each_numbered_layer_and_its_backticked_modules() -> None:
+    doc = textwrap.dedent(
+        """
+        A package.
+
+        1. errors: `agui._util`, `agui._util.words`,
+           `agui.errors`. The exception tree.
+        2. the run: `agui.context`, `agui.handles`. It runs.
+
+        Examples:
+            >>> 1
+        """
+    )
+
+    layers = _layer_map(doc)
+
+    assert layers == [
+        ("errors", ["agui._util", "agui._util.words", "agui.errors"]),
+        ("the run", ["agui.context", "agui.handles"]),
+    ]
+
+
+def test_a_public_package_places_its_modules_and_a_private_one_only_itself() -> None:
+    placed = _placed([("low", ["agui._emit", "agui._emit.record"]), ("run", ["agui.handles"])])
+
+    assert _layer_in(placed, "agui.handles._message") == 1
+    assert _layer_in(placed, "agui._emit.record") == 0
+    assert _layer_in(placed, "agui._emit.pipeline") is None
+    assert _layer_in(placed, "agui._emit.deep.module") is None
+    assert _layer_in(placed, "agui.sse") is None
+
+
+def test_a_module_placed_twice_is_refused() -> None:
+    with pytest.raises(AssertionError, match=r"agui\.sse is placed twice"):
+        _placed([("a", ["agui.sse"]), ("b", ["agui.sse"])])
+
+
+def test_the_map_has_the_layers_bottom_first() -> None:
+    assert [name for name, _ in LAYERS] == [
+        "errors",
+        "wire models",
+        "reading and checking",
+        "the run",
+        "encoding",
+        "agents",
+        "run logs",
+        "HTTP",
+        "consumers",
+        "command line",
+        "facade",
+    ]
+
+
 # -- the rules -------------------------------------------------------------------------------
 
 
@@ -284,15 +306,8 @@ def test_every_module_is_placed_in_a_layer() -> None:
     assert [module for module in GRAPH if _layer(module) is None] == []
 
 
-def test_every_entry_of_the_layer_table_names_a_module() -> None:
-    stale = [
-        pattern
-        for _, patterns in LAYERS
-        for pattern in patterns
-        if not any(fnmatch.fnmatchcase(module, pattern) for module in GRAPH)
-    ]
-
-    assert stale == []
+def test_every_entry_of_the_layer_map_names_a_module() -> None:
+    assert [module for module in PLACED if module not in GRAPH] == []
 
 
 def test_the_import_graph_has_no_cycle() -> None:

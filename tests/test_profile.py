@@ -17,7 +17,7 @@ from examples.supervisor import app as supervisor
 from pydantic import JsonValue
 
 from agui import RunAgentInput, RunContext
-from agui._record import Kind, Record, materialize
+from agui._emit.record import Kind, Record, materialize
 from agui.asgi import asgi_app
 from agui.asgi._profile import PEER, LegacyProfile, is_legacy, peer_profile, profiled
 from agui.events import (

@@ -808,7 +808,7 @@ def test_an_agent_whose_signature_cannot_be_read_is_given_the_benefit_of_the_dou
         message = "no signature found"
         raise ValueError(message)
 
-    monkeypatch.setattr("agui._agent.inspect.signature", unreadable)
+    monkeypatch.setattr("agui.runner._agent.inspect.signature", unreadable)
 
     async def no_argument() -> None:  # judged afresh: a verdict is kept per agent
         return None
@@ -827,7 +827,7 @@ def test_an_agent_checked_on_every_run_has_its_signature_read_once(
         reads.append(function)
         return signature(function)
 
-    monkeypatch.setattr("agui._agent.inspect.signature", counted)
+    monkeypatch.setattr("agui.runner._agent.inspect.signature", counted)
 
     async def agent(ctx: Ctx) -> None:
         ctx.say("hi")

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agui._record import Item, Kind, Record
+from agui._emit.record import Item, Kind, Record
 from agui.errors import UsageError
 from agui.events import (
     CustomEvent,

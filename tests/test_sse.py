@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, JsonValue
 
 import corpus
-from agui._record import FIELDS, Item, Kind, Record, materialize
+from agui._emit.record import FIELDS, Item, Kind, Record, materialize
 from agui.errors import UsageError
 from agui.events import (
     CustomEvent,

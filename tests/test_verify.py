@@ -16,9 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
-from agui import _rules, verify
 from agui import events as ev
-from agui._record import Kind, Record, materialize
+from agui import verify
+from agui._emit.record import Kind, Record, materialize
+from agui._protocol import rules as _rules
 from agui.errors import ProtocolViolation
 from agui.events import (
     ActivityDeltaEvent,
@@ -1338,8 +1339,8 @@ def test_the_rule_enum_sits_below_the_errors_that_carry_it() -> None:
         found |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         return {name for name in found if name.split(".")[0] == "agui"}
 
-    assert agui_imports("agui._rules") == set()
-    assert agui_imports("agui.errors") == {"agui._rules"}
+    assert agui_imports("agui._protocol.rules") == set()
+    assert agui_imports("agui.errors") == {"agui._protocol.rules"}
     assert Rule is _rules.Rule
     assert typing.get_type_hints(ProtocolViolation.__init__)["rule"] is Rule
 
@@ -1431,7 +1432,7 @@ def refusal(verifier: Verifier, event: Event) -> ProtocolViolation | None:
     return None
 
 
-# A handle's records (`agui._record`) are observed as they are: on a fast path in the common
+# A handle's records (`agui._emit.record`) are observed as they are: on a fast path in the common
 # case, as their event otherwise. Either way, observing a record must do exactly what observing
 # its event does.
 

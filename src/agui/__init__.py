@@ -11,6 +11,38 @@ first use, through the module `__getattr__` below (PEP 562), and kept. A process
 it touches: `agui --version` for a constant, a process that only builds events never for the
 HTTP layer or the testing kit, and `from agui import RunContext` for the run core alone.
 
+The package is built in layers. Data flows one way: a run input is read, a run context drives
+the agent and sends its events through the emit core (transformers, verifier, queue), an
+encoder turns them into SSE or protobuf, and the HTTP layer sends them. A module imports only
+from its own layer and the layers under it, and nothing imports its way back up (the layout
+test reads this map and holds the code to it). A public package is one layer with everything
+in it; a private package (`_util`, `_protocol`, `_emit`) holds code of several layers, so each
+of its modules is placed by name. The layers, bottom first:
+
+1. errors: `agui._util`, `agui._util.numbers`, `agui._util.tasks`, `agui._util.wording`,
+   `agui._protocol`, `agui._protocol.rules`, `agui.errors`. The exception tree, the rule names
+   it refers to, and leaf utilities.
+2. wire models: `agui._protocol.model`, `agui.messages`, `agui.types`, `agui.events`,
+   `agui.capabilities`, `agui._emit`, `agui._emit.record`. The pydantic models of events,
+   messages, run input and capabilities, and the queue records (an event kept compact until
+   it is read).
+3. reading and checking: `agui._protocol.json_value`, `agui._protocol.json_text`,
+   `agui._protocol.nulls`, `agui._protocol.text`, `agui._protocol.chunk_lanes`,
+   `agui._protocol.message_thread`, `agui.wire`, `agui.patch`, `agui.verify`, `agui.fold`.
+   JSON in, JSON Patch, the ordering verifier, and the fold (a stream applied as a client
+   applies it). None of them runs anything.
+4. the run: `agui._emit.numbering`, `agui._emit.pipeline`, `agui.cancellation`,
+   `agui.transform`, `agui.sink`, `agui.state`, `agui.context`, `agui.handles`, `agui.runner`.
+   The context and its handles, the pipeline, cancellation, state publishing, the run driver.
+5. encoding: `agui.sse`, `agui.proto`. SSE and the protobuf binding, which read what the run
+   produced.
+6. agents: `agui.agents`. The tool loop and its models, built on the run context alone.
+7. run logs: `agui.runs`. Where durable runs keep their frames, leases and threads.
+8. HTTP: `agui.asgi`. The ASGI endpoint: admission, streaming, the inspector page.
+9. consumers: `agui.client`, `agui.testing`. They drive or read the layers below.
+10. command line: `agui.cli`, which uses all of the above.
+11. facade: `agui`, this module, which re-exports the core.
+
 Examples:
     >>> import agui
     >>> agui.RunAgentInput(thread_id="t", run_id="r").run_id

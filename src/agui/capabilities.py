@@ -12,7 +12,7 @@ from typing import Annotated
 
 from pydantic import Field, JsonValue, StrictBool
 
-from agui._model import Opt, WireModel
+from agui._protocol.model import Opt, WireModel
 from agui.messages import JsonObject
 from agui.types import Tool
 

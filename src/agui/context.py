@@ -1,7 +1,7 @@
 """`RunContext`: everything about one run, owned in one place.
 
 The context holds the input, the typed state, the id counters, the cancellation token and the
-run's pipeline (`agui._pipeline`), the one way its events leave: transformers, then the
+run's pipeline (`agui._emit.pipeline`), the one way its events leave: transformers, then the
 verifier, then the queue, with a record branch for the handles' deltas. It hands out the handles
 (`message`, `reasoning`, `tool_call`, `step`), each given its ids and the pipeline, which holds
 them open: one exclusive block at a time, and the run driver closes whatever is still open,
@@ -20,9 +20,9 @@ from typing import Generic, TypeVar, cast, overload
 from pydantic import JsonValue
 from typing_extensions import Unpack
 
-from agui._numbering import numbered_past, tool_call_ids
-from agui._pipeline import Pipeline
-from agui._text import JsonAttribute
+from agui._emit.numbering import numbered_past, tool_call_ids
+from agui._emit.pipeline import Pipeline
+from agui._protocol.text import JsonAttribute
 from agui.cancellation import CancellationToken
 from agui.errors import Cancelled, InvalidInput, UsageError
 from agui.events import Event, StateDeltaEvent, StateSnapshotEvent

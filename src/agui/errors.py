@@ -58,7 +58,7 @@ from typing import ClassVar
 
 from pydantic import JsonValue
 
-from agui._rules import Rule
+from agui._protocol.rules import Rule
 
 __all__ = [
     "AgentError",

@@ -1,8 +1,8 @@
 """The 31 AG-UI 1.0 events as frozen pydantic models, `EventType`, and the `Event` union.
 
 Python names are snake_case; the wire names are camelCase, from one alias generator. Each event
-omits the optional fields it does not hold (see `agui._model`), keeps `null` where it is data,
-and lists its fields in the order of the official SDK (`type`, `timestamp`, `rawEvent`,
+omits the optional fields it does not hold (see `agui._protocol.model`), keeps `null` where it
+is data, and lists its fields in the order of the official SDK (`type`, `timestamp`, `rawEvent`,
 `metadata`, `subagentRunId`, then its own), so frames are byte-identical to it.
 
 The five `THINKING_*` events of AG-UI 0.x were retired in 1.0: agui neither emits nor reads them
@@ -17,7 +17,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, JsonValue, StrictBool
 
-from agui._model import Opt, WireModel
+from agui._protocol.model import Opt, WireModel
 from agui.messages import JsonObject, Message
 from agui.types import (
     JsonPatchOperation,

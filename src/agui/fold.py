@@ -23,9 +23,9 @@ from typing import NoReturn, cast, get_args
 from pydantic import BaseModel, JsonValue, TypeAdapter
 
 from agui import patch
-from agui._chunk_lanes import ChunkLanes
-from agui._json_value import json_problem
-from agui._message_thread import Node, Thread
+from agui._protocol.chunk_lanes import ChunkLanes
+from agui._protocol.json_value import json_problem
+from agui._protocol.message_thread import Node, Thread
 from agui.errors import PatchError, UsageError
 from agui.events import BaseEvent, Event, RunErrorEvent, RunFinishedEvent, RunStartedEvent
 from agui.messages import Message

@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, JsonValue
 
-from agui._model import Opt, WireModel
+from agui._protocol.model import Opt, WireModel
 
 __all__ = [
     "ActivityMessage",

@@ -6,7 +6,7 @@ transport reads the same queue asynchronously; `batches()` hands it everything q
 so one network send can carry many frames.
 
 A streamed delta, or a handle's opening or closing event, may wait here as a compact record rather
-than an event model (see `agui._record`): readers of events never see one, as `drain()` and
+than an event model (see `agui._emit.record`): readers of events never see one, as `drain()` and
 `batches()` build the model; a transport that only needs bytes reads the queue as it is with
 `drain_items()` and `item_batches()`, and writes each item with `agui.sse.item_json`.
 
@@ -30,7 +30,7 @@ from typing import cast
 
 from pydantic import BaseModel
 
-from agui._record import BUILDERS, Item, Record
+from agui._emit.record import BUILDERS, Item, Record
 from agui.errors import UsageError
 from agui.events import Event
 
@@ -67,7 +67,7 @@ class EventReceiver:
         self._waiter: asyncio.Future[None] | None = None
         self.push_record: Callable[[Record], None] = self._queue.append
         """Queue a delta or a start or end as a record (used by the run context, see
-        `agui._record`). While no reader waits this is the queue's own `append`, so the
+        `agui._emit.record`). While no reader waits this is the queue's own `append`, so the
         commonest push of a stream runs no Python code; a waiting reader swaps in a push that
         wakes it, and a send waiting on the client one that weighs it."""
         self._high_water = HIGH_WATER

@@ -15,11 +15,11 @@ optional fields, which the wire leaves out, so pydantic-core's `exclude_none` wr
 without calling the per-field omission check. Anything else takes the model's serializer.
 
 A unit test frames what `drain()` built from the queue's records, one `encode_sse` per event. A
-delta built so carries its kind's shared fields-set (`agui._model`), which says every other field
-is at its default, so it is written as its record is: `encode_sse` keeps the frame's head (its
-type and id) of the last one it framed, one tuple swapped whole so that threads never mix two
-blocks' parts, and a delta of the same block is that head and its own text, found without a
-lookup.
+delta built so carries its kind's shared fields-set (`agui._protocol.model`), which says every
+other field is at its default, so it is written as its record is: `encode_sse` keeps the
+frame's head (its type and id) of the last one it framed, one tuple swapped whole so that
+threads never mix two blocks' parts, and a delta of the same block is that head and its own
+text, found without a lookup.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Literal, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel
 
-from agui._record import FIELDS, HEADS, Item, Kind, materialize, record_text
+from agui._emit.record import FIELDS, HEADS, Item, Kind, materialize, record_text
 from agui.errors import UsageError
 from agui.events import (
     AttributableEvent,
@@ -79,7 +79,7 @@ def item_json(item: Item) -> bytes:
 
     Examples:
         >>> from agui.events import TextMessageEndEvent
-        >>> from agui._record import Kind
+        >>> from agui._emit.record import Kind
         >>> record = (Kind.TEXT_CONTENT, "m1", "Hi")
         >>> item_json(record), item_json(TextMessageEndEvent(message_id="m1"))
         (b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hi"}',
@@ -103,7 +103,7 @@ def encode_items(items: Sequence[Item]) -> bytes:
         ValueError, agui.AguiError: an event cannot be serialized (as `encode_sse`).
 
     Examples:
-        >>> from agui._record import Kind
+        >>> from agui._emit.record import Kind
         >>> from agui.events import TextMessageEndEvent
         >>> items = [(Kind.TEXT_CONTENT, "m1", "Hi"), TextMessageEndEvent(message_id="m1")]
         >>> print(encode_items(items).decode())

@@ -50,8 +50,8 @@ import pydantic_core
 from pydantic import BaseModel, JsonValue, RootModel, TypeAdapter, ValidationError
 
 from agui import patch
-from agui._model import WireModel
-from agui._text import argument_problems
+from agui._protocol.model import WireModel
+from agui._protocol.text import argument_problems
 from agui.errors import PatchError, StateError, UsageError
 from agui.events import Event, StateDeltaEvent, StateSnapshotEvent
 from agui.patch._differ import Differ

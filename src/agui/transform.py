@@ -25,7 +25,7 @@ from typing import Protocol, cast
 import pydantic_core
 from pydantic import BaseModel, JsonValue, ValidationError
 
-from agui._text import check_event
+from agui._protocol.text import check_event
 from agui.errors import ProtocolViolation, UsageError
 from agui.events import (
     Event,

@@ -13,7 +13,7 @@ from typing import Annotated, Literal, TypeVar, cast
 
 from pydantic import Field, JsonValue, ValidationError
 
-from agui._model import Opt, WireModel
+from agui._protocol.model import Opt, WireModel
 from agui.errors import UsageError
 from agui.messages import ContentPart, JsonObject, Message
 

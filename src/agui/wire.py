@@ -11,8 +11,8 @@ Validation runs first on the data as given; only when it fails do we look at the
 what is unknown and try again. The common case, a clean event, costs one pydantic-core pass.
 
 Nulls: an optional field of an event sent as `null`, at any depth, is malformed (as on the 1.0
-client) bar the legacy ones it reads as absent (`agui._nulls` lists them). A `RunAgentInput`
-reads any optional `null` as absent.
+client) bar the legacy ones it reads as absent (`agui._protocol.nulls` lists them). A
+`RunAgentInput` reads any optional `null` as absent.
 """
 
 from __future__ import annotations
@@ -27,8 +27,14 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
 from agui import events as ev
-from agui._json_text import lone_surrogate, not_json
-from agui._nulls import NESTED_LEGACY, NO_LEGACY, drop_legacy_nulls, may_hold_null, null_below
+from agui._protocol.json_text import lone_surrogate, not_json
+from agui._protocol.nulls import (
+    NESTED_LEGACY,
+    NO_LEGACY,
+    drop_legacy_nulls,
+    may_hold_null,
+    null_below,
+)
 from agui.errors import (
     DecodeError,
     InvalidInput,

@@ -42,7 +42,7 @@ from typing import Literal, TypeVar
 
 from pydantic import JsonValue
 
-from agui._text import read_json
+from agui._protocol.text import read_json
 from agui.agents.tools import BackendTool, Toolbox, ToolResult
 from agui.agents.turn import emit_warning
 from agui.context import RunContext

@@ -23,7 +23,7 @@ from typing import Annotated, TypeVar, cast
 
 from pydantic import Field
 
-from agui._text import json_text
+from agui._protocol.text import json_text
 from agui.agents.tools import BackendTool
 from agui.agents.turn import emit_warning
 from agui.context import RunContext

@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import AsyncIterable, Callable
 from typing import Generic, TypeVar
 
-from agui._wording import with_article
+from agui._util.wording import with_article
 from agui.agents.models.base import (
     ChatDelta,
     FinishDelta,

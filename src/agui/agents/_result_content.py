@@ -17,7 +17,7 @@ from typing import cast
 
 from pydantic import BaseModel
 
-from agui._text import json_text, unicode_problem
+from agui._protocol.text import json_text, unicode_problem
 
 __all__ = ["content", "exception_text"]
 

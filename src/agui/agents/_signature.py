@@ -40,7 +40,7 @@ from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import SchemaError
 
-from agui._wording import with_article
+from agui._util.wording import with_article
 from agui.agents._docstring import read_docstring
 from agui.context import RunContext
 from agui.errors import InvalidArguments, UsageError

@@ -19,7 +19,7 @@ import re
 
 from pydantic import JsonValue
 
-from agui._text import read_json, unicode_problem
+from agui._protocol.text import read_json, unicode_problem
 
 __all__ = [
     "FENCE",

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 from pydantic import JsonValue
 
-from agui._text import read_json
+from agui._protocol.text import read_json
 from agui.agents._xml import FENCE, dump_json
 from agui.agents.models.base import ChatMessage
 from agui.types import Tool

@@ -37,9 +37,9 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterable, Callable, Iterable, Sequence
 from typing import TypeVar
 
-from agui._numbering import numbered_past, tool_call_ids
-from agui._numbers import whole
-from agui._text import read_json
+from agui._emit.numbering import numbered_past, tool_call_ids
+from agui._protocol.text import read_json
+from agui._util.numbers import whole
 from agui.agents._approval import (
     APPROVAL_PREFIX,
     ApprovalAnswer,

@@ -39,7 +39,7 @@ from typing import Generic, TypeVar, overload
 from pydantic import JsonValue, ValidationError
 from typing_extensions import ParamSpec, Self
 
-from agui._text import argument_problems
+from agui._protocol.text import argument_problems
 from agui.agents._result_content import content, exception_text
 from agui.agents._signature import Signature, build_signature, check_function, parse_arguments
 from agui.context import RunContext

@@ -22,7 +22,7 @@ from typing import Generic, TypeVar
 
 from pydantic import JsonValue
 
-from agui._record import Item
+from agui._emit.record import Item
 from agui.asgi._admission import Receive, Refusal, Scope, Send, check_accept, send_refusal
 from agui.asgi._encoding import Encoding
 from agui.asgi._following import Follower

@@ -15,7 +15,7 @@ import functools
 import logging
 from collections.abc import Callable
 
-from agui._record import Item, materialize
+from agui._emit.record import Item, materialize
 from agui.errors import AguiError
 from agui.events import Event, RunErrorEvent
 from agui.proto import PROTO_MEDIA_TYPE

@@ -19,7 +19,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 
-from agui._tasks import cancelling
+from agui._util.tasks import cancelling
 from agui.asgi._admission import Refusal
 from agui.transform import Transformer
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from agui._numbers import duration, whole
+from agui._util.numbers import duration, whole
 from agui.asgi._encoding import SSE, Encoding, proto_encoding
 from agui.capabilities import AgentCapabilities
 from agui.errors import UsageError

@@ -17,7 +17,7 @@ import asyncio
 from collections.abc import AsyncGenerator
 from typing import Literal, cast
 
-from agui._record import Item
+from agui._emit.record import Item
 from agui.asgi._admission import Message, Send
 from agui.asgi._encoding import SSE, Encoding, broken_frames
 from agui.errors import AguiError

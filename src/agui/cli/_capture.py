@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Literal, cast
 
 from pydantic import JsonValue
 
-from agui._text import unicode_problem
+from agui._protocol.text import unicode_problem
 from agui.client import SSEParser
 from agui.errors import CaptureError, DecodeError, ProtocolViolation, UnknownEventType
 from agui.events import Event, RunStartedEvent

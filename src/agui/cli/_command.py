@@ -15,7 +15,7 @@ import sys
 import textwrap
 from typing import Any, TextIO
 
-from agui._text import check_json, read_json, unicode_problem
+from agui._protocol.text import check_json, read_json, unicode_problem
 from agui.cli._capture import Finding, run_input
 from agui.cli._main import fail, seconds_of
 from agui.errors import UsageError

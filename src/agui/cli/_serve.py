@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from agui._text import unicode_problem
+from agui._protocol.text import unicode_problem
 from agui.asgi import (
     BODY_TIMEOUT,
     KEEPALIVE,

@@ -74,7 +74,7 @@ from urllib.parse import quote, urlsplit
 
 from pydantic_core import PydanticSerializationError
 
-from agui._numbers import duration, whole
+from agui._util.numbers import duration, whole
 from agui.client._ending import lost, refused_for_good, timed_out
 from agui.client._parser import MAX_FRAME_BYTES, SSEParser
 from agui.client._reader import StreamReader, error_body

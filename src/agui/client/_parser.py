@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from agui._numbers import whole
+from agui._util.numbers import whole
 from agui.errors import FrameTooLarge, UsageError
 
 __all__ = ["MAX_FRAME_BYTES", "SSEParser"]

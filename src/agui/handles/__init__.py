@@ -12,7 +12,7 @@ which reports it (`agui.errors.UnclosedHandleWarning`) at the line that opened i
 not valid Unicode (a lone surrogate, which UTF-8 cannot encode) is refused where it is written,
 with a `UsageError` naming the handle, and nothing is sent.
 
-A handle talks to its run through two small seams: the run's pipeline (`agui._pipeline`), the
+A handle talks to its run through two small seams: the run's pipeline (`agui._emit.pipeline`), the
 one way its events leave and where it is held open, and an `Owner`, the run's state and its
 publishing (a `RunContext` is one). The context hands each handle its ids when it opens it.
 A subagent's invocation is a handle too (`SubagentHandle`): a block of its parent's that

@@ -1,6 +1,6 @@
 """The base every handle shares, and what it needs of its run (`Owner`).
 
-A handle talks to its run through two small seams: the run's pipeline (`agui._pipeline`), the
+A handle talks to its run through two small seams: the run's pipeline (`agui._emit.pipeline`), the
 one way its events leave and where it is held open, and an `Owner`, the run's state and its
 publishing (a `RunContext` is one). Text a handle is given is refused where it is written when
 it is not text, or not valid Unicode (a lone surrogate cannot be encoded as UTF-8, so it would
@@ -18,9 +18,9 @@ from typing import Generic, Literal, NoReturn, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 from typing_extensions import Self
 
-from agui._pipeline import Pipeline
-from agui._text import unicode_problem
-from agui._wording import with_article
+from agui._emit.pipeline import Pipeline
+from agui._protocol.text import unicode_problem
+from agui._util.wording import with_article
 from agui.errors import UsageError
 from agui.events import Event, ReasoningEncryptedValueEvent
 from agui.wire import misfits

@@ -1,15 +1,15 @@
 """The text message handle: `TEXT_MESSAGE_START` when opened, `CONTENT` per delta, `END` when left.
 
 A message with a plain role and no name opens as a queue record, like its deltas and its end
-(see `agui._record`): the commonest construct of a stream builds no event model on its way out.
+(see `agui._emit.record`): the commonest construct of a stream builds no event model on its way out.
 """
 
 from __future__ import annotations
 
 from typing import Literal, TypeVar, cast
 
-from agui._pipeline import Pipeline
-from agui._record import Kind
+from agui._emit.pipeline import Pipeline
+from agui._emit.record import Kind
 from agui.errors import UsageError
 from agui.events import Event, TextMessageStartEvent
 from agui.handles._handle import Handle, Owner, built
@@ -98,7 +98,7 @@ class MessageHandle(Handle[S]):
                 self._text("delta", text)  # refuses it, naming this handle
         if text:
             pipeline = self._pipeline
-            # A granted delta queues itself (see `agui._pipeline`), unrolled: every token.
+            # A granted delta queues itself (see `agui._emit.pipeline`), unrolled: every token.
             if pipeline.plain and self._grant == pipeline.verifier.revision:
                 pipeline.receiver.push_record((_TEXT_CONTENT, self.id, text))
             else:

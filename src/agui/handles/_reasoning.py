@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from agui._pipeline import Pipeline
-from agui._record import Kind
+from agui._emit.pipeline import Pipeline
+from agui._emit.record import Kind
 from agui.events import (
     ReasoningEndEvent,
     ReasoningMessageEndEvent,
@@ -60,7 +60,7 @@ class ReasoningHandle(Handle[S]):
                 self._text("delta", text)  # refuses it, naming this handle
         if text:
             pipeline = self._pipeline
-            # A granted delta queues itself (see `agui._pipeline`), unrolled: every token.
+            # A granted delta queues itself (see `agui._emit.pipeline`), unrolled: every token.
             if pipeline.plain and self._grant == pipeline.verifier.revision:
                 pipeline.receiver.push_record((_REASONING, self.id, text))
             else:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from agui._pipeline import Pipeline
+from agui._emit.pipeline import Pipeline
 from agui.errors import UsageError
 from agui.events import StepFinishedEvent, StepStartedEvent
 from agui.handles._handle import Handle, Owner, built

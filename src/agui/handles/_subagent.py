@@ -25,8 +25,8 @@ from typing import Generic, Protocol, TypedDict, TypeVar, cast
 
 from pydantic import JsonValue
 
-from agui._pipeline import Pipeline
-from agui._text import check_json
+from agui._emit.pipeline import Pipeline
+from agui._protocol.text import check_json
 from agui.errors import AgentError, AguiError
 from agui.events import (
     Event,

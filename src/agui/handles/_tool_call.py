@@ -13,9 +13,9 @@ from typing import Any, TypeVar, cast, overload
 import pydantic_core
 from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 
-from agui._pipeline import Pipeline
-from agui._record import Kind
-from agui._text import argument_problems, json_text
+from agui._emit.pipeline import Pipeline
+from agui._emit.record import Kind
+from agui._protocol.text import argument_problems, json_text
 from agui.errors import InvalidArguments, UsageError
 from agui.events import ToolCallResultEvent, ToolCallStartEvent
 from agui.handles._handle import Handle, Owner, built
@@ -103,7 +103,7 @@ class ToolCallHandle(Handle[S]):
         if delta:
             self._fragments.append(delta)
             pipeline = self._pipeline
-            # A granted delta queues itself (see `agui._pipeline`), unrolled: every fragment.
+            # A granted delta queues itself (see `agui._emit.pipeline`), unrolled: every fragment.
             if pipeline.plain and self._grant == pipeline.verifier.revision:
                 pipeline.receiver.push_record((_TOOL_ARGS, self._wire_id, delta))
             else:

@@ -22,7 +22,7 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 
-from agui._text import unicode_problem
+from agui._protocol.text import unicode_problem
 from agui.errors import DecodeError, UnknownMemberWarning, UsageError
 from agui.events import (
     Event,

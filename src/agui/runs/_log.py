@@ -19,7 +19,7 @@ from typing import Literal, Protocol
 
 from pydantic import JsonValue
 
-from agui._numbers import real, whole
+from agui._util.numbers import real, whole
 from agui.errors import UsageError
 from agui.events import RunErrorEvent
 from agui.sse import event_json

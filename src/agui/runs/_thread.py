@@ -15,7 +15,7 @@ from typing import cast
 
 from pydantic import JsonValue, TypeAdapter
 
-from agui._record import Item, Kind, materialize
+from agui._emit.record import Item, Kind, materialize
 from agui.events import (
     Event,
     ReasoningMessageContentEvent,
@@ -60,7 +60,7 @@ class RunEvents:
     the garbage collector would walk again and again while the run lasts).
 
     Examples:
-        >>> from agui._record import Kind
+        >>> from agui._emit.record import Kind
         >>> events = RunEvents()
         >>> events.add([(Kind.TEXT_CONTENT, "m", "He")])
         >>> events.add([(Kind.TEXT_CONTENT, "m", "llo"), (Kind.TEXT_END, "m", "")])

@@ -23,8 +23,8 @@ calls this run started and did not answer: the client takes a non-empty list on 
 Each concern has its module: the run lifecycle is a transition table in the h11 style, consulted
 first for every event (`_lifecycle`); messages, tool calls and reasoning are kept in a ledger
 (`_ledger`, with `_kinds` and the chunk expansion `_chunks`); steps and subagents are `_scopes`.
-`Rule` sits below `agui.errors` (`agui._rules`, so `ProtocolViolation.rule` is a `Rule` with no
-import cycle); this module is its public home.
+`Rule` sits below `agui.errors` (`agui._protocol.rules`, so `ProtocolViolation.rule` is a `Rule`
+with no import cycle); this module is its public home.
 
 The protocol's `null` rules (`subagentRunId: null` and other optionals), missing required fields
 (`SUBAGENT_STARTED` without a `name`) and malformed outcomes cannot exist on a typed event: the
@@ -75,8 +75,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from agui._record import Kind, Record, materialize
-from agui._rules import Rule
+from agui._emit.record import Kind, Record, materialize
+from agui._protocol.rules import Rule
 from agui.errors import ProtocolViolation
 from agui.verify._chunks import Chunks
 from agui.verify._kinds import KINDS, SPAN, TEXT, THOUGHT, TOOL
@@ -101,7 +101,7 @@ __all__ = ["Rule", "Verifier"]
 
 _IDLE, _RUNNING = Phase.IDLE, Phase.RUNNING  # module globals: the fast paths compare them often
 _LANES = (TEXT, TOOL, THOUGHT, TEXT, TOOL, TEXT)
-"""The ledger lane of each record kind, in `agui._record.Kind` order."""
+"""The ledger lane of each record kind, in `agui._emit.record.Kind` order."""
 _LAST_DELTA, _TEXT_START = Kind.LAST_DELTA, Kind.TEXT_START
 
 
@@ -157,7 +157,7 @@ class Verifier:
     def observe(self, item: ev.Event | Record) -> None:
         """Accept an event, or refuse it and leave the verifier exactly as it was.
 
-        `item` may also be a queue record (`agui._record`), a handle's delta, plain text start
+        `item` may also be a queue record (`agui._emit.record`), a handle's delta, plain text start
         or end kept as its parts: in the common case (the run active, the block open, or not
         yet open for a start, no chunk stream involved) it is checked on a fast path that does
         what observing its event does; otherwise its event is built and observed.
@@ -166,7 +166,7 @@ class Verifier:
             ProtocolViolation: the event breaks a rule; `.rule` names it, `.event` is the event.
 
         Examples:
-            >>> from agui._record import Kind
+            >>> from agui._emit.record import Kind
             >>> from agui.events import RunFinishedEvent
             >>> verifier = Verifier(started=("t", "r"))
             >>> verifier.observe((Kind.TEXT_START, "m1", "assistant"))

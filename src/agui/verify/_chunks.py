@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agui._rules import Rule
+from agui._protocol.rules import Rule
 from agui.verify._kinds import KINDS, TEXT, THOUGHT, TOOL, Stream, fail, who
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ and closed by id, and differ only in data: their event types, the rules they bre
 error names them by and, for the three that have a chunk form, the fields a continuation chunk
 must agree on. `KINDS` holds that data, indexed by `TEXT`, `TOOL`, `THOUGHT` and `SPAN`, so the
 ledger has one code path for all four. Those indexes are plain ints because the ledger keys its
-tuples by them on the hot path (`agui._record` reuses them as the kinds of its delta records).
+tuples by them on the hot path (`agui._emit.record` reuses them as the kinds of its delta records).
 
 The messages built here are the official 1.0 client's where it has one (kept verbatim), so the
 ledger's checks and the chunk expansion word the same refusal the same way.
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from agui._rules import Rule
+from agui._protocol.rules import Rule
 from agui.errors import ProtocolViolation
 
 __all__ = [

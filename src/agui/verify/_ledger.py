@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from agui._rules import Rule
+from agui._protocol.rules import Rule
 from agui.messages import AssistantMessage, Message
 from agui.verify._kinds import (
     KINDS,

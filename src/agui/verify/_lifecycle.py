@@ -24,7 +24,7 @@ from enum import Enum
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from agui._rules import Rule
+from agui._protocol.rules import Rule
 from agui.events import EventType
 from agui.types import InterruptOutcome, SuccessOutcome
 from agui.verify._kinds import fail

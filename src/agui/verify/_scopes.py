@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agui._rules import Rule
+from agui._protocol.rules import Rule
 from agui.verify._kinds import fail
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, JsonValue
 
-from agui._text import read_json
+from agui._protocol.text import read_json
 from agui.agents.models.base import (
     ChatDelta,
     ChatMessage,

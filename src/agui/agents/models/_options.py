@@ -7,7 +7,7 @@ here, it is a `UsageError` naming the option and what it takes, before any clien
 
 from __future__ import annotations
 
-from agui._numbers import whole
+from agui._util.numbers import whole
 from agui.errors import UsageError
 
 __all__ = ["checked_count", "checked_name"]

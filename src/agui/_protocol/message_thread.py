@@ -57,6 +57,7 @@ class Thread:
             self.append(record)
 
     def records(self) -> list[_Record]:
+        """The messages in order, as the client holds them."""
         held: list[_Record] = []
         node = self._head.next
         while node is not None:
@@ -65,20 +66,25 @@ class Thread:
         return held
 
     def node(self, message_id: JsonValue) -> Node | None:
+        """The list node of the message with this id, if any."""
         return self._by_id.get(cast("str", message_id))
 
     def find(self, message_id: JsonValue) -> _Record | None:
+        """The message with this id, if any."""
         node = self._by_id.get(cast("str", message_id))
         return None if node is None else node.record
 
     def call(self, call_id: JsonValue) -> tuple[_Record, Node] | None:
+        """The tool call with this id and the node of the message holding it, if any."""
         return self._calls.get(cast("str", call_id))
 
     def add_call(self, owner: Node, call: _Record) -> None:
+        """Add a tool call to the message at `owner`, and index it."""
         cast("list[JsonValue]", owner.record.setdefault("toolCalls", [])).append(call)
         self._calls.setdefault(cast("str", call["id"]), (call, owner))
 
     def append(self, record: _Record) -> Node:
+        """Add a message at the end, and index it and its tool calls."""
         node = self._link(self._tail, record)
         self._by_id.setdefault(cast("str", record["id"]), node)
         for call in cast("list[_Record]", record.get("toolCalls") or []):

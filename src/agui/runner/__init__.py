@@ -36,13 +36,13 @@ from collections.abc import AsyncGenerator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from agui._agent import Agent, AgentFunction, AgentLike, agent_problem, check_agent
-from agui._tasks import cancelling
+from agui._util.tasks import cancelling
 from agui.cancellation import CancellationToken
 from agui.context import RunContext
 from agui.errors import AgentError, AguiError, Cancelled, UnclosedHandleWarning
 from agui.events import Event, RunErrorEvent, RunFinishedEvent, RunStartedEvent
 from agui.handles import Handle
+from agui.runner._agent import Agent, AgentFunction, AgentLike, agent_problem, check_agent
 from agui.state import state_adapter
 from agui.transform import Transformer
 from agui.types import (
@@ -196,7 +196,7 @@ async def _call(
             _log.warning("%s (opened at %s:%d)", _unclosed(handle), filename, line)
 
 
-_PACKAGE = str(Path(__file__).parent) + os.sep
+_PACKAGE = str(Path(__file__).parents[1]) + os.sep
 
 
 def _foreign(handle: Handle[S]) -> bool:

@@ -2,7 +2,7 @@
 
 An event model from elsewhere (the official SDK's `ag_ui.core`, a dict) has no place on the
 stream: it would serialize in its own form, not the wire's (the official models write snake_case
-without their encoder), so the pipeline (`agui._pipeline`) refuses it, naming the conversion
+without their encoder), so the pipeline (`agui._emit.pipeline`) refuses it, naming the conversion
 (`check_event`). A lone surrogate (U+D800 to U+DFFF, unpaired) cannot be encoded as UTF-8, so a
 stream holding one fails at the transport, after the event was queued, with the agent's blocks
 still open. The handles refuse it in their text; the pipeline checks every other event's text
@@ -30,7 +30,7 @@ from typing import NoReturn, cast, get_args, overload
 from pydantic import BaseModel, JsonValue, ValidationError
 from pydantic_core import to_json
 
-from agui._json_value import json_problem
+from agui._protocol.json_value import json_problem
 from agui.errors import UsageError
 from agui.events import BaseEvent, CustomEvent, Event, RawEvent
 from agui.patch import escape_pointer_token

@@ -25,7 +25,7 @@ which would serialize in its own form and not the wire's.
 The record branch is the hot path. A handle's streamed delta, a text message's plain start and
 a message's or tool call's end are nearly every event of a stream. While the run is *plain* (no
 transformer needs the event model, the run is not cancelled and has not ended), the pipeline
-hands the record (`agui._record`) to the verifier as it is, which checks it on its fast path
+hands the record (`agui._emit.record`) to the verifier as it is, which checks it on its fast path
 (or as its event, when it must look closer), and queues the record: a tuple, which the SSE
 writer turns into the very bytes the model would give, and which `drain()` turns into the very
 model. Otherwise the record's event takes the full path. The branch skips nothing the full path
@@ -63,8 +63,8 @@ from collections.abc import Callable, Sequence
 from threading import get_ident
 from typing import Generic, Protocol, TypeVar, cast
 
-from agui._record import Kind, Record, materialize
-from agui._text import check_event, check_payload, check_text
+from agui._emit.record import Kind, Record, materialize
+from agui._protocol.text import check_event, check_payload, check_text
 from agui.cancellation import CancellationToken
 from agui.errors import Cancelled, ProtocolViolation, UsageError
 from agui.events import (

@@ -3,7 +3,7 @@ r"""Queue records: a handle's delta, or a block's start or end, kept compact unt
 Text, argument and reasoning deltas are nearly every event of a stream, and a transport only
 needs their bytes. When a handle streams a delta that the verifier accepts without looking
 closer (the run is active, the block is open, no chunk stream or subagent is involved), the run's
-pipeline queues the record `(kind, id, text)` instead of an event model (see `agui._pipeline`);
+pipeline queues the record `(kind, id, text)` instead of an event model (see `agui._emit.pipeline`);
 the receiver builds the model when a reader asks for events (`drain()`, `batches()`), and the
 SSE writer writes the record's JSON straight from it, the same bytes the model would give.
 

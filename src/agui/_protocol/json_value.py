@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import cast
 
-from agui._wording import with_article
+from agui._util.wording import with_article
 from agui.patch import escape_pointer_token
 
 __all__ = ["json_problem"]

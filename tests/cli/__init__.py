@@ -1,0 +1,1 @@
+"""The `agui` command line: one file per command, and what they share."""
