@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -81,6 +82,12 @@ def test_a_hook_raising_a_base_exception_of_its_own_is_a_json_500_too(
         raise raised
 
     options: dict[str, Any] = {hook: failing, "allowed_origins": ["https://app.example"]}
+    if hook == "authorize" and raised is asyncio.CancelledError and sys.version_info < (3, 11):
+        # Python 3.10 cannot tell the hook's CancelledError from the request's own cancellation
+        # (agui._util.tasks), so the request ends cancelled, as a cancelled request must.
+        with pytest.raises(asyncio.CancelledError):
+            drive(call(asgi_app(hello, **options), headers=ORIGIN))
+        return
     exchange = drive(call(asgi_app(hello, **options), headers=ORIGIN))
 
     assert_hook_failed(exchange, hook, raised.__qualname__)

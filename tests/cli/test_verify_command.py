@@ -7,6 +7,7 @@ import io
 import json
 import subprocess
 import sys
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
@@ -418,6 +419,7 @@ def test_verify_exits_2_with_the_servers_json_error(capsys: pytest.CaptureFixtur
     assert status == 2
     assert out == []
     assert err == (
-        f"agui verify: error: {url}: HTTP 422 Unprocessable Entity from {url}\n"
+        # The server's words for 422, which Python 3.13 changed ("Unprocessable Entity" before).
+        f"agui verify: error: {url}: HTTP 422 {HTTPStatus(422).phrase} from {url}\n"
         '{\n  "code": "INVALID_INPUT",\n  "message": "no runId"\n}\n'
     )

@@ -245,8 +245,9 @@ def run_live(capsys: pytest.CaptureFixture[str], command: str, *argv: str) -> tu
 @pytest.mark.parametrize(
     ("url", "reason"),
     [
-        (f"http://{'a' * 64}.example/", "label empty or too long"),
-        ("http://a..b/", "label empty or too long"),
+        # The codec's own words, which Python 3.13 changed ("label empty or too long" before).
+        (f"http://{'a' * 64}.example/", "too long"),
+        ("http://a..b/", "empty"),
         ("http://xn--a/", "Codepoint U+0080 at position 1"),
     ],
     ids=["label-of-64", "empty-label", "bad-punycode"],
