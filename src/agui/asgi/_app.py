@@ -37,6 +37,7 @@ from agui.asgi._capabilities import (
 from agui.asgi._durable import Durable, RunLog
 from agui.asgi._encoding import Encoding
 from agui.asgi._hooks import hook_failed, lets_through
+from agui.asgi._identity import ThreadAccess, identity_of
 from agui.asgi._options import check_options, encodings_for
 from agui.asgi._origins import OriginPolicy, is_preflight
 from agui.asgi._page import answer_inspector
@@ -47,6 +48,7 @@ from agui.capabilities import AgentCapabilities
 from agui.errors import Refused, UsageError
 from agui.proto import PROTO_MEDIA_TYPE
 from agui.runner import AgentLike, check_agent
+from agui.runs import SHARED
 from agui.sink import HARD_LIMIT, HIGH_WATER
 from agui.types import RunAgentInput
 
@@ -54,8 +56,10 @@ __all__ = ["BODY_TIMEOUT", "KEEPALIVE", "MAX_BODY_BYTES", "AguiApp", "Authorize"
 
 S = TypeVar("S")
 
-Authorize = Callable[[Mapping[str, str]], bool | Awaitable[bool]]
-"""`authorize(headers) -> bool`, sync or async; header names are lower-case."""
+Authorize = Callable[[Mapping[str, str]], bool | str | Awaitable[bool | str]]
+"""`authorize(headers) -> bool | str`, sync or async; header names are lower-case.
+
+`True` admits to the shared space, a `str` admits as that identity, `False` refuses."""
 
 MAX_BODY_BYTES = 1 << 20
 """The default request body limit: 1 MiB."""
@@ -66,7 +70,7 @@ KEEPALIVE = 15.0
 nginx, AWS load balancers and many ingresses wait before they close a quiet connection."""
 
 _log = logging.getLogger("agui.asgi")
-_Admitted = tuple[RunAgentInput, Encoding, list[tuple[bytes, bytes]]]
+_Admitted = tuple[RunAgentInput, Encoding, list[tuple[bytes, bytes]], str]
 
 
 class AguiApp(Generic[S]):
@@ -115,6 +119,7 @@ class AguiApp(Generic[S]):
         buffering: tuple[int, int] = (HIGH_WATER, HARD_LIMIT),
         protocol_version: ProtocolSetting = "auto",
         runs: RunLog | None = None,
+        thread_access: ThreadAccess | None = None,
     ) -> None:
         self._protocol_version: ProtocolSetting = protocol_version
         self._streamer: Streamer[S] = Streamer(
@@ -139,7 +144,7 @@ class AguiApp(Generic[S]):
         self._derived = derived
         run = (agent, state, profiled(transformers), debug, keepalive, cancel_grace)
         admission = (encodings, origins, self._check_authorized)
-        self._runs = Durable(runs, run, self._streamer, admission)
+        self._runs = Durable(runs, run, self._streamer, admission, thread_access)
 
     @property
     def capabilities(self) -> AgentCapabilities | None:
@@ -202,8 +207,9 @@ class AguiApp(Generic[S]):
             return
         # Only what the stream needs outlives admission: a held stream costs memory.
         if admitted is not None:
-            with peer_profile(admitted[0], self._protocol_version):
-                await self._runs.stream(*admitted, receive, send)
+            run_input, encoding, cors, owner = admitted
+            with peer_profile(run_input, self._protocol_version):
+                await self._runs.stream(run_input, encoding, cors, receive, send, owner=owner)
 
     # -- admission -------------------------------------------------------------------------
 
@@ -236,14 +242,14 @@ class AguiApp(Generic[S]):
             raise refusal.with_cors(self._cors_if_allowed(headers)) from None
         cors = self._origins.check_origin(headers)
         try:
-            await self._check_authorized(headers)
+            owner = await self._check_authorized(headers)
             encoding = self._encodings[check_accept(headers, self.media_types)]
             check_content_type(headers)
             body = await read_body(headers, receive, self._max_body_bytes, self._body_timeout)
             run_input = None if body is None else decode_input(body)
         except Refusal as refusal:
             raise refusal.with_cors(cors) from None
-        return None if run_input is None else (run_input, encoding, cors)
+        return None if run_input is None else (run_input, encoding, cors, owner)
 
     def _cors_if_allowed(self, headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:
         """The CORS headers of an admitted page, or none: an answer decided before the origin."""
@@ -274,9 +280,10 @@ class AguiApp(Generic[S]):
             raise hook_failed(UsageError(message), "capabilities")
         return served
 
-    async def _check_authorized(self, headers: Mapping[str, str]) -> None:
+    async def _check_authorized(self, headers: Mapping[str, str]) -> str:
+        """The owner the request is admitted as (`SHARED` without an identity); or a refusal."""
         if self._authorize is None:
-            return
+            return SHARED
         try:
             verdict = self._authorize(headers)
             if inspect.isawaitable(verdict):
@@ -289,8 +296,9 @@ class AguiApp(Generic[S]):
             if lets_through(error):
                 raise
             raise hook_failed(error, "authorize") from error
-        if verdict is True:
-            return
+        owner = identity_of(verdict)
+        if owner is not None:
+            return owner
         if "authorization" not in headers:
             message = "this endpoint needs credentials: send an Authorization header"
             raise Refusal(401, "UNAUTHORIZED", message, [("www-authenticate", "Bearer")])
@@ -331,6 +339,7 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
     capabilities: CapabilitiesSetting = None,
     protocol_version: ProtocolSetting = "auto",
     runs: RunLog | None = None,
+    thread_access: ThreadAccess | None = None,
 ) -> AguiApp[S]:
     """An ASGI app that runs `agent` for each POSTed `RunAgentInput` and streams its events.
 
@@ -348,7 +357,9 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
             for none (binary frames have no comments: a protobuf stream gets no pings).
         disconnect: `"cancel"` the run when its client leaves, or `"detach"` it to finish.
         on_disconnect: told the run's input when its client left before the stream ended.
-        authorize: decides from the request headers, before the body is read (401/403).
+        authorize: decides from the request headers, before the body is read: `True` admits
+            to the shared space, a `str` admits as that identity (its runs and threads are its
+            own, see `agui.asgi`), `False` refuses (401/403).
         allowed_origins: the origins (`"https://app.example"`) of pages of other sites that
             may run the agent and read its stream (CORS); `"*"` for any. Requests without
             `Origin` and from the endpoint's own origin are always admitted; others get 403.
@@ -371,6 +382,8 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
             tools), an `AgentCapabilities` to serve instead, a function from the derived ones
             to the ones to serve (called for each request), or `False` for none (404).
         runs: a run log (`agui.runs`): runs outlive their connections (see "Durable runs").
+        thread_access: `thread_access(identity, thread_id, action) -> bool`, sync or async:
+            lets an identity `"read"`, `"run"` on or `"cancel"` in a thread another owns.
         protocol_version: `"auto"` downgrades the stream of a request without `protocolVersion`
             (a pre-1.0 client) to what it accepts (`agui.asgi._profile`); `"1.0"`/`"0.x"` force.
 
@@ -405,4 +418,5 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         buffering=(max_buffered_bytes, buffer_hard_limit),
         protocol_version=protocol_version,
         runs=runs,
+        thread_access=thread_access,
     )

@@ -10,6 +10,13 @@ leaving changes nothing; `aclose()` (the lifespan's shutdown) cancels the runs s
 
 The routes under the endpoint's path (`agui.asgi._routes`) answer after the endpoint's own
 origin and authorization checks: the events of a run from an id onwards, a cancel, a thread.
+
+Every run and thread is its owner's (`agui.asgi._identity`): a POST begins its run under its
+key in the caller's space, and the log refuses it there (`Owned`) when the thread is another's,
+before anything else of the thread is looked at; a route finds a run by its key in the caller's
+space, so a run the caller does not own is not found, at no cost to the runs it does own. Only
+what the owner rule refuses costs more: a look at the thread's owner and the application's
+`thread_access`, which may share it.
 """
 
 from __future__ import annotations
@@ -27,8 +34,9 @@ from agui.asgi._admission import Receive, Refusal, Scope, Send, check_accept, se
 from agui.asgi._encoding import Encoding
 from agui.asgi._following import Follower
 from agui.asgi._hooks import new_chain
+from agui.asgi._identity import Access, Action, ThreadAccess, run_not_found, thread_not_found
 from agui.asgi._origins import OriginPolicy
-from agui.asgi._routes import Route, check_ids, parse_route, resume_after
+from agui.asgi._routes import Route, check_ids, parse_route, resume_after, thread_of
 from agui.asgi._streaming import Streamer, TransformerFactory, log_failure
 from agui.asgi._writer import try_send
 from agui.cancellation import CancellationToken
@@ -36,7 +44,7 @@ from agui.context import RunContext
 from agui.errors import AguiError, RunLogError
 from agui.events import RunErrorEvent, RunFinishedEvent
 from agui.runner import AgentLike, drive
-from agui.runs import Page, RunLog
+from agui.runs import SHARED, Owned, Page, RunLog, run_key
 from agui.runs._tail import Tail
 from agui.runs._thread import RunEvents, thread_after
 from agui.sse import event_json, item_json
@@ -52,9 +60,9 @@ RunOptions = tuple[
 ]
 """What a run needs of the endpoint: agent, state type, transformers, debug, keepalive, grace."""
 Admission = tuple[
-    Mapping[str, Encoding], OriginPolicy, Callable[[Mapping[str, str]], Awaitable[None]]
+    Mapping[str, Encoding], OriginPolicy, Callable[[Mapping[str, str]], Awaitable[str]]
 ]
-"""The endpoint's encodings, origin policy and authorization check, which the routes pass."""
+"""The endpoint's encodings, origin policy and authorization check (to the caller's owner)."""
 
 _log = logging.getLogger("agui.asgi")
 _UNSERIALIZABLE = event_json(
@@ -79,8 +87,10 @@ class Durable(Generic[S]):
         run: RunOptions[S],
         streamer: Streamer[S],
         admission: Admission,
+        thread_access: ThreadAccess | None = None,
     ) -> None:
         self._log = None if log is None else Tail(log)
+        self._access = Access(thread_access)
         self._agent, self._state, self._transformers, self._debug, keepalive, self._grace = run
         self._streamer = streamer
         encodings, self._origins, self._authorize = admission
@@ -108,30 +118,50 @@ class Durable(Generic[S]):
         cors: list[tuple[bytes, bytes]],
         receive: Receive,
         send: Send,
+        *,
+        owner: str = SHARED,
     ) -> None:
         """Reserve the thread, start the run, and stream it to this client from the log."""
         log, follower = self._log, self._follower
         if log is None or follower is None:
             await self._streamer.stream(run_input, encoding, cors, receive, send)
             return
-        run_id = run_input.run_id
         try:
-            check_ids(run_id, run_input.thread_id)
+            check_ids(run_input.run_id, run_input.thread_id)
             # Before the thread is reserved: a factory that fails leaves nothing to release.
             chain = new_chain(self._transformers)
-            holder = await self._log_call(log.begin(run_id, run_input.thread_id))
-            if holder is not None:
-                raise _busy(run_input, holder)
-            self._launch(log, run_input, chain)
-            first = await self._log_call(log.read(run_id, 0, 0))
+            key, space = await self._begin(log, run_input, owner)
+            self._launch(log, run_input, chain, space)
+            first = await self._log_call(log.read(key, 0, 0))
         except Refusal as refusal:
             await send_refusal(send, refusal.with_cors(cors))
             return
         # `None` only for a run gone the moment it began: the follower ends at once.
         empty = Page([], ended=True)
-        await follower.stream(run_id, 0, first or empty, encoding, cors, receive, send)
+        await follower.stream(key, 0, first or empty, encoding, cors, receive, send)
 
-    def _launch(self, log: Tail, run_input: RunAgentInput, chain: Sequence[Transformer]) -> None:
+    async def _begin(self, log: Tail, run_input: RunAgentInput, owner: str) -> tuple[str, str]:
+        """Begin the run in its thread owner's space: its key there, and that owner."""
+        thread_id = run_input.thread_id
+        space = owner
+        key = run_key(space, run_input.run_id)
+        answer = await self._log_call(log.begin(key, thread_id, owner=space))
+        if isinstance(answer, Owned):
+            # Another's thread: shared with this caller, or as unknown to it as any other id.
+            if not await self._access.allows(owner, thread_id, answer.owner, "run"):
+                raise thread_not_found(thread_id)
+            space = answer.owner
+            key = run_key(space, run_input.run_id)
+            answer = await self._log_call(log.begin(key, thread_id, owner=space))
+            if isinstance(answer, Owned):  # the thread changed hands in between
+                raise thread_not_found(thread_id)
+        if answer is not None:
+            raise _busy(run_input, answer.rpartition("/")[2])
+        return key, space
+
+    def _launch(
+        self, log: Tail, run_input: RunAgentInput, chain: Sequence[Transformer], owner: str
+    ) -> None:
         token = CancellationToken()
         ctx: RunContext[S] = RunContext(
             run_input, state=self._state, transformers=chain, token=token
@@ -144,19 +174,21 @@ class Durable(Generic[S]):
             token.cancel(why)
             run.cancel()
 
-        owner = asyncio.create_task(self._own(log, run_input, ctx, run, stop))
-        self._owned[run_input.run_id] = (owner, stop)
-        owner.add_done_callback(lambda _: self._owned.pop(run_input.run_id, None))
+        key = run_key(owner, run_input.run_id)
+        owning = asyncio.create_task(self._own(log, (run_input, owner), ctx, run, stop))
+        self._owned[key] = (owning, stop)
+        owning.add_done_callback(lambda _: self._owned.pop(key, None))
 
     async def _own(
         self,
         log: Tail,
-        run_input: RunAgentInput,
+        owned: tuple[RunAgentInput, str],
         ctx: RunContext[S],
         run: asyncio.Task[None],
         stop: _Stop,
     ) -> None:
-        run_id = run_input.run_id
+        run_input, owner = owned
+        run_id = run_key(owner, run_input.run_id)
         unwatch = log.watch(run_id, lambda: stop("the run was cancelled"))
         longest = log.settings.max_run_seconds
         timer = asyncio.get_running_loop().call_later(
@@ -164,7 +196,7 @@ class Durable(Generic[S]):
         )
         renewing = asyncio.create_task(_renew(log, run_id, stop))
         try:
-            await record_run(log, run_input, ctx, stop)
+            await record_run(log, run_input, ctx, stop, owner=owner)
         finally:
             timer.cancel()
             renewing.cancel()
@@ -190,28 +222,48 @@ class Durable(Generic[S]):
             return False
         cors = self._origins.check_origin(headers)
         try:
-            await self._authorize(headers)
+            identity = await self._authorize(headers)
             _check_method(route, method)
             if route.kind == "events":
                 encoding = self._encodings[check_accept(headers, tuple(self._encodings))]
                 after = resume_after(scope, headers)
-                first = await self._resumed(log, route.target, after)
-                await follower.stream(route.target, after, first, encoding, cors, receive, send)
+                key = await self._run(log, identity, route.target, thread_of(scope), "read")
+                first = await self._resumed(log, key, route.target, after)
+                await follower.stream(key, after, first, encoding, cors, receive, send)
             elif route.kind == "cancel":
-                await self._cancel(log, route.target, cors, send)
+                key = await self._run(log, identity, route.target, thread_of(scope), "cancel")
+                await self._cancel(log, key, route.target, (cors, send))
             else:
-                await self._thread(log, route.target, cors, send)
+                await self._thread(log, identity, route.target, cors, send)
         except Refusal as refusal:
             raise refusal.with_cors(cors) from None
         return True
 
-    async def _resumed(self, log: RunLog, run_id: str, after: int) -> Page:
+    async def _run(
+        self, log: RunLog, identity: str, run_id: str, thread_id: str | None, action: Action
+    ) -> str:
+        """The key of the run a route names: the caller's own, or one of a thread it may reach.
+
+        The caller's own run costs nothing here: its key is in the caller's space, and a run
+        the caller does not own is simply not there (404 when the route reads it).
+        """
+        if thread_id is None:
+            return run_key(identity, run_id)
+        owner = await self._log_call(log.owner(thread_id))
+        if owner is None or not await self._access.allows(identity, thread_id, owner, action):
+            raise run_not_found(run_id)
+        key = run_key(owner, run_id)
+        if await self._log_call(log.run_thread(key)) != thread_id:
+            raise run_not_found(run_id)
+        return key
+
+    async def _resumed(self, log: RunLog, key: str, run_id: str, after: int) -> Page:
         """The page after frame `after`, which the log must hold or have held (400 if not)."""
         # Read from the frame before, still one read: the page shows whether frame `after` was
         # ever written, so an id past the run's last frame is refused, not taken for its end.
-        page = await self._log_call(log.read(run_id, max(0, after - 1), 0))
+        page = await self._log_call(log.read(key, max(0, after - 1), 0))
         if page is None:
-            raise _run_not_found(run_id)
+            raise run_not_found(run_id)
         if after == 0:
             return page
         if not page.frames:
@@ -224,26 +276,30 @@ class Durable(Generic[S]):
         return Page([frame for frame in page.frames if frame[0] > after], page.ended)
 
     async def _cancel(
-        self, log: RunLog, run_id: str, cors: list[tuple[bytes, bytes]], send: Send
+        self, log: RunLog, key: str, run_id: str, answering: tuple[list[tuple[bytes, bytes]], Send]
     ) -> None:
-        answer = await self._log_call(log.cancel(run_id))
+        cors, send = answering
+        answer = await self._log_call(log.cancel(key))
         if answer == "unknown":
-            raise _run_not_found(run_id)
+            raise run_not_found(run_id)
         if answer == "ended":
             message = f"run {run_id!r} has ended already; there is nothing to cancel"
             raise Refusal(409, "RUN_ENDED", message)
         await _send_json(send, 202, {"runId": run_id, "status": "cancelling"}, cors)
 
     async def _thread(
-        self, log: RunLog, thread_id: str, cors: list[tuple[bytes, bytes]], send: Send
+        self,
+        log: RunLog,
+        identity: str,
+        thread_id: str,
+        cors: list[tuple[bytes, bytes]],
+        send: Send,
     ) -> None:
         record = await self._log_call(log.thread(thread_id))
-        if record is None:
-            message = (
-                f"no thread {thread_id!r} here: it has no finished run, or it expired "
-                "(threads are kept for the run log's ttl)"
-            )
-            raise Refusal(404, "THREAD_NOT_FOUND", message)
+        if record is None or not await self._access.allows(
+            identity, thread_id, record.owner, "read"
+        ):
+            raise thread_not_found(thread_id)
         await _send_json(send, 200, record.wire(), cors)
 
     @staticmethod
@@ -270,9 +326,11 @@ async def _renew(log: RunLog, run_id: str, stop: _Stop) -> None:
 
 
 async def record_run(
-    log: RunLog, run_input: RunAgentInput, ctx: RunContext[S], stop: _Stop
+    log: RunLog, run_input: RunAgentInput, ctx: RunContext[S], stop: _Stop, *, owner: str = SHARED
 ) -> None:
     """Append each batch the run queues; the one with the terminal event ends the run.
+
+    The run is kept in `owner`'s space, the owner of its thread.
 
     An append costs a round trip whatever it holds, so when the agent emits faster than the
     log takes its batches (a batch of `_BURST` items or more), what follows within `_LINGER`
@@ -280,6 +338,7 @@ async def record_run(
     agent's every event: a burst is the only thing that waits.
     """
     events = RunEvents()
+    key = run_key(owner, run_input.run_id)
     started = False
     async for taken in ctx.receiver.item_batches():
         batch = taken
@@ -294,8 +353,10 @@ async def record_run(
             frames.append(_UNSERIALIZABLE)
         final = broken or _ends(batch)
         try:
-            thread = await thread_after(log, run_input, events.events()) if final else None
-            written = await log.append(run_input.run_id, frames, thread=thread)
+            thread = (
+                await thread_after(log, run_input, events.events(), owner=owner) if final else None
+            )
+            written = await log.append(key, frames, thread=thread)
         except RunLogError:
             _log.exception("run %s could not be written to its log; stopping it", run_input.run_id)
             written = False
@@ -333,14 +394,6 @@ def _busy(run_input: RunAgentInput, holder: str) -> Refusal:
     refusal = Refusal(409, "THREAD_BUSY", message)
     refusal.body["runId"] = holder
     return refusal
-
-
-def _run_not_found(run_id: str) -> Refusal:
-    message = (
-        f"no run {run_id!r} here: it never started, or it ended and expired "
-        "(finished runs are kept for the run log's ttl)"
-    )
-    return Refusal(404, "RUN_NOT_FOUND", message)
 
 
 def _check_method(route: Route, method: str) -> None:

@@ -87,7 +87,7 @@ _SECONDS = {
     "keepalive": (False, True),
     "cancel_grace": (True, False),
 }
-_HOOKS = ("transformers", "on_disconnect", "authorize")
+_HOOKS = ("transformers", "on_disconnect", "authorize", "thread_access")
 _BUFFERING = (("max_buffered_bytes", HIGH_WATER), ("buffer_hard_limit", HARD_LIMIT))
 _PROTOCOLS = ("auto", "1.0", "0.x")
 

@@ -5,7 +5,9 @@ know its mount, as with the capabilities route): `<P>/runs/<run id>/events`,
 `<P>/runs/<run id>/cancel` and `<P>/threads/<thread id>`. A run is never posted to such a path,
 so they cannot shadow the endpoint. Where a reader resumes comes from `Last-Event-ID` (what a
 browser's `EventSource` sends when it reconnects) or else `?after=`; both name the id of the last
-frame the reader has.
+frame the reader has. A run route names a run of the caller's own space, or with `?thread=`
+(`thread_of`) a run of that thread, whoever owns it: how an identity the application's
+`thread_access` lets in reaches the runs of a thread it shares.
 
 Since a run's id and its thread's are path segments of those routes, a durable endpoint takes
 only ids a URL can carry as one segment (`check_ids`): not empty, no `/`, not `.` or `..` (which
@@ -22,7 +24,7 @@ from urllib.parse import parse_qs
 
 from agui.asgi._admission import Refusal, Scope
 
-__all__ = ["MAX_ID_LENGTH", "Route", "check_ids", "parse_route", "resume_after"]
+__all__ = ["MAX_ID_LENGTH", "Route", "check_ids", "parse_route", "resume_after", "thread_of"]
 
 MAX_ID_LENGTH = 512
 """The longest run or thread id a durable endpoint takes: a URL with it fits any server's limit."""
@@ -94,6 +96,18 @@ def resume_after(scope: Scope, headers: Mapping[str, str]) -> int:
         )
         raise Refusal(400, "INVALID_EVENT_ID", message)
     return int(text)
+
+
+def thread_of(scope: Scope) -> str | None:
+    """The thread a run route names with `?thread=`, or `None` for the caller's own runs.
+
+    Examples:
+        >>> thread_of({"query_string": b"thread=t%201&after=3"}), thread_of({})
+        ('t 1', None)
+    """
+    query = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1"))
+    found = query.get("thread")
+    return None if not found else found[-1]
 
 
 def check_ids(run_id: str, thread_id: str) -> None:

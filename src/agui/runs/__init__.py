@@ -16,6 +16,10 @@ Both keep the same settings (`Settings`): `lease` (15 s), `ttl` for finished run
 (a day), `max_run_seconds` (an hour) and `maxlen`, the events kept per run (10,000; older ones
 are trimmed, so a run's memory in the store is bounded by about `maxlen` frames).
 
+Runs and threads belong to their owner, the identity `authorize` named (`SHARED` for `True`):
+a run is kept under `run_key(owner, run_id)`, and a thread's owner beside its record (see
+"How ownership is stored" in the reference).
+
 Examples:
     >>> import agui
     >>> from agui.runs import MemoryRunLog
@@ -30,14 +34,17 @@ from agui.runs._log import (
     LEASE,
     MAX_RUN_SECONDS,
     MAXLEN,
+    SHARED,
     TTL,
     CancelAnswer,
     LeaseAnswer,
+    Owned,
     Page,
     RunLog,
     Settings,
     ThreadRecord,
     lost_frame,
+    run_key,
 )
 from agui.runs._memory import MemoryRunLog
 from agui.runs._redis import RedisRunLog
@@ -46,14 +53,17 @@ __all__ = [
     "LEASE",
     "MAXLEN",
     "MAX_RUN_SECONDS",
+    "SHARED",
     "TTL",
     "CancelAnswer",
     "LeaseAnswer",
     "MemoryRunLog",
+    "Owned",
     "Page",
     "RedisRunLog",
     "RunLog",
     "Settings",
     "ThreadRecord",
     "lost_frame",
+    "run_key",
 ]

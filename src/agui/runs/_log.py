@@ -1,14 +1,22 @@
 """The run log's contract: what a durable endpoint asks of the store its runs live in.
 
 A run that outlives its HTTP response needs somewhere to be: its frames, in order, readable by
-any worker from any point; whether it is still live, and who runs it (a lease the owner renews,
-so a dead owner is noticed); a way to ask its owner, wherever it is, to cancel it; and the
+any worker from any point; whether it is still live, and which worker runs it (a lease the worker
+renews, so a dead one is noticed); a way to ask that worker, wherever it is, to cancel it; and the
 thread it belongs to, reserved while it runs and folded once when it ends. `RunLog` names those
 operations and nothing else, so the endpoint (`agui.asgi`) has one code path whatever the
 store: `MemoryRunLog` for one process, `RedisRunLog` for many workers.
 
 A run's frames are the wire JSON of its events, numbered from 1 in the order they were emitted;
 the number is the SSE `id:` of the frame, so `after=0` reads a run from its start.
+
+Runs and threads have owners: the identity an endpoint's `authorize` named (`SHARED`, the empty
+string, when it admitted the caller to the one shared space). A thread belongs to the owner of
+its first run, and every later run on it lives in that owner's space: a log is asked for a run
+by its key, `run_key(owner, run_id)`, so one owner's run ids never meet another's, and
+`begin` refuses (with `Owned`) a run on a thread someone else owns, before it looks at anything
+else of the thread. A store written before owners existed holds runs and threads without one:
+they are the shared space's, as they were.
 """
 
 from __future__ import annotations
@@ -28,18 +36,21 @@ __all__ = [
     "LEASE",
     "MAXLEN",
     "MAX_RUN_SECONDS",
+    "SHARED",
     "TTL",
     "CancelAnswer",
     "LeaseAnswer",
+    "Owned",
     "Page",
     "RunLog",
     "Settings",
     "ThreadRecord",
     "lost_frame",
+    "run_key",
 ]
 
 LEASE = 15.0
-"""The default lease, in seconds: a run whose owner has not renewed it for this long is lost."""
+"""The default lease, in seconds: a run whose worker has not renewed it for this long is lost."""
 TTL = 86_400.0
 """The default time a finished run and a thread are kept, in seconds: a day."""
 MAX_RUN_SECONDS = 3_600.0
@@ -52,9 +63,40 @@ LONGEST = 315_360_000.0
 """The longest time a setting may name, in seconds: ten years, well within Redis's expiry times."""
 
 CancelAnswer = Literal["accepted", "unknown", "ended"]
-"""What asking to cancel a run found: live (the owner is told), no such run, or already ended."""
+"""What asking to cancel a run found: live (its worker is told), no such run, or already ended."""
 LeaseAnswer = Literal["live", "cancel", "gone"]
 """What renewing a lease found: still ours, ours with a cancel requested, or no longer ours."""
+SHARED = ""
+"""The owner of the shared space: every caller `authorize` admitted with `True` (or no hook).
+
+No identity is empty, so no identity is the shared space's owner."""
+
+
+def run_key(owner: str, run_id: str) -> str:
+    """The key a log holds a run under: its id in its owner's space.
+
+    A shared run's key is its id, as before owners existed. An identity's is the identity, `/`
+    and the id: an endpoint takes no run id holding `/`, so the key is the only one of its
+    owner and id, and never a shared run's.
+
+    Examples:
+        >>> run_key(SHARED, "r1"), run_key("alice", "r1"), run_key("a/b", "r1")
+        ('r1', 'alice/r1', 'a/b/r1')
+    """
+    return run_id if owner == SHARED else f"{owner}/{run_id}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Owned:
+    """What `RunLog.begin` answers for a thread another owner holds: that owner.
+
+    Examples:
+        >>> Owned("alice").owner
+        'alice'
+    """
+
+    owner: str
+
 
 _LOST = RunErrorEvent(
     message=(
@@ -66,7 +108,7 @@ _LOST = RunErrorEvent(
 
 
 def lost_frame() -> bytes:
-    """The frame a log appends to a run whose owner stopped renewing its lease.
+    """The frame a log appends to a run whose worker stopped renewing its lease.
 
     Examples:
         >>> lost_frame()[:40]
@@ -95,7 +137,7 @@ class Settings:
     """
 
     lease: float = LEASE
-    """Seconds a live run's owner has to renew its lease before readers call the run lost."""
+    """Seconds a live run's worker has to renew its lease before readers call the run lost."""
     ttl: float = TTL
     """Seconds a finished run (its frames, its status) and a thread record are kept."""
     max_run_seconds: float = MAX_RUN_SECONDS
@@ -124,7 +166,7 @@ class Settings:
 
     @property
     def renew_every(self) -> float:
-        """How often an owner renews its lease: a third of it, so one late renewal is no loss."""
+        """How often a worker renews its lease: a third of it, so one late renewal is no loss."""
         return self.lease / 3
 
     @property
@@ -179,11 +221,13 @@ class Page:
 class ThreadRecord:
     """What a UI holds after a thread's finished runs: messages and state (wire JSON), run ids.
 
+    The owner is kept beside the record, never in what the thread route answers.
+
     Examples:
-        >>> record = ThreadRecord("t", messages=[], state={}, run_ids=["r1"])
+        >>> record = ThreadRecord("t", messages=[], state={}, run_ids=["r1"], owner="alice")
         >>> record.wire()
         {'threadId': 't', 'messages': [], 'state': {}, 'runIds': ['r1']}
-        >>> ThreadRecord.from_wire(record.wire()) == record
+        >>> ThreadRecord.from_wire(record.wire(), owner="alice") == record
         True
     """
 
@@ -191,6 +235,8 @@ class ThreadRecord:
     messages: list[JsonValue]
     state: JsonValue
     run_ids: list[str]
+    owner: str = SHARED
+    """The identity the thread belongs to (`SHARED`: the shared space's)."""
 
     def wire(self) -> dict[str, JsonValue]:
         """The record as the thread route answers it."""
@@ -202,40 +248,46 @@ class ThreadRecord:
         }
 
     @classmethod
-    def from_wire(cls, wire: dict[str, JsonValue]) -> ThreadRecord:
-        """The record a log stored with `wire()`."""
+    def from_wire(cls, wire: dict[str, JsonValue], *, owner: str = SHARED) -> ThreadRecord:
+        """The record a log stored with `wire()`, and its owner, stored beside it."""
         messages, run_ids = wire["messages"], wire["runIds"]
         assert isinstance(messages, list)  # noqa: S101 - written by `wire()`
         assert isinstance(run_ids, list)  # noqa: S101
-        return cls(str(wire["threadId"]), messages, wire["state"], [str(r) for r in run_ids])
+        thread_id, state = str(wire["threadId"]), wire["state"]
+        return cls(thread_id, messages, state, [str(r) for r in run_ids], owner=owner)
 
 
 class RunLog(Protocol):
     """Where a durable endpoint keeps its runs: frames, leases, cancellation, threads.
 
     Every method is a coroutine; a store that cannot be reached, or refuses a command, raises
-    `agui.errors.RunLogError`. See `MemoryRunLog` and `RedisRunLog`.
+    `agui.errors.RunLogError`. A `run_id` is the run's key, `run_key(owner, id)`. See
+    `MemoryRunLog` and `RedisRunLog`.
     """
 
     settings: Settings
     """The lease, the TTL, the longest run and the events kept per run."""
 
-    async def begin(self, run_id: str, thread_id: str) -> str | None:
-        """Start a live run owned by this log and reserve its thread; `None` when done.
+    async def begin(
+        self, run_id: str, thread_id: str, *, owner: str = SHARED
+    ) -> str | Owned | None:
+        """Start a live run run by this log and reserve its thread; `None` when done.
 
-        Otherwise nothing changes and the answer names what is in the way: `run_id` itself
-        when that run exists already, or the live run that holds the thread.
+        `owner` is the owner of the space the run's key is in. Otherwise nothing changes and
+        the answer names what is in the way: `Owned` when the thread is another owner's
+        (checked first), `run_id` itself when that run exists already, or the live run (its
+        key) that holds the thread.
         """
         ...
 
     async def append(
         self, run_id: str, frames: Sequence[bytes], *, thread: ThreadRecord | None = None
     ) -> bool:
-        """Add a batch of frames to a run this log owns, in one round trip.
+        """Add a batch of frames to a run this log runs, in one round trip.
 
         With `thread`, the batch is the run's last: the run ends, the thread record is written
         and the thread is free. `False` when the run is no longer this log's to write (it was
-        called lost, or it expired): its owner stops it. An empty batch raises `UsageError`.
+        called lost, or it expired): its worker stops it. An empty batch raises `UsageError`.
         """
         ...
 
@@ -260,7 +312,7 @@ class RunLog(Protocol):
         ...
 
     async def cancel(self, run_id: str) -> CancelAnswer:
-        """Ask the run's owner, whichever worker it is, to cancel it."""
+        """Ask the run's worker, whichever it is, to cancel it."""
         ...
 
     def watch(self, run_id: str, on_cancel: Callable[[], object]) -> Callable[[], None]:
@@ -269,6 +321,14 @@ class RunLog(Protocol):
 
     async def thread(self, thread_id: str) -> ThreadRecord | None:
         """The thread's record after its finished runs; `None` when unknown or expired."""
+        ...
+
+    async def owner(self, thread_id: str) -> str | None:
+        """Whose the thread is, with a finished or a live run; `None`: nobody's yet."""
+        ...
+
+    async def run_thread(self, run_id: str) -> str | None:
+        """The thread of a run the log holds; `None` when it holds no such run."""
         ...
 
     async def aclose(self) -> None:

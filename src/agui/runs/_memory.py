@@ -19,9 +19,11 @@ from agui.runs._log import (
     LEASE,
     MAX_RUN_SECONDS,
     MAXLEN,
+    SHARED,
     TTL,
     CancelAnswer,
     LeaseAnswer,
+    Owned,
     Page,
     Settings,
     ThreadRecord,
@@ -35,7 +37,8 @@ __all__ = ["MemoryRunLog"]
 @dataclasses.dataclass
 class _Run:
     thread_id: str
-    owner: str
+    worker: str  # the log that runs it: its lease is this log's to renew
+    space: str  # the owner of its thread, whose space its key is in
     lease_until: float
     expires: float
     # The frames alone, the last one's id `last`: bytes, which the garbage collector never
@@ -74,7 +77,7 @@ class MemoryRunLog:
         maxlen: int = MAXLEN,
     ) -> None:
         self.settings = Settings(lease, ttl, max_run_seconds, maxlen)
-        self._owner = uuid.uuid4().hex
+        self._worker = uuid.uuid4().hex
         self._runs: dict[str, _Run] = {}
         self._threads: dict[str, tuple[ThreadRecord, float]] = {}
         self._busy: dict[str, str] = {}
@@ -98,9 +101,14 @@ class MemoryRunLog:
             return None
         return run
 
-    async def begin(self, run_id: str, thread_id: str) -> str | None:
+    async def begin(
+        self, run_id: str, thread_id: str, *, owner: str = SHARED
+    ) -> str | Owned | None:
         """Start a live run and reserve its thread (see `RunLog.begin`)."""
         self._sweep()
+        held_by = await self.owner(thread_id)
+        if held_by is not None and held_by != owner:
+            return Owned(held_by)
         if self._run(run_id) is not None:
             return run_id
         holder = self._busy.get(thread_id)
@@ -111,7 +119,8 @@ class MemoryRunLog:
         settings = self.settings
         self._runs[run_id] = _Run(
             thread_id,
-            self._owner,
+            self._worker,
+            owner,
             lease_until=now + settings.lease,
             expires=now + settings.max_run_seconds + settings.ttl,
         )
@@ -174,9 +183,9 @@ class MemoryRunLog:
         _wake(waiters)
 
     def _owned(self, run_id: str) -> _Run | None:
-        """The live run this log owns, or `None`; a lease that lapsed is lost, even to its owner."""
+        """The live run this log runs, or `None`; a lapsed lease is lost, even to its worker."""
         run = self._run(run_id)
-        if run is None or run.owner != self._owner:
+        if run is None or run.worker != self._worker:
             return None
         if run.live:
             self._settle(run_id, run)
@@ -231,7 +240,7 @@ class MemoryRunLog:
             self._end(run_id, run)
 
     async def cancel(self, run_id: str) -> CancelAnswer:
-        """Ask the owner to cancel the run (see `RunLog.cancel`)."""
+        """Ask the run's worker to cancel it (see `RunLog.cancel`)."""
         run = self._run(run_id)
         if run is None:
             return "unknown"
@@ -259,6 +268,20 @@ class MemoryRunLog:
             del self._threads[thread_id]
             return None
         return found[0]
+
+    async def owner(self, thread_id: str) -> str | None:
+        """Whose the thread is (see `RunLog.owner`): its record's owner, or its live run's."""
+        record = await self.thread(thread_id)
+        if record is not None:
+            return record.owner
+        holder = self._busy.get(thread_id)
+        run = None if holder is None else self._run(holder)
+        return None if run is None else run.space
+
+    async def run_thread(self, run_id: str) -> str | None:
+        """The thread of a run the log holds (see `RunLog.run_thread`)."""
+        run = self._run(run_id)
+        return None if run is None else run.thread_id
 
     async def aclose(self) -> None:
         """Nothing to release: the runs go with the process."""

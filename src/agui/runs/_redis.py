@@ -26,9 +26,11 @@ from agui.runs._log import (
     LEASE,
     MAX_RUN_SECONDS,
     MAXLEN,
+    SHARED,
     TTL,
     CancelAnswer,
     LeaseAnswer,
+    Owned,
     Page,
     Settings,
     ThreadRecord,
@@ -84,7 +86,7 @@ class RedisRunLog:
             self._redis: Redis = Redis.from_url(url)  # pyright: ignore[reportUnknownMemberType]
         except ValueError as error:  # what redis-py says of a URL it cannot read
             raise UsageError(_not_a_url(url, str(error))) from None
-        self._owner = uuid.uuid4().hex
+        self._worker = uuid.uuid4().hex
         self._channel = f"{prefix}cancel"
         self._scripts: dict[str, AsyncScript] = {
             name: self._redis.register_script(getattr(_scripts, name)) for name in _scripts.__all__
@@ -105,6 +107,9 @@ class RedisRunLog:
 
     def _thread(self, thread_id: str) -> str:
         return f"{self.prefix}thread:{thread_id}"
+
+    def _identity(self, thread_id: str) -> str:
+        return f"{self.prefix}identity:{thread_id}"
 
     async def _call(self, command: Awaitable[T]) -> T:
         try:
@@ -127,16 +132,22 @@ class RedisRunLog:
     def _ttl_ms(self) -> int:
         return max(1, int(self.settings.ttl * 1000))
 
-    async def begin(self, run_id: str, thread_id: str) -> str | None:
+    async def begin(
+        self, run_id: str, thread_id: str, *, owner: str = SHARED
+    ) -> str | Owned | None:
         """Start a live run and reserve its thread (see `RunLog.begin`)."""
         run_key, _ = self._keys(run_id)
+        keys = [run_key, self._busy(thread_id), self._identity(thread_id), self._thread(thread_id)]
         found = await self._call(
             self._scripts["BEGIN"](
-                keys=[run_key, self._busy(thread_id)],
-                args=[run_id, thread_id, self._owner, self._lease_ms(), self._live_ms()],
+                keys=keys,
+                args=[run_id, thread_id, self._worker, self._lease_ms(), self._live_ms(), owner],
             )
         )
-        return None if found is None else _text(found)
+        if found is None:
+            return None
+        kind, named = cast("list[bytes]", found)
+        return Owned(_text(named)) if kind == b"owned" else _text(named)
 
     def _lease_ms(self) -> int:
         return int(self.settings.lease * 1000)
@@ -149,11 +160,12 @@ class RedisRunLog:
         run_key, log_key = self._keys(run_id)
         thread_id = "" if thread is None else thread.thread_id
         record = b"" if thread is None else json.dumps(thread.wire()).encode()
+        keys = [run_key, log_key, self._busy(thread_id), self._thread(thread_id)]
         done = await self._call(
             self._scripts["APPEND"](
-                keys=[run_key, log_key, self._busy(thread_id), self._thread(thread_id)],
+                keys=[*keys, self._identity(thread_id)],
                 args=[
-                    self._owner,
+                    self._worker,
                     len(frames),
                     b"\n".join(frames),
                     0 if thread is None else 1,
@@ -164,6 +176,7 @@ class RedisRunLog:
                     self._live_ms(),
                     self._lost,
                     self.prefix,
+                    SHARED if thread is None else thread.owner,
                 ],
             )
         )
@@ -176,7 +189,7 @@ class RedisRunLog:
         answer = await self._call(
             self._scripts["RENEW"](
                 keys=[run_key, log_key],
-                args=[self._owner, self._lease_ms(), run_id, self.prefix, *lost],
+                args=[self._worker, self._lease_ms(), run_id, self.prefix, *lost],
             )
         )
         return cast("LeaseAnswer", _text(answer))
@@ -184,7 +197,7 @@ class RedisRunLog:
     async def abandon(self, run_id: str) -> None:
         """End a live run of this log's with the lost frame now (see `RunLog.abandon`)."""
         run_key, log_key = self._keys(run_id)
-        lost = (self._lost, self._ttl_ms(), self.settings.maxlen, self.prefix, self._owner)
+        lost = (self._lost, self._ttl_ms(), self.settings.maxlen, self.prefix, self._worker)
         await self._call(self._scripts["ABANDON"](keys=[run_key, log_key], args=[run_id, *lost]))
 
     async def read(self, run_id: str, after: int, wait: float) -> Page | None:
@@ -271,8 +284,24 @@ class RedisRunLog:
 
     async def thread(self, thread_id: str) -> ThreadRecord | None:
         """The thread's record (see `RunLog.thread`)."""
-        found = await self._call(self._redis.get(self._thread(thread_id)))
-        return None if found is None else ThreadRecord.from_wire(json.loads(found))
+        keys = [self._thread(thread_id), self._identity(thread_id)]
+        found, owner = await self._call(self._redis.mget(keys))
+        if found is None:
+            return None
+        return ThreadRecord.from_wire(json.loads(found), owner=_owner(owner))
+
+    async def owner(self, thread_id: str) -> str | None:
+        """Whose the thread is (see `RunLog.owner`); one round trip."""
+        keys = [self._identity(thread_id), self._thread(thread_id), self._busy(thread_id)]
+        owner, record, holder = await self._call(self._redis.mget(keys))
+        if owner is None and record is None and holder is None:
+            return None
+        return _owner(owner)
+
+    async def run_thread(self, run_id: str) -> str | None:
+        """The thread of a run the log holds (see `RunLog.run_thread`)."""
+        found = await self._call(self._redis.hget(self._keys(run_id)[0], "thread"))
+        return None if found is None else _text(found)
 
     async def aclose(self) -> None:
         """Stop listening for cancels and close the connections."""
@@ -285,6 +314,11 @@ class RedisRunLog:
 
 def _text(value: object) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _owner(stored: object) -> str:
+    """A thread's owner as stored; none stored: written before owners existed, so shared."""
+    return SHARED if stored is None else _text(stored)
 
 
 def _unavailable(error: BaseException) -> RunLogError:

@@ -1,17 +1,20 @@
 """The Lua scripts of the Redis run log: each change to a run is one atomic script.
 
-A run is three keys under the log's prefix: `run:<id>` (a hash: `state` live or ended, `owner`,
-`lease` as the server's clock in milliseconds, `last` frame id, `cancel`), `log:<id>` (a
-stream; one entry per batch of frames, its id `0-<last frame id of the batch>`, its field `f`
-for a batch that leaves the run live or `e` for the one that ends it, its value the frames'
-JSON joined by newlines, which compact JSON never holds) and `busy:<thread id>` (the live run
-holding the thread, expiring with the lease). A thread's record is `thread:<id>`, its wire
-JSON. Every key is the prefix, its kind, `:` and the id, the id last, so no id, whatever it
-holds, names another's key. Times to keep a key are in milliseconds.
+A run is three keys under the log's prefix: `run:<id>` (a hash: `state` live or ended, `owner`
+the worker that runs it, `thread`, `identity` the owner of its thread, `lease` as the server's
+clock in milliseconds, `last` frame id, `cancel`), `log:<id>` (a stream; one entry per batch of
+frames, its id `0-<last frame id of the batch>`, its field `f` for a batch that leaves the run
+live or `e` for the one that ends it, its value the frames' JSON joined by newlines, which
+compact JSON never holds) and `busy:<thread id>` (the live run holding the thread, expiring with
+the lease). A thread's record is `thread:<id>`, its wire JSON, and its owner `identity:<id>`
+(kept at least as long as the thread's runs and record; a thread with a record or a live run
+and no `identity` was written before owners existed, and is the shared space's). A run's `<id>`
+is its key, `run_key(owner, run id)`. Every key is the prefix, its kind, `:` and the id, the id
+last, so no id, whatever it holds, names another's key. Times to keep a key are in milliseconds.
 
-Scripts rather than pipelines because each decision reads and writes together: an owner must not
-append to a run a reader has just called lost, and a run must not be called lost while its owner
-renews it. An owner whose lease lapsed (a worker paused past it) finds its run lost when it next
+Scripts rather than pipelines because each decision reads and writes together: a worker must not
+append to a run a reader has just called lost, and a run must not be called lost while its worker
+renews it. A worker whose lease lapsed (a worker paused past it) finds its run lost when it next
 appends or renews, as a reader would have: by then another run may hold the thread. The clock
 is the server's (`TIME`), so the workers' clocks never need to agree.
 """
@@ -53,18 +56,29 @@ end
 BEGIN = (
     _NOW
     + """
--- KEYS: run, busy; ARGV: run id, thread id, owner, lease ms, ms to keep a live run
+-- KEYS: run, busy, identity, thread; ARGV: run key, thread id, worker, lease ms, ms to keep a
+-- live run, the thread's owner as the caller has it
+local owner = redis.call('GET', KEYS[3])
+if not owner and (redis.call('EXISTS', KEYS[4]) == 1 or redis.call('EXISTS', KEYS[2]) == 1) then
+  owner = ''  -- written before owners existed: the shared space's
+end
+if owner and owner ~= ARGV[6] then
+  return {'owned', owner}
+end
 if redis.call('EXISTS', KEYS[1]) == 1 then
-  return ARGV[1]
+  return {'held', ARGV[1]}
 end
 local holder = redis.call('GET', KEYS[2])
 if holder then
-  return holder
+  return {'held', holder}
 end
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[4])
 redis.call('HSET', KEYS[1], 'state', 'live', 'owner', ARGV[3], 'thread', ARGV[2],
-  'lease', now_ms() + tonumber(ARGV[4]), 'last', 0, 'cancel', 0)
+  'identity', ARGV[6], 'lease', now_ms() + tonumber(ARGV[4]), 'last', 0, 'cancel', 0)
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
+if redis.call('PTTL', KEYS[3]) < tonumber(ARGV[5]) then
+  redis.call('SET', KEYS[3], ARGV[6], 'PX', ARGV[5])
+end
 return false
 """
 )
@@ -72,8 +86,8 @@ return false
 APPEND = (
     _SETTLE
     + """
--- KEYS: run, log, busy, thread; ARGV: owner, frame count, frames, final, thread JSON, ttl ms,
--- maxlen, run id, ms to keep a live run, lost frame, prefix
+-- KEYS: run, log, busy, thread, identity; ARGV: worker, frame count, frames, final, thread
+-- JSON, ttl ms, maxlen, run id, ms to keep a live run, lost frame, prefix, the thread's owner
 local fields = redis.call('HMGET', KEYS[1], 'state', 'owner', 'last', 'lease')
 if fields[1] ~= 'live' or fields[2] ~= ARGV[1] then
   return 0
@@ -92,6 +106,7 @@ if ARGV[4] == '1' then
   redis.call('PEXPIRE', KEYS[1], ARGV[6])
   redis.call('PEXPIRE', KEYS[2], ARGV[6])
   redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[6])
+  redis.call('SET', KEYS[5], ARGV[12], 'PX', ARGV[6])
   if redis.call('GET', KEYS[3]) == ARGV[8] then
     redis.call('DEL', KEYS[3])
   end

@@ -15,7 +15,16 @@ import logging
 from collections.abc import Callable, Sequence
 
 from agui.errors import RunLogError
-from agui.runs._log import LONGEST, CancelAnswer, LeaseAnswer, Page, RunLog, ThreadRecord
+from agui.runs._log import (
+    LONGEST,
+    SHARED,
+    CancelAnswer,
+    LeaseAnswer,
+    Owned,
+    Page,
+    RunLog,
+    ThreadRecord,
+)
 from agui.runs._memory import MemoryRunLog
 
 __all__ = ["Tail"]
@@ -61,14 +70,16 @@ class Tail:
             )
         )
 
-    async def begin(self, run_id: str, thread_id: str) -> str | None:
+    async def begin(
+        self, run_id: str, thread_id: str, *, owner: str = SHARED
+    ) -> str | Owned | None:
         """Begin the run in the log, and its local copy when it began.
 
         A copy of an earlier run of that id may still be here when the log no longer holds it
         (it expired there, or the store lost it, and a client sent the id again): the log is
         what says the id is free, so that copy goes, and the new run's readers read the new run.
         """
-        holder = await self._log.begin(run_id, thread_id)
+        holder = await self._log.begin(run_id, thread_id, owner=owner)
         if holder is None and self._local is not None:
             self._local.discard(run_id)
             await self._local.begin(run_id, run_id)
@@ -125,6 +136,14 @@ class Tail:
     async def thread(self, thread_id: str) -> ThreadRecord | None:
         """The thread's record in the log."""
         return await self._log.thread(thread_id)
+
+    async def owner(self, thread_id: str) -> str | None:
+        """Whose the thread is, in the log."""
+        return await self._log.owner(thread_id)
+
+    async def run_thread(self, run_id: str) -> str | None:
+        """The run's thread, in the log."""
+        return await self._log.run_thread(run_id)
 
     async def aclose(self) -> None:
         """Close the log."""

@@ -1,11 +1,14 @@
 """The thread record a run leaves: the thread's messages and state, folded with the run.
 
-When a durable run ends, its owner writes the thread's record with the run's last batch: the
+When a durable run ends, its worker writes the thread's record with the run's last batch: the
 messages and state the log held for the thread, the run's input, and the run's events folded
 on top (`agui.fold`), as a client would fold them. The run's deltas are joined block by block
 before the fold (the fold of the joined events is the same, and far cheaper), and joined while
 still records: building a model for each of a run's thousands of deltas only to join it to the
 next would cost more than the fold itself.
+
+The record is its owner's: a record the log holds for another owner (which `RunLog.begin` does
+not let a run start on) is never folded into this one, so no thread holds two owners' turns.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from agui.events import (
 )
 from agui.fold import fold
 from agui.messages import Message
-from agui.runs._log import RunLog, ThreadRecord
+from agui.runs._log import SHARED, RunLog, ThreadRecord
 from agui.types import RunAgentInput
 
 __all__ = ["RunEvents", "thread_after"]
@@ -32,9 +35,16 @@ __all__ = ["RunEvents", "thread_after"]
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 
 
-async def thread_after(log: RunLog, run_input: RunAgentInput, events: list[Event]) -> ThreadRecord:
-    """The thread's record once this run is added: messages received and added, the state."""
+async def thread_after(
+    log: RunLog, run_input: RunAgentInput, events: list[Event], *, owner: str = SHARED
+) -> ThreadRecord:
+    """The thread's record once this run is added: messages received and added, the state.
+
+    `owner` owns the run's thread; the record the log holds is read only when it is theirs.
+    """
     prior = await log.thread(run_input.thread_id)
+    if prior is not None and prior.owner != owner:
+        prior = None
     held: list[JsonValue] = [] if prior is None else list(prior.messages)
     known = {str(m.get("id")) for m in held if isinstance(m, dict)}
     held += [m.model_dump(mode="json") for m in run_input.messages if m.id not in known]
@@ -49,6 +59,7 @@ async def thread_after(log: RunLog, run_input: RunAgentInput, events: list[Event
         messages=[m.model_dump(mode="json") for m in folded.messages],
         state=folded.state,
         run_ids=[*([] if prior is None else prior.run_ids), run_input.run_id],
+        owner=owner,
     )
 
 
