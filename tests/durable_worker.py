@@ -18,6 +18,7 @@ from pydantic import JsonValue
 
 import agui
 from agui import RunContext
+from agui.asgi import AguiApp
 from agui.asgi._server import LIMITS, listen
 from agui.events import CustomEvent, StateSnapshotEvent
 from agui.runs import RedisRunLog
@@ -37,7 +38,11 @@ async def counter(ctx: RunContext[JsonValue]) -> None:
 
 def main() -> None:
     url, lease = sys.argv[1], float(sys.argv[2])
-    app = agui.asgi_app(counter, runs=RedisRunLog(url, lease=lease))
+    serve(agui.asgi_app(counter, runs=RedisRunLog(url, lease=lease)))
+
+
+def serve(app: AguiApp[JsonValue]) -> None:
+    """Serve `app` on a free port of 127.0.0.1, say which, and run until stopped."""
     sock = listen("127.0.0.1", 0)
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2, **LIMITS)
     print(f"port {sock.getsockname()[1]}", flush=True)  # noqa: T201

@@ -574,11 +574,11 @@ def test_a_redis_that_is_down_is_a_503_with_retry_after() -> None:
 
 
 class Worker:
-    """One uvicorn worker process serving `counter` on a Redis log."""
+    """One uvicorn worker process serving `counter` on a Redis log (`script`: which way)."""
 
-    def __init__(self, redis_url: str, lease: float) -> None:
+    def __init__(self, redis_url: str, lease: float, script: str = "durable_worker.py") -> None:
         self.process = subprocess.Popen(  # noqa: S603 - this interpreter, a fixed script
-            [sys.executable, str(TESTS / "durable_worker.py"), redis_url, str(lease)],
+            [sys.executable, str(TESTS / script), redis_url, str(lease)],
             stdout=subprocess.PIPE,
             text=True,
             env={**os.environ, "PYTHONPATH": str(TESTS.parent / "src")},
@@ -609,11 +609,13 @@ def redis() -> Iterator[RedisServer]:
         yield server
 
 
-@pytest.fixture(scope="module")
-def workers(redis: RedisServer) -> Iterator[tuple[Worker, Worker]]:
-    a = Worker(redis.url, LEASE)
+def worker_pair(
+    redis: RedisServer, script: str = "durable_worker.py"
+) -> Iterator[tuple[Worker, Worker]]:
+    """Two workers of `script` on one Redis, stopped when the generator is closed."""
+    a = Worker(redis.url, LEASE, script)
     try:
-        b = Worker(redis.url, LEASE)
+        b = Worker(redis.url, LEASE, script)
     except BaseException:
         a.stop()
         raise
@@ -622,6 +624,11 @@ def workers(redis: RedisServer) -> Iterator[tuple[Worker, Worker]]:
     finally:
         a.stop()
         b.stop()
+
+
+@pytest.fixture(scope="module")
+def workers(redis: RedisServer) -> Iterator[tuple[Worker, Worker]]:
+    yield from worker_pair(redis)
 
 
 def test_a_run_on_worker_a_reads_to_its_end(workers: tuple[Worker, Worker]) -> None:
