@@ -28,7 +28,7 @@ stream, as a JSON body `{"code": ..., "message": ...}` (`Content-Type: applicati
 | the body is not whole within `body_timeout` seconds | 408 (`Connection: close`) | `BODY_TIMEOUT` |
 | the body is empty, or not JSON | 400 | `EMPTY_BODY` / `INVALID_JSON` |
 | the body is not a valid `RunAgentInput` | 422, with `errors` | `INVALID_INPUT` |
-| a hook raises (`authorize`, the `transformers` factory, `capabilities`) | 500 | `HOOK_FAILED` |
+| a hook fails: `authorize`, `transformers`, `capabilities`, `thread_access` | 500 | `HOOK_FAILED` |
 
 A 422 lists each problem once in `errors` (`{"path": <JSON Pointer>, "message": ...}`), at most
 20 of them, with `omitted` counting the rest. A hook fails at its own step (`authorize` in its
@@ -60,10 +60,22 @@ only the page to give. Other methods get 405 with `Allow: GET, HEAD, POST`. With
 (the default), a `GET` is refused with 405 and `Allow: POST`, as in the table above.
 
 **Authorization.** `authorize(headers)` gets the request headers (lower-case names) before the
-body is read and returns `True` to admit the request (it may be async). When it returns `False`
-the status says whether credentials were offered: no `Authorization` header gives 401 with
+body is read and returns `True` to admit the request, or a `str`, the caller's identity (it may
+be async). When it returns `False` (or another falsy value, or neither a `bool` nor a `str`) the
+status says whether credentials were offered: no `Authorization` header gives 401 with
 `WWW-Authenticate: Bearer`, an `Authorization` header that was refused gives 403. A hook that
-wants another status or message raises `agui.errors.Refused(message, status=...)`.
+wants another status or message raises `agui.errors.Refused(message, status=...)`. An identity
+must be printable text of 1 to 256 characters; another `str` is a 500 `HOOK_FAILED` naming
+that rule.
+
+**Identities.** With a run log (`runs=`), runs and threads belong to their owner: the identity
+that started the thread's first run, or the shared space of every caller admitted with `True`
+(`agui.runs.SHARED`). Every durable route (a run's events, a resume, a cancel, a thread, a POST
+on an existing thread) answers another identity 404 with the body of an unknown id, and run ids
+are per owner. `thread_access(identity, thread_id, action)` (sync or async; `"read"`, `"run"`,
+`"cancel"`) is asked where that rule would refuse, and its `True` shares the thread for that
+action; a shared thread's runs are named `runs/<id>/events?thread=<thread id>`. See
+`agui.asgi._identity` and "Many users" in the HTTP guide.
 
 **Streaming.** The 200 and its headers (`Cache-Control: no-cache, no-store, no-transform`,
 `X-Accel-Buffering: no`, `Vary: Accept`) go out before the agent runs, so every run-time failure
@@ -118,6 +130,7 @@ from __future__ import annotations
 
 from agui.asgi._admission import Receive, Scope, Send
 from agui.asgi._app import BODY_TIMEOUT, KEEPALIVE, MAX_BODY_BYTES, AguiApp, Authorize, asgi_app
+from agui.asgi._identity import MAX_IDENTITY_LENGTH, Action, ThreadAccess
 from agui.asgi._origins import LOOPBACK_HOSTS
 from agui.asgi._streaming import DisconnectHook, TransformerFactory
 
@@ -126,12 +139,15 @@ __all__ = [
     "KEEPALIVE",
     "LOOPBACK_HOSTS",
     "MAX_BODY_BYTES",
+    "MAX_IDENTITY_LENGTH",
+    "Action",
     "AguiApp",
     "Authorize",
     "DisconnectHook",
     "Receive",
     "Scope",
     "Send",
+    "ThreadAccess",
     "TransformerFactory",
     "asgi_app",
 ]
