@@ -9,6 +9,9 @@ and a one-message agent, each twice:
 - `/redis/`, `/redis-small/`: `agui.asgi_app(agent, runs=RedisRunLog(url))`: every batch is
   appended to Redis by the run's task (one script per batch), and the response is read from
   the worker's local copy of what Redis accepted (a reader on another worker reads Redis);
+- `/redis-id/`: the same behind an `authorize` that names an identity, so the run and its
+  thread are that identity's (its key in its owner's space, its thread's owner checked when it
+  begins);
 - `/_stats`: the server's own CPU time (`resource.getrusage`).
 
 The redis-server is the bench's own (a free loopback port, no persistence). Measured:
@@ -16,7 +19,9 @@ The redis-server is the bench's own (a free loopback port, no persistence). Meas
 1. **Server CPU per event** of the workload run, from `/_stats` before and after, one stream at
    a time, in rounds that alternate the order; the figure is `/redis/`'s CPU per event over
    `/none/`'s in the same round (median, min-max). Target: <= 1.5x. The redis-server's own CPU
-   is not the agui server's and is printed apart, per event, for scale.
+   is not the agui server's and is printed apart, per event, for scale. In the same rounds,
+   `/redis-id/`'s CPU per event over `/redis/`'s: what owners cost a run its worker serves.
+   Target: within the rounds' noise: 1.0 inside the rounds' range, and the median within 10%.
 2. **Time to first event** of the small run: request sent to the first `data:` byte, sequential
    runs, p50 and p95 for each. Target for `/redis-small/`: p95 < 5 ms.
 
@@ -40,6 +45,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import uvicorn
@@ -56,6 +62,7 @@ from agui import RunContext
 from agui.runs import RedisRunLog
 
 CPU_TARGET = 1.5
+IDENTITY_NOISE = 0.10
 FIRST_EVENT_TARGET_MS = 5.0
 _ids = itertools.count()
 
@@ -77,8 +84,16 @@ def server_app(url: str) -> Starlette:
             Mount("/redis-small", app=agui.asgi_app(small, runs=RedisRunLog(url))),
             Mount("/none", app=agui.asgi_app(big)),
             Mount("/redis", app=agui.asgi_app(big, runs=RedisRunLog(url))),
+            Mount(
+                "/redis-id",
+                app=agui.asgi_app(big, runs=RedisRunLog(url), authorize=_bench_user),
+            ),
         ]
     )
+
+
+def _bench_user(headers: Mapping[str, str]) -> str:
+    return headers.get("x-bench-user", "bench-user")
 
 
 def serve(url: str) -> None:
@@ -128,16 +143,21 @@ def _redis_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def cpu_rounds(port: int, count: int, redis_pid: int) -> tuple[list[float], list[float]]:
-    """Per round: /redis/'s server CPU per event over /none/'s; redis-server's µs per event."""
+async def cpu_rounds(
+    port: int, count: int, redis_pid: int
+) -> tuple[list[float], list[float], list[float]]:
+    """Per round: /redis/'s server CPU per event over /none/'s, /redis-id/'s over /redis/'s;
+    redis-server's µs per event."""
     ratios: list[float] = []
+    owned: list[float] = []
     redis_costs: list[float] = []
-    absolute: dict[str, list[float]] = {"/none/": [], "/redis/": []}
-    for path in ("/none/", "/redis/"):  # warm-up
+    paths = ("/none/", "/redis/", "/redis-id/")
+    absolute: dict[str, list[float]] = {path: [] for path in paths}
+    for path in paths:  # warm-up
         await stream(port, path)
     for turn in range(count):
         per_event: dict[str, float] = {}
-        for path in ("/none/", "/redis/") if turn % 2 == 0 else ("/redis/", "/none/"):
+        for path in paths[turn % 3 :] + paths[: turn % 3]:
             before, redis_before = await stats(port), _redis_cpu(redis_pid)
             status, _, frames = await stream(port, path)
             after, redis_after = await stats(port), _redis_cpu(redis_pid)
@@ -148,11 +168,12 @@ async def cpu_rounds(port: int, count: int, redis_pid: int) -> tuple[list[float]
             if path == "/redis/":
                 redis_costs.append((redis_after - redis_before) / frames * 1e6)
         ratios.append(per_event["/redis/"] / per_event["/none/"])
+        owned.append(per_event["/redis-id/"] / per_event["/redis/"])
     print(
         "for scale only, median server us/event: "
         + ", ".join(f"{path} {statistics.median(us):.2f}" for path, us in absolute.items())
     )
-    return ratios, redis_costs
+    return ratios, owned, redis_costs
 
 
 async def first_events(port: int, path: str, count: int) -> list[float]:
@@ -190,13 +211,21 @@ def _start_redis(directory: str) -> tuple[subprocess.Popen[bytes], str]:
     raise RuntimeError(message)
 
 
-async def measure(port: int, args: argparse.Namespace, redis_pid: int) -> tuple[float, float]:
-    ratios, redis_costs = await cpu_rounds(port, args.rounds, redis_pid)
+async def measure(
+    port: int, args: argparse.Namespace, redis_pid: int
+) -> tuple[float, float, float]:
+    ratios, owned, redis_costs = await cpu_rounds(port, args.rounds, redis_pid)
+    noise = min(owned) <= 1.0 <= max(owned)
     cpu = statistics.median(ratios)
     print(
         f"server CPU per event, redis log / no log: median {cpu:.2f}x "
         f"(min {min(ratios):.2f}x, max {max(ratios):.2f}x); redis-server itself "
         f"{statistics.median(redis_costs):.2f} us per event"
+    )
+    identity = statistics.median(owned)
+    print(
+        f"server CPU per event, redis log with identities / shared: median {identity:.2f}x "
+        f"(min {min(owned):.2f}x, max {max(owned):.2f}x)"
     )
     p95 = 0.0
     for path in ("/none-small/", "/redis-small/"):
@@ -206,7 +235,7 @@ async def measure(port: int, args: argparse.Namespace, redis_pid: int) -> tuple[
             f"time to first event, {path:<14}: p50 {_percentile(times, 0.5):5.2f} ms, "
             f"p95 {p95:5.2f} ms ({args.requests} sequential runs)"
         )
-    return cpu, p95
+    return cpu, p95, identity if noise else float("inf")
 
 
 def main() -> int:
@@ -232,13 +261,15 @@ def main() -> int:
                 f"{platform.python_version()}, {os.cpu_count()} CPUs, "
                 f"load average {os.getloadavg()[0]:.1f}"
             )
-            cpu, p95 = asyncio.run(measure(port, args, redis.pid))
+            cpu, p95, identity = asyncio.run(measure(port, args, redis.pid))
         finally:
             server.terminate()
             server.wait(timeout=30)
             redis.kill()
             redis.wait(timeout=30)
     print(f"target: redis log CPU/event <= {CPU_TARGET}x no log: {_verdict(cpu <= CPU_TARGET)}")
+    within = abs(identity - 1) <= IDENTITY_NOISE
+    print(f"target: identities' CPU/event within noise of shared runs': {_verdict(within)}")
     print(
         f"target: redis log p95 first event < {FIRST_EVENT_TARGET_MS} ms: "
         f"{_verdict(p95 < FIRST_EVENT_TARGET_MS)}"
