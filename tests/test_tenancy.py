@@ -536,3 +536,28 @@ def test_the_requests_own_cancellation_goes_through_an_async_thread_access() -> 
             await asking
 
     asyncio.run(scenario())
+
+
+def test_a_thread_whose_first_run_was_lost_stays_its_owners(
+    log_kind: str, redis: RedisServer
+) -> None:
+    async def scenario() -> tuple[object, object, object]:
+        redis.flush()
+        short: RunLog = (
+            MemoryRunLog(lease=0.05) if log_kind == "memory" else RedisRunLog(redis.url, lease=0.05)
+        )
+        try:
+            await short.begin(run_key("alice", "r1"), "t-lost", owner="alice")
+            await asyncio.sleep(0.1)
+            page = await short.read(run_key("alice", "r1"), 0, wait=0)
+            bobs = await short.begin(run_key("bob", "r2"), "t-lost", owner="bob")
+            hers = await short.begin(run_key("alice", "r2"), "t-lost", owner="alice")
+        finally:
+            await short.aclose()
+        return None if page is None else page.ended, bobs, hers
+
+    ended, bobs, hers = asyncio.run(scenario())
+
+    assert ended is True  # the lease lapsed: RUN_LOST, and the thread is free again
+    assert bobs == Owned("alice")
+    assert hers is None

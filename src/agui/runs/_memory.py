@@ -38,7 +38,6 @@ __all__ = ["MemoryRunLog"]
 class _Run:
     thread_id: str
     worker: str  # the log that runs it: its lease is this log's to renew
-    space: str  # the owner of its thread, whose space its key is in
     lease_until: float
     expires: float
     # The frames alone, the last one's id `last`: bytes, which the garbage collector never
@@ -81,6 +80,7 @@ class MemoryRunLog:
         self._runs: dict[str, _Run] = {}
         self._threads: dict[str, tuple[ThreadRecord, float]] = {}
         self._busy: dict[str, str] = {}
+        self._owners: dict[str, tuple[str, float]] = {}  # a thread's owner, until when
         self._watchers: dict[str, Callable[[], object]] = {}
         self._swept = time.monotonic()
 
@@ -117,14 +117,14 @@ class MemoryRunLog:
             return holder
         now = time.monotonic()
         settings = self.settings
+        expires = now + settings.max_run_seconds + settings.ttl
         self._runs[run_id] = _Run(
-            thread_id,
-            self._worker,
-            owner,
-            lease_until=now + settings.lease,
-            expires=now + settings.max_run_seconds + settings.ttl,
+            thread_id, self._worker, lease_until=now + settings.lease, expires=expires
         )
         self._busy[thread_id] = run_id
+        # The thread stays its owner's at least as long as the run is kept, ended or lost.
+        _, kept = self._owners.get(thread_id, (owner, 0.0))
+        self._owners[thread_id] = (owner, max(kept, expires))
         return None
 
     def _sweep(self) -> None:
@@ -137,6 +137,8 @@ class MemoryRunLog:
             self.discard(run_id)
         for thread_id in [t for t, (_, expires) in self._threads.items() if expires <= now]:
             del self._threads[thread_id]
+        for thread_id in [t for t, (_, expires) in self._owners.items() if expires <= now]:
+            del self._owners[thread_id]
 
     def discard(self, run_id: str) -> None:
         """Forget a run at once, live or finished: readers find it gone, and its thread is free.
@@ -170,7 +172,9 @@ class MemoryRunLog:
         self._add(run, frames)
         if thread is not None:
             self._end(run_id, run)
-            self._threads[thread.thread_id] = (thread, time.monotonic() + self.settings.ttl)
+            kept = time.monotonic() + self.settings.ttl
+            self._threads[thread.thread_id] = (thread, kept)
+            self._owners[thread.thread_id] = (thread.owner, kept)
         return True
 
     def _add(self, run: _Run, frames: Sequence[bytes]) -> None:
@@ -270,13 +274,11 @@ class MemoryRunLog:
         return found[0]
 
     async def owner(self, thread_id: str) -> str | None:
-        """Whose the thread is (see `RunLog.owner`): its record's owner, or its live run's."""
-        record = await self.thread(thread_id)
-        if record is not None:
-            return record.owner
-        holder = self._busy.get(thread_id)
-        run = None if holder is None else self._run(holder)
-        return None if run is None else run.space
+        """Whose the thread is (see `RunLog.owner`): kept from its first run, as in Redis."""
+        found = self._owners.get(thread_id)
+        if found is None or found[1] <= time.monotonic():
+            return None
+        return found[0]
 
     async def run_thread(self, run_id: str) -> str | None:
         """The thread of a run the log holds (see `RunLog.run_thread`)."""
