@@ -1,16 +1,16 @@
 """The endpoint's hooks failing: a JSON 500 that names the hook, and its traceback in the log.
 
 `asgi_app` calls the application's code before a run starts: `authorize(headers)`, the
-`transformers` factory, a `capabilities` function. Left alone, an exception there reaches the
-ASGI server, which answers a bare `500 Internal Server Error` in plain text, without the CORS
-headers a page needs to read it, and the page's client cannot tell it from the server falling
-over. So a hook that raises (or returns what it must not) is answered like any refusal: a JSON
-body with the stable code `HOOK_FAILED`, naming the hook and the exception's type, never its
-message (it may carry what the hook was guarding); the traceback goes to the `agui.asgi` log at
-ERROR. That holds for a `KeyboardInterrupt`, `SystemExit` or stray `CancelledError` the hook
-raises too, as it does for an agent's: a real signal never arrives inside a hook (the server's
-handler has it), and only the request's own cancellation (a shutdown), which can reach only an
-async hook, goes on (`lets_through`).
+`transformers` factory, a `capabilities` function, `thread_access` (`agui.asgi._identity`). Left
+alone, an exception there reaches the ASGI server, which answers a bare `500 Internal Server Error`
+in plain text, without the CORS headers a page needs to read it, and the page's client cannot tell
+it from the server falling over. So a hook that raises (or returns what it must not) is answered
+like any refusal: a JSON body with the stable code `HOOK_FAILED`, naming the hook and the
+exception's type, never its message (it may carry what the hook was guarding); the traceback goes to
+the `agui.asgi` log at ERROR. That holds for a `KeyboardInterrupt`, `SystemExit` or stray
+`CancelledError` the hook raises too, as it does for an agent's: a real signal never arrives inside
+a hook (the server's handler has it), and only the request's own cancellation (a shutdown), which
+can reach only an async hook, goes on (`lets_through`).
 """
 
 from __future__ import annotations
