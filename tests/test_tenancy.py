@@ -561,3 +561,19 @@ def test_a_thread_whose_first_run_was_lost_stays_its_owners(
     assert ended is True  # the lease lapsed: RUN_LOST, and the thread is free again
     assert bobs == Owned("alice")
     assert hers is None
+
+
+def test_thread_access_must_be_a_function() -> None:
+    with pytest.raises(
+        agui.UsageError, match=r"thread_access must be a function \(sync or async\)"
+    ):
+        agui.asgi_app(counter, runs=MemoryRunLog(), thread_access=True)  # type: ignore[arg-type]
+
+
+def test_an_endpoint_without_a_run_log_admits_an_identity_as_it_admits_true() -> None:
+    with serving(agui.asgi_app(counter, authorize=by_token)) as url:
+        admitted = httpx.post(url, json=body("t", "r"), headers=ALICE, timeout=TIMEOUT)
+        refused = httpx.post(url, json=body("t", "r"), timeout=TIMEOUT)
+
+    assert frames_of(admitted.text)[-1]["type"] == "RUN_FINISHED"
+    assert (refused.status_code, refused.json()["code"]) == (401, "UNAUTHORIZED")
