@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from examples import hello
+from examples import hello, progress
 from examples.supervisor import app as supervisor
 from examples.task_board import app as board
 from examples.travel import app as travel
@@ -36,7 +36,7 @@ from agui.events import (
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
-from agui.messages import Message, UserMessage
+from agui.messages import ActivityMessage, Message, UserMessage
 from agui.testing import FoldedRun, assert_valid, collect, fold
 from agui.types import InterruptOutcome
 
@@ -671,3 +671,25 @@ async def _over_http(url: str, text: str) -> list[Event]:
             protocol_version="1.0",
         )
         return await client.run(given)
+
+
+# -- progress ----------------------------------------------------------------------------------
+
+
+def test_the_progress_example_reports_each_step_as_a_patch_of_one_activity(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(progress, "STEP_SECONDS", 0)
+
+    events = asyncio.run(collect(progress.agent, ask("Build the Q3 report")))
+
+    assert_valid(events)
+    kinds = [event.type for event in events]
+    assert kinds[:6] == ["RUN_STARTED", "ACTIVITY_SNAPSHOT"] + ["ACTIVITY_DELTA"] * 4
+    (task,) = [m for m in fold(events).messages if isinstance(m, ActivityMessage)]
+    assert task.activity_type == "background-task"
+    assert task.content["status"] == "completed"
+    assert task.content["steps"] == [
+        {"title": title, "status": "completed"} for title in progress.STEPS
+    ]
+    assert task.content["result"] == {"total": 1250, "chart": "q3.png"}
