@@ -24,6 +24,7 @@ from pydantic import JsonValue
 
 import agui
 from agui import ResumeEntry, RunAgentInput, Tool, testing
+from agui.agents.a2ui import A2UIOperations
 from agui.agents.models import ChatMessage, OpenAIModel, ScriptedModel
 from agui.asgi import AguiApp
 from agui.client import AGUIClient
@@ -337,7 +338,8 @@ def test_adding_publishes_the_board_inside_each_call_then_renders_it() -> None:
     assert ui.state == tasks((1, "water plants", False), (2, "pay rent", False))
     assert replies(ui)[-1] == "Added #1 water plants, #2 pay rent."
     surface = json.loads(cast("str", ui.messages[-1].content))
-    assert [next(iter(op)) for op in surface["operations"]] == ["surfaceUpdate", "beginRendering"]
+    assert _kinds(surface) == ["createSurface", "updateComponents", "updateDataModel"]
+    assert surface["a2ui_operations"][2]["updateDataModel"]["value"] == ui.state
 
 
 @pytest.mark.parametrize(
@@ -388,7 +390,13 @@ def test_the_board_is_drawn_anew_only_once_per_conversation() -> None:
 
     result = next(e for e in events if isinstance(e, ToolCallResultEvent))
     surface = json.loads(cast("str", result.content))
-    assert [next(iter(op)) for op in surface["operations"]] == ["surfaceUpdate"]
+    assert _kinds(surface) == ["updateComponents", "updateDataModel"]
+
+
+def _kinds(surface: dict[str, list[dict[str, JsonValue]]]) -> list[str]:
+    """The kinds of an `a2ui_operations` envelope's messages, checked to fit A2UI v0.9."""
+    A2UIOperations.read(cast("JsonValue", surface))
+    return [next(key for key in op if key != "version") for op in surface["a2ui_operations"]]
 
 
 @pytest.mark.parametrize("text", ["add water plants", "complete 1", "rename 1 to x", "delete 1"])

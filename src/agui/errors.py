@@ -18,6 +18,7 @@ AguiError
 │       ├── ModelUnavailable          no connection, or a 5xx (MODEL_UNAVAILABLE)
 │       └── UnsupportedContent        a message part the model cannot take (UNSUPPORTED_CONTENT)
 │           └── ContentTooLarge       an image over the model's size limit (CONTENT_TOO_LARGE)
+├── InvalidA2UI           an A2UI value that does not fit A2UI v0.9 (INVALID_SURFACE)
 ├── InvalidArguments      a tool call's argument text is partial, not JSON, or the wrong shape
 │                         (INVALID_ARGUMENTS)
 ├── Cancelled             the run was cancelled; emitting after that point raises it (CANCELLED)
@@ -71,6 +72,7 @@ __all__ = [
     "DecodeError",
     "FrameTooLarge",
     "HTTPStatusError",
+    "InvalidA2UI",
     "InvalidArguments",
     "InvalidInput",
     "MalformedEvent",
@@ -240,6 +242,17 @@ class ContentTooLarge(UnsupportedContent):
     """
 
     code: ClassVar[str] = "CONTENT_TOO_LARGE"
+
+
+class InvalidA2UI(AguiError, ValueError):
+    """Raised when an A2UI value (a message, an `a2ui_operations` envelope) does not fit v0.9.
+
+    Examples:
+        >>> InvalidA2UI("A2UI message 0 does not fit v0.9").code
+        'INVALID_SURFACE'
+    """
+
+    code: ClassVar[str] = "INVALID_SURFACE"
 
 
 class InvalidArguments(AguiError):
