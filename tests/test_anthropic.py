@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from collections.abc import (
@@ -57,7 +58,21 @@ from agui.events import (
     RunErrorEvent,
     ToolCallArgsEvent,
 )
-from agui.messages import AssistantMessage, Message, ReasoningMessage, ToolMessage, UserMessage
+from agui.messages import (
+    AssistantMessage,
+    AudioPart,
+    ContentPart,
+    DataSource,
+    DocumentPart,
+    FileSource,
+    ImagePart,
+    Message,
+    ReasoningMessage,
+    TextPart,
+    ToolMessage,
+    UrlSource,
+    UserMessage,
+)
 from agui.testing import assert_valid, collect, fold
 from agui.types import TokenUsage, Tool
 from fake_endpoint import FakeEndpoint, Reply, serving, serving_in_a_thread
@@ -1032,3 +1047,114 @@ def test_a_model_without_credentials_ends_the_run_with_an_authentication_error(
     assert isinstance(error, RunErrorEvent)
     assert error.code == "MODEL_AUTHENTICATION"
     assert "set ANTHROPIC_API_KEY, or pass api_key=" in error.message
+
+
+# -- media in user messages --------------------------------------------------------------------
+
+PNG = "iVBORw0KGgo="  # eight bytes of base64, a PNG's signature
+PDF = "JVBERi0xLjQ="  # "%PDF-1.4"
+
+
+def _ask(
+    parts: Sequence[ContentPart], *, max_image_bytes: int = 5 * 2**20
+) -> tuple[list[Event], FakeEndpoint]:
+    endpoint = FakeEndpoint([stream(start(), *text(0, "A cat."), *end("end_turn"))])
+
+    async def main() -> list[Event]:
+        async with serving(endpoint) as base_url:
+            model = AnthropicModel(
+                "claude-test",
+                base_url=base_url,
+                api_key="k",
+                max_retries=0,
+                max_image_bytes=max_image_bytes,
+            )
+            question = UserMessage(id="u1", content=list(parts))
+            given = RunAgentInput(thread_id="t", run_id="r1", messages=[question])
+            return await collect(ToolLoopAgent(model), given)
+
+    return asyncio.run(main()), endpoint
+
+
+def test_images_and_documents_reach_the_model_as_image_and_document_blocks_in_order() -> None:
+    parts: list[ContentPart] = [
+        TextPart(text="Compare these."),
+        ImagePart(source=DataSource(value=PNG, mime_type="image/png")),
+        ImagePart(source=UrlSource(value="https://example.com/cat.jpg")),
+        DocumentPart(source=DataSource(value=PDF, mime_type="application/pdf")),
+        DocumentPart(source=UrlSource(value="https://example.com/a.pdf")),
+        DocumentPart(source=DataSource(value="bm90ZXM=", mime_type="text/plain")),
+    ]
+
+    events, endpoint = _ask(parts)
+
+    _checked(events)
+    pdf = {"type": "base64", "media_type": "application/pdf", "data": PDF}
+    assert endpoint.requests[0]["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Compare these."},
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": "image/png", "data": PNG},
+                },
+                {"type": "image", "source": {"type": "url", "url": "https://example.com/cat.jpg"}},
+                {"type": "document", "source": pdf},
+                {"type": "document", "source": {"type": "url", "url": "https://example.com/a.pdf"}},
+                {
+                    "type": "document",
+                    "source": {"type": "text", "media_type": "text/plain", "data": "notes"},
+                },
+            ],
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    ("part", "shown"),
+    [
+        (
+            AudioPart(source=DataSource(value="UklGRg==", mime_type="audio/wav")),
+            r"audio part \(audio/wav, inline data\) cannot go to AnthropicModel 'claude-test'",
+        ),
+        (
+            ImagePart(source=DataSource(value=PNG, mime_type="image/bmp")),
+            r"image part \(image/bmp, inline data\) .*: the API takes a JPEG, PNG, GIF or WebP",
+        ),
+        (
+            DocumentPart(source=DataSource(value="//4=", mime_type="text/plain")),
+            r"document part \(text/plain, inline data\) .*: the API takes a PDF",
+        ),
+        (
+            DocumentPart(source=DataSource(value=PDF, mime_type="application/msword")),
+            r"document part \(application/msword, inline data\) .*: the API takes a PDF",
+        ),
+        (
+            DocumentPart(source=FileSource(value="file-1")),
+            r"document part \(a file id\) .*: the API takes a PDF",
+        ),
+    ],
+    ids=["audio", "bmp", "text-not-utf8", "word", "file-id"],
+)
+def test_a_part_the_messages_api_cannot_take_fails_the_run_before_any_request(
+    part: ContentPart, shown: str
+) -> None:
+    events, endpoint = _ask([part])
+
+    error = events[-1]
+    assert isinstance(error, RunErrorEvent)
+    assert error.code == "UNSUPPORTED_CONTENT"
+    assert re.search(r"user message 1's " + shown, error.message)
+    assert endpoint.requests == []
+
+
+def test_an_inline_image_over_the_limit_is_refused_with_content_too_large() -> None:
+    events, endpoint = _ask(
+        [ImagePart(source=DataSource(value=PNG * 400, mime_type="image/png"))], max_image_bytes=1000
+    )
+
+    error = events[-1]
+    assert isinstance(error, RunErrorEvent)
+    assert error.code == "CONTENT_TOO_LARGE"
+    assert endpoint.requests == []

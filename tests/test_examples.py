@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from examples import hello
+from examples import hello, progress
 from examples.supervisor import app as supervisor
 from examples.task_board import app as board
 from examples.travel import app as travel
@@ -24,6 +24,7 @@ from pydantic import JsonValue
 
 import agui
 from agui import ResumeEntry, RunAgentInput, Tool, testing
+from agui.agents.a2ui import A2UIOperations
 from agui.agents.models import ChatMessage, OpenAIModel, ScriptedModel
 from agui.asgi import AguiApp
 from agui.client import AGUIClient
@@ -36,7 +37,7 @@ from agui.events import (
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
-from agui.messages import Message, UserMessage
+from agui.messages import ActivityMessage, Message, UserMessage
 from agui.testing import FoldedRun, assert_valid, collect, fold
 from agui.types import InterruptOutcome
 
@@ -337,7 +338,8 @@ def test_adding_publishes_the_board_inside_each_call_then_renders_it() -> None:
     assert ui.state == tasks((1, "water plants", False), (2, "pay rent", False))
     assert replies(ui)[-1] == "Added #1 water plants, #2 pay rent."
     surface = json.loads(cast("str", ui.messages[-1].content))
-    assert [next(iter(op)) for op in surface["operations"]] == ["surfaceUpdate", "beginRendering"]
+    assert _kinds(surface) == ["createSurface", "updateComponents", "updateDataModel"]
+    assert surface["a2ui_operations"][2]["updateDataModel"]["value"] == ui.state
 
 
 @pytest.mark.parametrize(
@@ -388,7 +390,13 @@ def test_the_board_is_drawn_anew_only_once_per_conversation() -> None:
 
     result = next(e for e in events if isinstance(e, ToolCallResultEvent))
     surface = json.loads(cast("str", result.content))
-    assert [next(iter(op)) for op in surface["operations"]] == ["surfaceUpdate"]
+    assert _kinds(surface) == ["updateComponents", "updateDataModel"]
+
+
+def _kinds(surface: dict[str, list[dict[str, JsonValue]]]) -> list[str]:
+    """The kinds of an `a2ui_operations` envelope's messages, checked to fit A2UI v0.9."""
+    A2UIOperations.read(cast("JsonValue", surface))
+    return [next(key for key in op if key != "version") for op in surface["a2ui_operations"]]
 
 
 @pytest.mark.parametrize("text", ["add water plants", "complete 1", "rename 1 to x", "delete 1"])
@@ -671,3 +679,25 @@ async def _over_http(url: str, text: str) -> list[Event]:
             protocol_version="1.0",
         )
         return await client.run(given)
+
+
+# -- progress ----------------------------------------------------------------------------------
+
+
+def test_the_progress_example_reports_each_step_as_a_patch_of_one_activity(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(progress, "STEP_SECONDS", 0)
+
+    events = asyncio.run(collect(progress.agent, ask("Build the Q3 report")))
+
+    assert_valid(events)
+    kinds = [event.type for event in events]
+    assert kinds[:6] == ["RUN_STARTED", "ACTIVITY_SNAPSHOT"] + ["ACTIVITY_DELTA"] * 4
+    (task,) = [m for m in fold(events).messages if isinstance(m, ActivityMessage)]
+    assert task.activity_type == "background-task"
+    assert task.content["status"] == "completed"
+    assert task.content["steps"] == [
+        {"title": title, "status": "completed"} for title in progress.STEPS
+    ]
+    assert task.content["result"] == {"total": 1250, "chart": "q3.png"}

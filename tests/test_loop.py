@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import cast
 
 import openai
@@ -645,6 +645,71 @@ def test_the_application_context_joins_the_system_prompt() -> None:
     assert model.requests[0].messages[0] == ChatMessage.system(
         "Hi.\n\nContext from the application:\n- user's timezone: Europe/Paris"
     )
+
+
+class _Counter(BaseModel):
+    count: int = 0
+
+
+@tool
+def bump(ctx: RunContext[_Counter]) -> str:
+    """Add one to the counter."""
+    ctx.state.count += 1
+    ctx.publish_state()
+    return "bumped"
+
+
+def _counted(ctx: RunContext[_Counter]) -> str:
+    return f"The counter is at {ctx.state.count}."
+
+
+def test_instructions_as_a_function_see_the_state_as_it_stands_before_each_model_call() -> None:
+    model = ScriptedModel([Turn.tool_calls(Call("bump", {})), Turn.text("Done.")])
+    agent = ToolLoopAgent(model, tools=[bump], instructions=_counted)
+    context = [Context(description="user", value="Ana")]
+
+    events = asyncio.run(collect(agent, _input(context=context), state=_Counter))
+
+    assert_valid(events)
+    systems = [request.messages[0] for request in model.requests]
+    assert systems == [
+        ChatMessage.system(f"The counter is at {n}.\n\nContext from the application:\n- user: Ana")
+        for n in (0, 1)
+    ]
+
+
+def test_instructions_that_are_neither_text_nor_a_function_are_refused_at_construction() -> None:
+    with pytest.raises(UsageError, match=r"takes a string or a function .* got int"):
+        ToolLoopAgent(ScriptedModel([]), instructions=cast("str", 3))
+
+
+async def _async_prompt(ctx: RunContext[JsonValue]) -> str:
+    return f"{ctx.state}"
+
+
+def _no_prompt(ctx: RunContext[JsonValue]) -> JsonValue:
+    return ctx.state.get("prompt") if isinstance(ctx.state, dict) else None
+
+
+@pytest.mark.parametrize(
+    ("prompt", "returned"),
+    [(_async_prompt, "coroutine"), (_no_prompt, "NoneType")],
+    ids=["async", "none"],
+)
+def test_an_instructions_function_that_returns_no_string_fails_the_run_with_a_usage_error(
+    prompt: Callable[..., object], returned: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    agent = ToolLoopAgent(
+        ScriptedModel([Turn.text("Ok.")]), instructions=cast("Callable[..., str]", prompt)
+    )
+
+    events = asyncio.run(collect(agent, _input()))
+
+    error = events[-1]
+    assert isinstance(error, RunErrorEvent)
+    assert error.code == "USAGE_ERROR"
+    assert [event.type for event in events] == ["RUN_STARTED", "RUN_ERROR"]
+    assert f"returned {returned}, not a string" in caplog.text
 
 
 # -- the XML dispatcher, end to end ------------------------------------------------------------

@@ -35,6 +35,7 @@ from agui.errors import UsageError
 from agui.messages import (
     ActivityMessage,
     AssistantMessage,
+    ContentPart,
     DeveloperMessage,
     FunctionCall,
     ImagePart,
@@ -88,12 +89,11 @@ def _call(call_id: str, name: str = "f", arguments: str = "{}") -> ToolCall:
 
 
 def test_each_role_maps_to_the_provider_role_and_ui_only_messages_are_dropped() -> None:
+    look: list[ContentPart] = [TextPart(text="Look:"), ImagePart(source=UrlSource(value="x"))]
     history: list[Message] = [
         SystemMessage(id="s", content="Be brief."),
         DeveloperMessage(id="d", content="Use metric."),
-        UserMessage(
-            id="u", content=[TextPart(text="Look:"), ImagePart(source=UrlSource(value="x"))]
-        ),
+        UserMessage(id="u", content=look),
         ReasoningMessage(id="r", content="thinking"),
         ActivityMessage(id="p", activity_type="PLAN", content={}),
         AssistantMessage(id="a", content="Seen."),
@@ -102,7 +102,7 @@ def test_each_role_maps_to_the_provider_role_and_ui_only_messages_are_dropped() 
     assert chat_messages(history) == [
         ChatMessage.system("Be brief."),
         ChatMessage.system("Use metric."),
-        ChatMessage.user("Look:"),
+        ChatMessage.user("Look:", parts=look),
         ChatMessage.assistant("Seen."),
     ]
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Callable, Sequence
 from typing import cast
 
 import openai
 import pytest
 from pydantic import JsonValue
+from typing_extensions import TypedDict, Unpack
 
 from agui import RunAgentInput
 from agui.agents import ToolLoopAgent, tool
@@ -31,7 +33,18 @@ from agui.agents.models import (
 )
 from agui.errors import UsageError
 from agui.events import Event, RunErrorEvent
-from agui.messages import UserMessage
+from agui.messages import (
+    AudioPart,
+    ContentPart,
+    DataSource,
+    DocumentPart,
+    FileSource,
+    ImagePart,
+    TextPart,
+    UrlSource,
+    UserMessage,
+    VideoPart,
+)
 from agui.testing import assert_valid, collect
 from agui.types import TokenUsage, Tool
 from fake_endpoint import FakeEndpoint, Reply, serving
@@ -654,3 +667,142 @@ def test_a_model_name_that_is_not_text_is_refused_before_a_client_is_made(
         UsageError, match=r"OpenAIModel\(model\) takes the provider's name of the model, such as"
     ):
         OpenAIModel(cast("str", name))
+
+
+# -- media in user messages --------------------------------------------------------------------
+
+PNG = "iVBORw0KGgo="  # eight bytes of base64, a PNG's signature
+
+
+def _ask(
+    parts: Sequence[ContentPart], **options: Unpack[_MediaOptions]
+) -> tuple[list[Event], FakeEndpoint]:
+    endpoint = FakeEndpoint([sse(_chunk({"content": "A cat."}), _chunk({}, "stop"))])
+
+    async def main() -> list[Event]:
+        async with serving(endpoint, "/v1") as base_url:
+            model = OpenAIModel(
+                "gpt-test", base_url=base_url, api_key="k", max_retries=0, **options
+            )
+            question = UserMessage(id="u1", content=list(parts))
+            given = RunAgentInput(thread_id="t", run_id="r1", messages=[question])
+            return await collect(ToolLoopAgent(model), given)
+
+    return asyncio.run(main()), endpoint
+
+
+class _MediaOptions(TypedDict, total=False):
+    input_media: Sequence[str]
+    max_image_bytes: int
+
+
+def test_images_and_audio_reach_the_model_as_its_own_content_parts_in_order() -> None:
+    # The shape CopilotKit sends for an attached image: a data source with its mime type.
+    parts: list[ContentPart] = [
+        TextPart(text="What is in these?"),
+        ImagePart(source=DataSource(value=PNG, mime_type="image/png")),
+        ImagePart(source=UrlSource(value="https://example.com/cat.jpg")),
+        AudioPart(source=DataSource(value="UklGRg==", mime_type="audio/wav")),
+        AudioPart(source=DataSource(value="SUQz", mime_type="audio/mpeg")),
+    ]
+
+    events, endpoint = _ask(parts)
+
+    assert_valid(events)
+    assert endpoint.requests[0]["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "What is in these?"},
+                {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
+                {"type": "image_url", "image_url": {"url": "https://example.com/cat.jpg"}},
+                {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
+                {"type": "input_audio", "input_audio": {"data": "SUQz", "format": "mp3"}},
+            ],
+        }
+    ]
+
+
+def test_a_text_only_user_message_stays_a_plain_string() -> None:
+    _, endpoint = _ask([TextPart(text="Hi"), TextPart(text="there")])
+
+    assert endpoint.requests[0]["messages"] == [{"role": "user", "content": "Hi\nthere"}]
+
+
+@pytest.mark.parametrize(
+    ("part", "options", "shown"),
+    [
+        (
+            VideoPart(source=UrlSource(value="https://example.com/a.mp4")),
+            {},
+            r"video part \(a URL\) cannot go to OpenAIModel 'gpt-test': its API carries image",
+        ),
+        (
+            DocumentPart(source=DataSource(value=PNG, mime_type="application/pdf")),
+            {},
+            r"document part \(application/pdf, inline data\) cannot go to",
+        ),
+        (
+            ImagePart(source=DataSource(value=PNG, mime_type="image/png")),
+            {"input_media": ()},
+            r"image part \(image/png, inline data\) cannot go to .*: it is configured to take text",
+        ),
+        (
+            ImagePart(source=DataSource(value=PNG, mime_type="image/png")),
+            {"input_media": ("audio",)},
+            r"image part .*: it is configured to take audio only",
+        ),
+        (
+            ImagePart(source=FileSource(value="file-1")),
+            {},
+            r"image part \(a file id\) .*: the API takes an image as inline data or a URL",
+        ),
+        (
+            AudioPart(source=UrlSource(value="https://example.com/a.wav")),
+            {},
+            r"audio part \(a URL\) .*: the API takes audio as inline wav or mp3 data",
+        ),
+        (
+            AudioPart(source=DataSource(value="T2dn", mime_type="audio/ogg")),
+            {},
+            r"audio part \(audio/ogg, inline data\) .*: the API takes audio as inline wav or mp3",
+        ),
+    ],
+    ids=["video", "document", "text-only", "audio-only", "file-id", "audio-url", "ogg"],
+)
+def test_a_part_the_model_cannot_take_fails_the_run_before_any_request(
+    part: ContentPart, options: _MediaOptions, shown: str
+) -> None:
+    events, endpoint = _ask([TextPart(text="Look"), part], **options)
+
+    error = _error(events, "UNSUPPORTED_CONTENT")
+    assert re.search(r"user message 1's " + shown, error.message)
+    assert endpoint.requests == []
+
+
+def test_an_inline_image_over_the_limit_fails_the_run_with_its_size_and_the_limit() -> None:
+    image = ImagePart(source=DataSource(value="A" * 4000, mime_type="image/png"))
+
+    events, endpoint = _ask([image], max_image_bytes=2000)
+
+    error = _error(events, "CONTENT_TOO_LARGE")
+    assert "image part (image/png, inline data) is 0.0 MiB, over the 0.0 MiB limit" in error.message
+    assert endpoint.requests == []
+
+
+@pytest.mark.parametrize(
+    ("options", "shown"),
+    [
+        (
+            {"input_media": ("image", "video")},
+            r"input_media takes .* \(image, audio\), not \['video'\]",
+        ),
+        ({"max_image_bytes": 0}, r"max_image_bytes must be a whole number, at least 1, not 0"),
+    ],
+    ids=["video", "zero-limit"],
+)
+def test_media_options_the_api_cannot_honour_are_refused_when_the_model_is_built(
+    options: _MediaOptions, shown: str
+) -> None:
+    with pytest.raises(UsageError, match=shown):
+        OpenAIModel("gpt-test", base_url="http://127.0.0.1:9", **options)

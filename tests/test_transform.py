@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
+import json
 import logging
 from collections.abc import Iterator, Sequence
 from typing import cast
 
 import pytest
-from pydantic import JsonValue
+from pydantic import BaseModel, JsonValue
 
 from agui import EventType, RunAgentInput, RunContext
-from agui.errors import AgentError, ProtocolViolation, UsageError
+from agui.agents import ToolLoopAgent, tool
+from agui.agents.dispatch import NativeDispatcher
+from agui.agents.models import Call, ScriptedModel, Turn
+from agui.errors import AgentError, InvalidArguments, ProtocolViolation, UsageError
 from agui.events import (
     CustomEvent,
     Event,
@@ -31,7 +36,13 @@ from agui.events import (
 from agui.messages import TextPart
 from agui.sink import EventReceiver
 from agui.testing import assert_valid, collect, fold
-from agui.transform import FilterToolCalls, ToolResultToState, Transformer, apply_transformers
+from agui.transform import (
+    FilterToolCalls,
+    ToolArgsToState,
+    ToolResultToState,
+    Transformer,
+    apply_transformers,
+)
 from agui.types import AddOperation
 from agui.verify import Rule
 
@@ -428,3 +439,128 @@ def test_transformers_given_wrongly_are_refused_when_the_run_is_built(
             RunAgentInput(thread_id="t", run_id="r"),
             transformers=cast("Sequence[Transformer]", given),
         )
+
+
+# -- ToolArgsToState -----------------------------------------------------------------------------
+
+
+class _Doc(BaseModel):
+    document: str = ""
+
+
+class _Recipe(BaseModel):
+    title: str = ""
+    notes: dict[str, str] = {}
+
+
+class _Kitchen(BaseModel):
+    recipe: _Recipe = _Recipe()
+
+
+@tool
+def write_document(ctx: RunContext[_Doc], document: str) -> str:
+    """Write the document."""
+    ctx.state.document = document
+    ctx.publish_state()
+    return "written"
+
+
+def _writer(arguments: str) -> ScriptedModel:
+    return ScriptedModel([Turn.tool_calls(Call("write_document", arguments)), Turn.text("Done.")])
+
+
+def _write(arguments: str) -> list[Event]:
+    # Streamed calls reach the client (and the transformer) fragment by fragment.
+    streamed = NativeDispatcher(stream_tool_calls=True)
+    agent = ToolLoopAgent(_writer(arguments), tools=[write_document], dispatcher=streamed)
+    given = RunAgentInput(thread_id="t", run_id="r", state={"document": "draft"})
+    predict = ToolArgsToState("write_document", "document", state=_Doc)
+    return asyncio.run(collect(agent, given, state=_Doc, transformers=[predict]))
+
+
+def test_the_document_grows_in_state_while_the_arguments_stream() -> None:
+    story = "Once upon a time a dragon named Atlantis guarded the bay."
+    events = _write(json.dumps({"document": story}))
+
+    assert_valid(events)
+    grown = [
+        cast("str", cast("AddOperation", e.delta[0]).value)
+        for e in events
+        if isinstance(e, StateDeltaEvent) and e.delta[0].path == "/document"
+    ]
+    assert len(grown) > 3
+    assert all(later.startswith(earlier) for earlier, later in itertools.pairwise(grown))
+    assert grown[-1] == story
+    kinds = [e.type for e in events]
+    assert kinds.index("STATE_DELTA") < kinds.index("TOOL_CALL_END")  # during the call
+    assert fold(events).state == {"document": story}
+
+
+def test_only_the_named_tool_and_argument_are_published_once_per_change() -> None:
+    predict = ToolArgsToState("write", "document", "/doc")
+    ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"), transformers=[predict])
+    with ctx.tool_call("other") as call:
+        call.args('{"document": "no"}')
+    with ctx.tool_call("write") as call:
+        for piece in ('{"title": "T", ', '"document": "Hi', '"', ', "n": 1}'):
+            call.args(piece)
+    with ctx.tool_call("write") as call:
+        call.args("[1, 2]")
+
+    deltas = [e for e in events.drain() if isinstance(e, StateDeltaEvent)]
+    assert [d.model_dump(by_alias=True, exclude_none=True)["delta"] for d in deltas] == [
+        [{"op": "add", "path": "/doc", "value": "Hi"}]
+    ]
+
+
+def test_a_state_key_may_be_a_pointer_into_nested_state_and_mapping_members() -> None:
+    ToolArgsToState("t", "title", "/recipe/title", state=_Kitchen)
+    ToolArgsToState("t", "note", "/recipe/notes/salt", state=_Kitchen)
+
+
+@pytest.mark.parametrize(
+    ("key", "shown"),
+    [
+        ("body", r"state key '/body' is not in the state type: '/' has no member 'body'"),
+        ("/document/x", r"'/document' has no member 'x' \(its members: none\)"),
+    ],
+    ids=["unknown-key", "below-a-string"],
+)
+def test_a_state_key_the_state_type_lacks_is_refused_where_the_transformer_is_built(
+    key: str, shown: str
+) -> None:
+    with pytest.raises(UsageError, match=shown):
+        ToolArgsToState("write_document", "document", key, state=_Doc)
+
+
+def test_a_state_type_that_is_no_type_is_refused() -> None:
+    with pytest.raises(UsageError, match="the state type must be one"):
+        ToolArgsToState("write_document", "document", state={"document": ""})
+
+
+def test_arguments_that_never_become_json_end_the_run_with_one_invalid_arguments_error() -> None:
+    events = _write('{"document": "Once upon a time"} and more')
+
+    assert_valid(events)
+    error = events[-1]
+    assert isinstance(error, RunErrorEvent)
+    assert error.code == "INVALID_ARGUMENTS"
+    assert [e.type for e in events].count("RUN_ERROR") == 1
+    assert "RUN_FINISHED" not in [e.type for e in events]
+
+
+def test_text_that_is_not_json_publishes_nothing_and_fails_where_the_call_ends() -> None:
+    predict = ToolArgsToState("write", "document")
+    ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"), transformers=[predict])
+
+    refused = r"tool call 'r-call-1' \(write\) ended without becoming JSON"
+    with pytest.raises(InvalidArguments, match=refused), ctx.tool_call("write") as call:  # noqa: PT012 - ends in it
+        call.args("document: once")
+        call.end()
+
+    # Leaving the block closed the call: no state, and one END.
+    assert [event.type for event in events.drain()] == [
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+    ]

@@ -17,9 +17,10 @@ What it demonstrates:
   fails with an `agui.AgentError` saying which tool to offer. That is this example's own rule:
   for AG-UI and for agui the offered tools are a capability list, never an allow-list.
 - **A tool nobody offered.** After each change the agent sends a `render_a2ui` call that it
-  answers itself, without checking the offer: its result is the board as A2UI messages (a
-  `surfaceUpdate`, and `beginRendering` the first time in a conversation), for apps that draw
-  A2UI surfaces.
+  answers itself, without checking the offer: its result is the board as an A2UI v0.9
+  `a2ui_operations` envelope (`createSurface` the first time in a conversation, then the
+  components, a checkbox per task bound to the data model, and the data model), for apps that
+  draw A2UI surfaces, such as CopilotKit's A2UI middleware.
 - **An approval.** Deleting needs the user's yes. The first request streams the `delete_task`
   call, ends it without a result, and finishes the run with an interrupt (`approve-<call id>`,
   as `agui.agents.ToolLoopAgent` names them). The next request carries the history and the
@@ -52,11 +53,13 @@ import dataclasses
 import json
 import re
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import BaseModel, Field, JsonValue
 
 import agui
+from agui.agents import a2ui
+from agui.agents.a2ui import A2UIOperations
 from agui.agents.loop import (
     approval_answer,
     approval_interrupt_id,
@@ -352,38 +355,34 @@ def _render(ctx: agui.RunContext[Board]) -> None:
     )
     with ctx.tool_call("render_a2ui") as call:  # not offered by the app, and not checked
         call.args_json({"surfaceId": SURFACE_ID})
-        call.result_json(surface(ctx.state, first=first))
+        call.result(surface(ctx.state, first=first).model_dump_json())
 
 
-def surface(board: Board, *, first: bool) -> dict[str, JsonValue]:
-    """The board as A2UI messages: a column of checkboxes, and `beginRendering` when `first`.
+def surface(board: Board, *, first: bool) -> A2UIOperations:
+    """The board as an A2UI v0.9 surface: a column of checkboxes bound to the board's data.
 
     Examples:
-        >>> operations = surface(Board(tasks=[Task(id=1, title="buy milk")]), first=True)
-        >>> [next(iter(operation)) for operation in operations["operations"]]
-        ['surfaceUpdate', 'beginRendering']
+        >>> envelope = surface(Board(tasks=[Task(id=1, title="buy milk")]), first=True)
+        >>> [next(k for k in op if k != "version") for op in envelope.a2ui_operations]
+        ['createSurface', 'updateComponents', 'updateDataModel']
     """
     children: list[JsonValue] = [f"task-{task.id}" for task in board.tasks] or ["empty"]
-    components: list[JsonValue] = [
-        {"id": "board", "component": {"Column": {"children": {"explicitList": children}}}}
+    components: list[dict[str, JsonValue]] = [
+        {"id": "root", "component": "Column", "children": children}
     ]
-    components += [_checkbox(task) for task in board.tasks]
+    components += [_checkbox(index, task) for index, task in enumerate(board.tasks)]
     if not board.tasks:
-        empty: JsonValue = {"Text": {"text": {"literalString": "The board is empty."}}}
-        components.append({"id": "empty", "component": empty})
-    operations: list[JsonValue] = [
-        {"surfaceUpdate": {"surfaceId": SURFACE_ID, "components": components}}
-    ]
-    if first:
-        operations.append({"beginRendering": {"surfaceId": SURFACE_ID, "root": "board"}})
-    return {"operations": operations}
+        components.append({"id": "empty", "component": "Text", "text": "The board is empty."})
+    data = cast("JsonValue", board.model_dump(mode="json"))
+    return a2ui.render(SURFACE_ID, components, data=data, create=first)
 
 
-def _checkbox(task: Task) -> JsonValue:
-    label: JsonValue = {"literalString": f"#{task.id} {task.title}"}
+def _checkbox(index: int, task: Task) -> dict[str, JsonValue]:
     return {
         "id": f"task-{task.id}",
-        "component": {"CheckBox": {"label": label, "value": {"literalBoolean": task.done}}},
+        "component": "CheckBox",
+        "label": f"#{task.id} {task.title}",
+        "value": {"path": f"/tasks/{index}/done"},
     }
 
 

@@ -27,6 +27,7 @@ from agui.cancellation import CancellationToken
 from agui.errors import Cancelled, InvalidInput, UsageError
 from agui.events import Event, StateDeltaEvent, StateSnapshotEvent
 from agui.handles import (
+    ActivityOpener,
     Handle,
     MessageHandle,
     ReasoningHandle,
@@ -52,7 +53,7 @@ S = TypeVar("S")
 T = TypeVar("T")
 
 
-class RunContext(Generic[S]):
+class RunContext(ActivityOpener, Generic[S]):
     """One run: its input, state, handles, and the verified pipeline to the client.
 
     Build one for a unit test with `RunContext.new`; the run driver builds its own.

@@ -15,7 +15,10 @@ AguiError
 │       ├── ModelAuthenticationError  the key was refused: 401, 403 (MODEL_AUTHENTICATION)
 │       ├── ModelRateLimited          429 after the retries (MODEL_RATE_LIMITED)
 │       ├── ModelTimeout              no answer in time (MODEL_TIMEOUT)
-│       └── ModelUnavailable          no connection, or a 5xx (MODEL_UNAVAILABLE)
+│       ├── ModelUnavailable          no connection, or a 5xx (MODEL_UNAVAILABLE)
+│       └── UnsupportedContent        a message part the model cannot take (UNSUPPORTED_CONTENT)
+│           └── ContentTooLarge       an image over the model's size limit (CONTENT_TOO_LARGE)
+├── InvalidA2UI           an A2UI value that does not fit A2UI v0.9 (INVALID_SURFACE)
 ├── InvalidArguments      a tool call's argument text is partial, not JSON, or the wrong shape
 │                         (INVALID_ARGUMENTS)
 ├── Cancelled             the run was cancelled; emitting after that point raises it (CANCELLED)
@@ -65,9 +68,11 @@ __all__ = [
     "AguiError",
     "Cancelled",
     "CaptureError",
+    "ContentTooLarge",
     "DecodeError",
     "FrameTooLarge",
     "HTTPStatusError",
+    "InvalidA2UI",
     "InvalidArguments",
     "InvalidInput",
     "MalformedEvent",
@@ -85,6 +90,7 @@ __all__ = [
     "UnclosedHandleWarning",
     "UnknownEventType",
     "UnknownMemberWarning",
+    "UnsupportedContent",
     "UsageError",
 ]
 
@@ -212,6 +218,41 @@ class ModelUnavailable(ModelError):
     """
 
     code: ClassVar[str] = "MODEL_UNAVAILABLE"
+
+
+class UnsupportedContent(ModelError):
+    """Raised when a message part (an image, audio, a document) is one the model cannot take.
+
+    Raised before the request is sent, so the part is refused by name instead of dropped.
+
+    Examples:
+        >>> UnsupportedContent("OpenAIModel 'qwen' takes no images").code
+        'UNSUPPORTED_CONTENT'
+    """
+
+    code: ClassVar[str] = "UNSUPPORTED_CONTENT"
+
+
+class ContentTooLarge(UnsupportedContent):
+    """Raised when an inline image is larger than the model's configured `max_image_bytes`.
+
+    Examples:
+        >>> ContentTooLarge("the image is 9 MB, over the 5 MB limit").code
+        'CONTENT_TOO_LARGE'
+    """
+
+    code: ClassVar[str] = "CONTENT_TOO_LARGE"
+
+
+class InvalidA2UI(AguiError, ValueError):
+    """Raised when an A2UI value (a message, an `a2ui_operations` envelope) does not fit v0.9.
+
+    Examples:
+        >>> InvalidA2UI("A2UI message 0 does not fit v0.9").code
+        'INVALID_SURFACE'
+    """
+
+    code: ClassVar[str] = "INVALID_SURFACE"
 
 
 class InvalidArguments(AguiError):

@@ -26,7 +26,7 @@ import pydantic_core
 from pydantic import BaseModel, JsonValue, ValidationError
 
 from agui._protocol.text import check_event
-from agui.errors import ProtocolViolation, UsageError
+from agui.errors import InvalidArguments, ProtocolViolation, UsageError
 from agui.events import (
     Event,
     ReasoningEncryptedValueEvent,
@@ -38,9 +38,13 @@ from agui.events import (
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
+from agui.patch import escape_pointer_token
+from agui.patch._schema import missing_member
+from agui.state import state_adapter
 
 __all__ = [
     "FilterToolCalls",
+    "ToolArgsToState",
     "ToolResultToState",
     "Transformer",
     "apply_transformers",
@@ -324,3 +328,90 @@ class ToolResultToState:
             return StateDeltaEvent.model_validate({"delta": value})
         except ValidationError:
             return None
+
+
+class ToolArgsToState:
+    """Publish one argument of a tool into state while the call's arguments stream.
+
+    Each `TOOL_CALL_ARGS` of a call to `tool` is followed by a `STATE_DELTA` setting `state_key`
+    (a key of the state, or a JSON Pointer into it; `argument` by default) to the argument as
+    read so far from the partial JSON, so the client sees a document grow during the call. The
+    patch is an `add`, which sets the key whether it is there or not, so the key's parent must
+    exist in the client's state: pass the state type as `state=` to have the path checked here.
+    Arguments that are still not JSON when the call ends fail the run (`INVALID_ARGUMENTS`).
+
+    Examples:
+        >>> from agui import RunAgentInput, RunContext
+        >>> predict = ToolArgsToState("write_document", "document")
+        >>> ctx, events = RunContext.new(
+        ...     RunAgentInput(thread_id="t", run_id="r"), transformers=[predict]
+        ... )
+        >>> with ctx.tool_call("write_document") as call:
+        ...     call.args('{"document": "Once upon')
+        ...     call.args(' a time"}')
+        ...     call.end()
+        >>> [e.delta[0].value for e in events.drain() if e.type == "STATE_DELTA"]
+        ['Once upon', 'Once upon a time']
+    """
+
+    def __init__(
+        self, tool: str, argument: str, state_key: str | None = None, *, state: object = None
+    ) -> None:
+        key = argument if state_key is None else state_key
+        self._pointer = key if key.startswith("/") else "/" + escape_pointer_token(key)
+        schema = state_adapter(state).json_schema(by_alias=True) if state is not None else {}
+        problem = missing_member(schema, self._pointer) if state is not None else None
+        if problem is not None:
+            message = (
+                f"ToolArgsToState({tool!r}, {argument!r}): state key {self._pointer!r} is not "
+                f"in the state type: {problem}; name a key the state type declares"
+            )
+            raise UsageError(message)
+        self._tool, self._argument = tool, argument
+        self._calls: dict[str, tuple[list[str], list[JsonValue]]] = {}
+
+    def transform(self, event: Event) -> Sequence[Event]:  # noqa: D102 - see Transformer
+        match event:
+            case ToolCallStartEvent(tool_call_name=name) if name == self._tool:
+                self._calls[event.tool_call_id] = ([], [])
+            case ToolCallArgsEvent() if event.tool_call_id in self._calls:
+                return self._grown(event)
+            case ToolCallEndEvent() if event.tool_call_id in self._calls:
+                return self._ended(event)
+            case _:
+                pass
+        return (event,)
+
+    def _grown(self, event: ToolCallArgsEvent) -> Sequence[Event]:
+        parts, sent = self._calls[event.tool_call_id]
+        parts.append(event.delta)
+        try:
+            value = pydantic_core.from_json("".join(parts), allow_partial="trailing-strings")
+        except ValueError:
+            return (event,)  # not JSON yet, or never: told when the call ends
+        if not isinstance(value, dict) or self._argument not in value:
+            return (event,)
+        found = cast("dict[str, JsonValue]", value)[self._argument]
+        if sent and sent[-1] == found:
+            return (event,)
+        sent[:] = [found]
+        return (event, StateDeltaEvent.model_validate({"delta": [self._add(found)]}))
+
+    def _add(self, value: JsonValue) -> dict[str, JsonValue]:
+        return {"op": "add", "path": self._pointer, "value": value}
+
+    def _ended(self, event: ToolCallEndEvent) -> Sequence[Event]:
+        parts, _ = self._calls.pop(event.tool_call_id)
+        text = "".join(parts)
+        try:
+            pydantic_core.from_json(text or "{}")
+        except ValueError as error:
+            message = (
+                f"the arguments of tool call {event.tool_call_id!r} ({self._tool}) ended without "
+                f"becoming JSON ({error}), so ToolArgsToState could not read {self._argument!r} "
+                f"from them: {text[:80]!r}; the model must send the arguments as one JSON object"
+            )
+            raise InvalidArguments(
+                message, tool_call_id=event.tool_call_id, tool_name=self._tool
+            ) from None
+        return (event,)

@@ -63,7 +63,7 @@ def test_watch_shows_the_task_board_served_by_agui_serve() -> None:
     assert lines[7].startswith("[State Delta] [")
     assert "Added #2 buy milk, #3 call mum." in lines
     assert lines[-5].startswith('[Tool Call: render_a2ui] {"surfaceId":"task-board"}')
-    assert lines[-4].startswith('[Tool Result: render_a2ui] {"operations":[')
+    assert lines[-4].startswith('[Tool Result: render_a2ui] {"a2ui_operations":[')
     assert lines[-3:] == [
         "[Step Finished: update the board]",
         "[Run Finished]",

@@ -62,6 +62,7 @@ __all__ = [
     "APPROVAL_PREFIX",
     "Approval",
     "ApprovalAnswer",
+    "answer_payload",
     "approval_answer",
     "approval_interrupt_id",
     "approval_result_id",
@@ -182,10 +183,16 @@ def approval_answer(ctx: RunContext[S], tool_call_id: str) -> ApprovalAnswer | N
         for m in ctx.messages
         if isinstance(m, ToolMessage) and m.tool_call_id == tool_call_id and m.id != settled
     ]
-    return _read(_payload(answers[-1]), "tool message") if answers else None
+    return _read(answer_payload(answers[-1]), "tool message") if answers else None
 
 
-def _payload(message: ToolMessage) -> JsonValue:
+def answer_payload(message: ToolMessage) -> JsonValue:
+    """What a tool message answering a question says: its JSON, else its text as it is.
+
+    Examples:
+        >>> answer_payload(ToolMessage(id="m", tool_call_id="c", content='{"approved": true}'))
+        {'approved': True}
+    """
     content = message.content
     text = (
         content

@@ -14,6 +14,11 @@ and handles the turn's tool calls one at a time:
   whose arguments are not a JSON object, or any call the token limit cut off (finish reason
   `length`) inside its arguments.
 
+The system prompt is the agent's instructions, the dispatcher's tool text and the client's context
+entries. Instructions given as a function of the run context are called again before every model
+call, so the prompt can carry the current state (a shared-state app's document, as the user and the
+tools last left it).
+
 It loops until the model stops calling tools, or fails the run after `max_turns` model calls.
 A reply the provider cut short (`length`, `content_filter`, `refusal`) is reported as an
 `agui.warning` CUSTOM event.
@@ -34,8 +39,9 @@ human-in-the-loop guide states the whole contract.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncGenerator, AsyncIterable, Callable, Iterable, Sequence
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from agui._emit.numbering import numbered_past, tool_call_ids
 from agui._protocol.text import read_json
@@ -65,7 +71,6 @@ from agui.agents.tools import BackendTool, Toolbox, ToolResult
 from agui.agents.turn import TurnWriter, emit_warning, own_call_id
 from agui.context import RunContext
 from agui.errors import AgentError, InvalidArguments, UsageError
-from agui.messages import Message
 from agui.types import (
     Context,
     Interrupt,
@@ -93,7 +98,9 @@ class ToolLoopAgent:
     """An agent that lets a chat model call tools: backend, client-side and approved ones.
 
     `tools` are backend tools (`@tool` functions, or plain functions); `instructions` is the
-    system prompt; `dispatcher` is `"native"`, `"xml"`, `"auto"` or a `ToolDispatcher`.
+    system prompt: a string, or a function of the run context returning one, called before each
+    model call (so the prompt can hold the current state); `dispatcher` is `"native"`, `"xml"`,
+    `"auto"` or a `ToolDispatcher`.
 
     Examples:
         >>> import asyncio
@@ -125,13 +132,19 @@ class ToolLoopAgent:
         model: ChatModel,
         *,
         tools: Iterable[Callable[..., object]] = (),
-        instructions: str = "",
+        instructions: str | Callable[..., str] = "",
         dispatcher: ToolDispatcher | DispatcherChoice = "auto",
         max_turns: int = 10,
     ) -> None:
         turns = whole(max_turns)
         if turns is None or turns < 1:
             message = f"max_turns must be a whole number of turns, at least 1, not {max_turns!r}"
+            raise UsageError(message)
+        if not isinstance(cast("object", instructions), str) and not callable(instructions):
+            message = (
+                "ToolLoopAgent(instructions=...) takes a string or a function of the run context "
+                f"returning one, got {type(instructions).__qualname__}"
+            )
             raise UsageError(message)
         self.model = _chat_model(model)
         self.toolbox: Toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
@@ -145,11 +158,12 @@ class ToolLoopAgent:
         if isinstance(history, InterruptOutcome):
             return history
         specs = self._specs(ctx)
-        messages = self._conversation(ctx, history, specs)
+        messages = self.dispatcher.to_provider_messages(history)
         # Numbered past the turns the history has of this run id (a resume may keep it).
         past = numbered_past(ctx.input, tool_call_ids(ctx.messages)).turn
         for turn_number in range(past + 1, past + self.max_turns + 1):
-            turn = await ctx.until_cancelled(self._ask_model(ctx, messages, specs, turn_number))
+            prompt = self._system(ctx, specs) + messages
+            turn = await ctx.until_cancelled(self._ask_model(ctx, prompt, specs, turn_number))
             _add_usage(ctx, turn.usage)
             _warn_cut_short(ctx, turn.finish_reason)
             if not turn.calls and not turn.malformed:
@@ -178,14 +192,27 @@ class ToolLoopAgent:
             emit_warning(ctx, message, tool=name)
         return self.toolbox.specs() + offered
 
-    def _conversation(
-        self, ctx: RunContext[S], history: Sequence[Message], specs: Sequence[Tool]
-    ) -> list[ChatMessage]:
-        parts = [self.instructions, self.dispatcher.prompt_instructions(specs)]
+    def _system(self, ctx: RunContext[S], specs: Sequence[Tool]) -> list[ChatMessage]:
+        parts = [self._instructions(ctx), self.dispatcher.prompt_instructions(specs)]
         parts.append(_context_text(ctx.context))
         system = "\n\n".join(part for part in parts if part)
-        messages = [ChatMessage.system(system)] if system else []
-        return messages + self.dispatcher.to_provider_messages(history)
+        return [ChatMessage.system(system)] if system else []
+
+    def _instructions(self, ctx: RunContext[S]) -> str:
+        if isinstance(self.instructions, str):
+            return self.instructions
+        text = cast("object", self.instructions(ctx))
+        if not isinstance(text, str):
+            if inspect.iscoroutine(text):
+                text.close()
+            name = getattr(self.instructions, "__qualname__", type(self.instructions).__qualname__)
+            message = (
+                f"the instructions function {name} returned {type(text).__qualname__}, not a "
+                "string; ToolLoopAgent calls it with the run context before each model call and "
+                "sends the string it returns as the system prompt (a plain def, not async def)"
+            )
+            raise UsageError(message)
+        return text
 
     async def _ask_model(
         self, ctx: RunContext[S], messages: Sequence[ChatMessage], specs: Sequence[Tool], turn: int

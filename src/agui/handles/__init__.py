@@ -17,11 +17,14 @@ one way its events leave and where it is held open, and an `Owner`, the run's st
 publishing (a `RunContext` is one). The context hands each handle its ids when it opens it.
 A subagent's invocation is a handle too (`SubagentHandle`): a block of its parent's that
 speaks through a run context of its own, whose events carry the invocation's id.
+An `Activity` (`ctx.activity(...)`) is no block, since activity events are unordered: it keeps
+one activity message's content and sends its snapshot, then patches, through the same pipeline.
 Each handle lives in a module of its own; this package is where they are imported from.
 """
 
 from __future__ import annotations
 
+from agui.handles._activity import Activity, ActivityOpener
 from agui.handles._handle import Handle, Owner, whole_text
 from agui.handles._message import MessageHandle
 from agui.handles._message import TextRole as TextRole  # for type hints: the roles a message takes
@@ -37,6 +40,8 @@ from agui.handles._subagent import (
 from agui.handles._tool_call import ToolCallHandle, result_event
 
 __all__ = [
+    "Activity",
+    "ActivityOpener",
     "Delegation",
     "Handle",
     "MessageHandle",

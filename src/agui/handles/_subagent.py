@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Generic, Protocol, TypedDict, TypeVar, cast
 
@@ -34,6 +34,7 @@ from agui.events import (
     SubagentFinishedEvent,
     SubagentStartedEvent,
 )
+from agui.handles._activity import Activity
 from agui.handles._handle import Handle, Owner, built
 from agui.handles._message import MessageHandle, TextRole
 from agui.handles._reasoning import ReasoningHandle
@@ -90,6 +91,13 @@ class _Speaks(Protocol[S, C]):
     ) -> str: ...
     def emit(self, event: Event, *, forced: bool = ...) -> None: ...
     def publish_state(self) -> None: ...
+    def activity(
+        self,
+        activity_type: str,
+        content: Mapping[str, JsonValue] | None = ...,
+        *,
+        message_id: str | None = ...,
+    ) -> Activity: ...
     def subagent(
         self,
         name: str,
@@ -165,8 +173,9 @@ class SubagentHandle(Handle[S], Generic[S, C]):
 
     `context` is the subagent's own run context; the handle forwards the usual openers to it
     (`message`, `say`, `reasoning`, `think`, `tool_call`, `step`, `tool_result`, `emit`,
-    `publish_state`, `subagent`). `finish(result=..., interrupts=...)` ends it now; leaving the
-    block ends it as success with `context.result`; an exception ends it with `SUBAGENT_ERROR`.
+    `publish_state`, `activity`, `subagent`). `finish(result=..., interrupts=...)` ends it now;
+    leaving the block ends it as success with `context.result`; an exception ends it with
+    `SUBAGENT_ERROR`.
 
     Examples:
         >>> from agui import RunAgentInput, RunContext
@@ -274,6 +283,16 @@ class SubagentHandle(Handle[S], Generic[S, C]):
     def publish_state(self) -> None:
         """Publish the run's state now, as the subagent's state events."""
         self._speaks("publish_state").publish_state()
+
+    def activity(
+        self,
+        activity_type: str,
+        content: Mapping[str, JsonValue] | None = None,
+        *,
+        message_id: str | None = None,
+    ) -> Activity:
+        """Start an activity message of the subagent's; its events carry the subagent's id."""
+        return self._speaks("activity").activity(activity_type, content, message_id=message_id)
 
     def subagent(
         self,

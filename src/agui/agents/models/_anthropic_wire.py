@@ -3,19 +3,23 @@
 Kept apart from the model so that each side of the mapping reads on its own. Out: a provider
 conversation becomes Anthropic's alternating turns of content blocks (tool results grouped
 into the next user turn, as the API requires; a turn's thinking blocks first, as it also
-requires). In: the SDK's stream events, read back through models of our own
+requires; a user message's images and documents as `image` and `document` blocks, from inline
+data or a URL). In: the SDK's stream events, read back through models of our own
 (`from_attributes`, since the SDK builds streamed events without validating them), become
 `ChatDelta`s.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from collections.abc import Sequence
 
 from pydantic import BaseModel, JsonValue
 
 from agui._protocol.text import read_json
+from agui.agents.models._media import MediaKind, MediaRules
 from agui.agents.models.base import (
     ChatDelta,
     ChatMessage,
@@ -27,10 +31,11 @@ from agui.agents.models.base import (
     ToolCallDelta,
     UsageDelta,
 )
-from agui.messages import JsonObject
+from agui.messages import ContentPart, DataSource, DocumentPart, ImagePart, JsonObject, TextPart
 from agui.types import TokenUsage, Tool
 
 __all__ = [
+    "API_MEDIA",
     "REDACTED",
     "StreamReader",
     "ThinkingMemory",
@@ -43,6 +48,10 @@ REDACTED = "redacted_thinking:"
 """How a `redacted_thinking` block's data starts, as an encrypted value, to tell it from a
 signature (both are base64, which has no colon)."""
 
+API_MEDIA: tuple[MediaKind, ...] = ("image", "document")
+"""The media the Messages API carries in a user turn."""
+
+_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 _MAX_COUNT = 2**53 - 1
 _FINISH = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls"}
 _FINISH["max_tokens"] = "length"
@@ -80,14 +89,20 @@ def system_prompt(messages: Sequence[ChatMessage]) -> str:
     return "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
 
 
-def request_messages(messages: Sequence[ChatMessage], memory: ThinkingMemory) -> list[JsonValue]:
+def request_messages(
+    messages: Sequence[ChatMessage], memory: ThinkingMemory, media: MediaRules
+) -> list[JsonValue]:
     """The conversation as alternating user and assistant turns of content blocks."""
     turns: list[tuple[str, list[JsonValue]]] = []
+    users = 0
     for message in messages:
+        users += message.role == "user"
         if message.role == "system":
             continue
         if message.role == "assistant":
             role, blocks = "assistant", _assistant_blocks(message, memory)
+        elif message.parts:
+            role, blocks = "user", [_part_block(part, media, users) for part in message.parts]
         else:
             role, blocks = "user", _user_blocks(message)
         if not blocks:
@@ -120,6 +135,39 @@ def _user_blocks(message: ChatMessage) -> list[JsonValue]:
             result["is_error"] = True
         return [result]
     return [{"type": "text", "text": message.content}] if message.content.strip() else []
+
+
+def _part_block(part: ContentPart, media: MediaRules, number: int) -> JsonValue:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    media.check(part, number)
+    source = part.source
+    if source.type == "url":
+        return {"type": part.type, "source": {"type": "url", "url": source.value}}
+    if isinstance(source, DataSource):
+        mime = source.mime_type.lower()
+        data: JsonObject = {"type": "base64", "media_type": mime, "data": source.value}
+        if isinstance(part, ImagePart) and mime in _IMAGE_TYPES:
+            return {"type": "image", "source": data}
+        if isinstance(part, DocumentPart) and mime == "application/pdf":
+            return {"type": "document", "source": data}
+        text = _plain_text(source) if isinstance(part, DocumentPart) else None
+        if text is not None:
+            return {"type": "document", "source": {**data, "type": "text", "data": text}}
+    how = {
+        "image": "the API takes a JPEG, PNG, GIF or WebP image, as inline data or a URL",
+        "document": "the API takes a PDF (inline data or a URL) or plain text (inline data)",
+    }
+    raise media.refusal(part, number, how[part.type])
+
+
+def _plain_text(source: DataSource) -> str | None:
+    if source.mime_type.lower().partition(";")[0] != "text/plain":
+        return None
+    try:
+        return base64.b64decode(source.value, validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return None
 
 
 def _assistant_blocks(message: ChatMessage, memory: ThinkingMemory) -> list[JsonValue]:

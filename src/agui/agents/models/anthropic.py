@@ -14,6 +14,12 @@ reasoning message (`REASONING_ENCRYPTED_VALUE`) and returns with the history; an
 also remembers, for a while, the blocks that preceded each `tool_use` it streamed, because the
 tool loop's next request is built before any history comes back.
 
+A user message's images (JPEG, PNG, GIF, WebP) and documents (PDF, plain text) go as `image` and
+`document` blocks. `input_media` says which of the two the model reads (both by default), and a
+part outside it, or one the API cannot carry (audio, video, a provider's file id), fails the run
+with `UNSUPPORTED_CONTENT` before the request is sent; an inline image over `max_image_bytes`
+(5 MiB by default, the API's own limit) fails it with `CONTENT_TOO_LARGE`.
+
 Failures end as `agui.errors.ModelError`s by kind, the same codes `OpenAIModel` uses
 (`MODEL_AUTHENTICATION`, `MODEL_RATE_LIMITED`, `MODEL_TIMEOUT`, `MODEL_UNAVAILABLE` for 5xx and
 529 overloaded, `MODEL_ERROR`), including an `error` event in the middle of a stream. The SDK
@@ -24,12 +30,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
 from pydantic import JsonValue, ValidationError
 
 from agui.agents.models._anthropic_wire import (
+    API_MEDIA,
     StreamReader,
     ThinkingMemory,
     request_messages,
@@ -37,6 +44,7 @@ from agui.agents.models._anthropic_wire import (
     wire_tool,
 )
 from agui.agents.models._failure import shown, stream_failure
+from agui.agents.models._media import MediaRules
 from agui.agents.models._options import checked_count, checked_name
 from agui.agents.models.base import ChatDelta, ChatMessage
 from agui.errors import (
@@ -92,7 +100,8 @@ class AnthropicModel:
     the SDK; left unset, a given client keeps its own. `max_tokens` caps each reply (the API
     requires it); `thinking` turns on extended thinking (say,
     `{"type": "enabled", "budget_tokens": 2048}`, below `max_tokens`); `extra_body` is merged
-    into every request (say, `{"temperature": 0}`).
+    into every request (say, `{"temperature": 0}`). `input_media` lists the media a user message
+    may carry to this model (`"image"`, `"document"`), and `max_image_bytes` caps an inline image.
 
     Examples:
         >>> model = AnthropicModel("claude-sonnet-4-5", base_url="http://127.0.0.1:9", api_key="k")
@@ -119,12 +128,16 @@ class AnthropicModel:
         extra_body: Mapping[str, JsonValue] | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
+        input_media: Iterable[str] = API_MEDIA,
+        max_image_bytes: int = 5 * 2**20,
     ) -> None:
         _sdk()
         import anthropic  # noqa: PLC0415 - optional; _sdk() gave the friendly error
 
         model = checked_name(model, "AnthropicModel", "claude-sonnet-4-5")
         max_tokens = checked_count("max_tokens", max_tokens, "the API requires a cap")
+        limit = checked_count("max_image_bytes", max_image_bytes, "it caps an inline image")
+        self._media = MediaRules(f"AnthropicModel {model!r}", API_MEDIA, input_media, limit)
         self._owned = client is None
         # Bedrock's and Vertex's clients share the Messages API and these options; one type
         # is named for all three, so the SDK's overloads resolve.
@@ -171,7 +184,7 @@ class AnthropicModel:
         body: JsonObject = {
             "model": self.model,
             "max_tokens": self.max_tokens,
-            "messages": request_messages(messages, self._memory),
+            "messages": request_messages(messages, self._memory, self._media),
             "stream": True,
         }
         system = system_prompt(messages)

@@ -88,7 +88,10 @@ class ChatMessage:
     """One message of a provider conversation; build it with the role-named constructors.
 
     `tool_calls` and `reasoning` are only used on assistant messages; `tool_call_id`, `name`
-    (the tool's name) and `is_error` only on tool messages.
+    (the tool's name) and `is_error` only on tool messages. `parts` is set on a user message
+    that holds media: all its parts in order, text included (`content` is then its text alone,
+    for a model that reads text only); each provider model maps the media parts its API takes
+    and refuses the others.
 
     Examples:
         >>> ChatMessage.user("What's the weather in Paris?").role
@@ -104,6 +107,7 @@ class ChatMessage:
     name: str | None = None
     is_error: bool = False
     reasoning: tuple[ChatReasoning, ...] = ()
+    parts: tuple[ContentPart, ...] = ()
 
     @classmethod
     def system(cls, content: str) -> ChatMessage:
@@ -111,9 +115,9 @@ class ChatMessage:
         return cls("system", content)
 
     @classmethod
-    def user(cls, content: str) -> ChatMessage:
-        """What the user said."""
-        return cls("user", content)
+    def user(cls, content: str, *, parts: Sequence[ContentPart] = ()) -> ChatMessage:
+        """What the user said: its text, and all its parts when it holds media."""
+        return cls("user", content, parts=tuple(parts))
 
     @classmethod
     def assistant(
@@ -320,7 +324,8 @@ class ToolCallAssembler:
 def chat_messages(history: Sequence[Message]) -> list[ChatMessage]:
     """The AG-UI history as a provider conversation.
 
-    System and developer messages become system messages; user messages keep their text parts;
+    System and developer messages become system messages; user messages keep their text, and
+    their parts when they hold media (images, audio, video, documents: `ChatMessage.parts`);
     consecutive assistant messages merge (a turn may reach the client as several); tool
     messages keep their call id and gain the tool's name; activity messages are dropped, and so
     is reasoning, unless it carries a provider's value (`encrypted_value`): then it rides on the
@@ -367,15 +372,22 @@ def chat_messages(history: Sequence[Message]) -> list[ChatMessage]:
 def _text_of(content: str | list[ContentPart]) -> str:
     if isinstance(content, str):
         return content
-    # Media parts have no text form; reading them needs a provider-specific mapping.
     return "\n".join(part.text for part in content if isinstance(part, TextPart))
+
+
+def _media_parts(content: str | list[ContentPart]) -> list[ContentPart]:
+    # Media reaches the model in its provider's own form (each model maps it), so the parts
+    # travel whole, text and all, to keep their order.
+    if isinstance(content, str) or all(isinstance(part, TextPart) for part in content):
+        return []
+    return content
 
 
 def _convert(message: Message, names: dict[str, str]) -> ChatMessage | None:
     if isinstance(message, (SystemMessage, DeveloperMessage)):
         return ChatMessage.system(message.content)
     if isinstance(message, UserMessage):
-        return ChatMessage.user(_text_of(message.content))
+        return ChatMessage.user(_text_of(message.content), parts=_media_parts(message.content))
     if isinstance(message, AssistantMessage):
         calls = [
             ChatToolCall(call.id, call.function.name, call.function.arguments)

@@ -9,6 +9,13 @@ tool-call fragments in `delta.tool_calls` (interleaved by `index`; id and name o
 first fragment), the finish reason, and, with `stream_options.include_usage`, a last chunk with
 the token counts. Each becomes a `ChatDelta`; assembling calls is the dispatcher's job.
 
+A user message's media goes as the API's content parts: an image (inline data or a URL) as
+`image_url`, wav or mp3 audio data as `input_audio`. `input_media` says which of the two the
+model reads (both by default; `()` for a text-only model such as a local coder model), and a part
+outside it, or one the API cannot carry (video, a document, a provider's file id), fails the run
+with `UNSUPPORTED_CONTENT` before the request is sent; an inline image over `max_image_bytes`
+fails it with `CONTENT_TOO_LARGE`.
+
 A chunk is read back through models of our own (`from_attributes`), because the SDK builds
 streamed chunks without validating them: a server's malformed chunk is refused here instead of
 surfacing as a wrong type three calls later. Failures never hang and never leak a raw traceback:
@@ -23,13 +30,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
 from pydantic import BaseModel, JsonValue, ValidationError, field_validator
 
 from agui.agents.models._failure import SHOWN, shown, stream_failure
-from agui.agents.models._options import checked_name
+from agui.agents.models._media import MediaKind, MediaRules, data_url
+from agui.agents.models._options import checked_count, checked_name
 from agui.agents.models.base import (
     ChatDelta,
     ChatMessage,
@@ -46,7 +54,7 @@ from agui.errors import (
     ModelTimeout,
     ModelUnavailable,
 )
-from agui.messages import JsonObject
+from agui.messages import AudioPart, ContentPart, DataSource, ImagePart, JsonObject, TextPart
 from agui.types import TokenUsage, Tool
 
 if TYPE_CHECKING:
@@ -57,6 +65,14 @@ __all__ = ["OpenAIModel"]
 
 _MAX_COUNT = 2**53 - 1
 _SERVER_ERROR = 500
+_API_MEDIA: tuple[MediaKind, ...] = ("image", "audio")
+_AUDIO_FORMATS = {
+    "audio/wav": "wav",
+    "audio/wave": "wav",
+    "audio/x-wav": "wav",
+    "audio/mpeg": "mp3",
+    "audio/mp3": "mp3",
+}
 
 
 def _sdk() -> None:
@@ -76,7 +92,9 @@ class OpenAIModel:
     (the SDK reads `OPENAI_API_KEY` and `OPENAI_BASE_URL` when they are not given; a local
     server needs no key, so a blank one is sent as `"none"`). `timeout` (seconds) and
     `max_retries` go to the SDK; left unset, a given client keeps its own. `extra_body` is
-    merged into every request (say, `{"temperature": 0, "max_tokens": 256}`).
+    merged into every request (say, `{"temperature": 0, "max_tokens": 256}`). `input_media` lists
+    the media a user message may carry to this model (`"image"`, `"audio"`), and
+    `max_image_bytes` caps an inline image.
 
     Examples:
         >>> model = OpenAIModel("qwen3", base_url="http://localhost:11434/v1", api_key="sk-1")
@@ -99,11 +117,15 @@ class OpenAIModel:
         extra_body: Mapping[str, JsonValue] | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
+        input_media: Iterable[str] = ("image", "audio"),
+        max_image_bytes: int = 20 * 2**20,
     ) -> None:
         _sdk()
         import openai  # noqa: PLC0415 - optional; _sdk() gave the friendly error
 
         model = checked_name(model, "OpenAIModel", "gpt-4o-mini")
+        limit = checked_count("max_image_bytes", max_image_bytes, "it caps an inline image")
+        self._media = MediaRules(f"OpenAIModel {model!r}", _API_MEDIA, input_media, limit)
         self._owned = client is None
         if client is None:
             key = api_key.strip() if api_key and api_key.strip() else None
@@ -145,7 +167,7 @@ class OpenAIModel:
         """The JSON body of a streaming request for `messages` offering `tools`."""
         body: JsonObject = {
             "model": self.model,
-            "messages": [_wire_message(message) for message in messages],
+            "messages": _wire_messages(messages, self._media),
             "stream": True,
         }
         if self._include_usage:
@@ -351,6 +373,43 @@ def _body_text(body: object) -> str:
         message = cast("dict[str, object]", body).get("message")
         return message if isinstance(message, str) else json.dumps(body)
     return body if isinstance(body, str) else ""
+
+
+def _wire_messages(messages: Sequence[ChatMessage], media: MediaRules) -> list[JsonValue]:
+    out: list[JsonValue] = []
+    users = 0
+    for message in messages:
+        users += message.role == "user"
+        if message.role == "user" and message.parts:
+            parts: list[JsonValue] = [_wire_part(part, media, users) for part in message.parts]
+            out.append({"role": "user", "content": parts})
+        else:
+            out.append(_wire_message(message))
+    return out
+
+
+def _wire_part(part: ContentPart, media: MediaRules, number: int) -> JsonObject:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    media.check(part, number)
+    source = part.source
+    if isinstance(part, ImagePart) and source.type != "file":
+        url = data_url(source) if isinstance(source, DataSource) else source.value
+        return {"type": "image_url", "image_url": {"url": url}}
+    if isinstance(part, AudioPart) and isinstance(source, DataSource):
+        audio_format = _AUDIO_FORMATS.get(source.mime_type.lower())
+        if audio_format is not None:
+            return {
+                "type": "input_audio",
+                "input_audio": {"data": source.value, "format": audio_format},
+            }
+    raise media.refusal(part, number, _HOW[part.type])
+
+
+_HOW: dict[str, str] = {
+    "image": "the API takes an image as inline data or a URL",
+    "audio": "the API takes audio as inline wav or mp3 data",
+}
 
 
 def _wire_message(message: ChatMessage) -> JsonObject:
