@@ -1,0 +1,308 @@
+"""The AG-UI dojo's pages, as CopilotKit drives them, on the dojo example's routes.
+
+`tests/js/dojo.mjs` plays each page of the dojo headless: CopilotKit's runtime (1.75.0, A2UI on
+for the a2ui agents, as the dojo's runtime has it) in front of `examples.dojo.app:app` on
+uvicorn, and `CopilotKitCore` with what the page registers (frontend tools, human-in-the-loop
+tools, context, state) and the answers its buttons give. Each test asserts what the page would
+show: the weather card's fields, the steps turning completed, the document growing before the
+confirm, the recipe, the haiku, the meeting booked, the A2UI surface the runtime derives.
+
+Every stream agui sent is also checked twice more: by agui's own verifier, on the bytes the
+recorder saw, and by the official client (`@ag-ui/client` 1.0.0, its verifier on), to which
+the script replays every request. The models are the example's scripted ones.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, cast
+
+import httpx
+import pytest
+from examples.dojo import app as dojo
+from examples.dojo import chat, flights
+
+import agui
+from agui.testing import assert_valid, serving
+from node_clients import node
+from test_copilotkit import Recorder
+
+JS_DIR = Path(__file__).parent / "js"
+SCENARIO_SECONDS = 90.0
+
+Json = dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[tuple[Recorder, str]]:
+    recorder = Recorder(dojo.app)
+    with serving(recorder) as url:
+        yield recorder, url.rstrip("/")
+
+
+def play(served: tuple[Recorder, str], scenario: str) -> Json:
+    """Play one page; what it ends with, once every stream passed both verifiers."""
+    recorder, url = served
+    recorder.exchanges.clear()
+    found = node("@copilotkit/runtime", "the dojo tests")
+    with tempfile.TemporaryDirectory() as scratch:
+        result_file = Path(scratch) / "result.json"
+        env = {
+            **os.environ,
+            "AGUI_DOJO_URL": url,
+            "AGUI_SCENARIO": scenario,
+            "AGUI_RESULT_FILE": str(result_file),
+            "COPILOTKIT_TELEMETRY_DISABLED": "true",
+            "DO_NOT_TRACK": "1",
+        }
+        completed = subprocess.run(  # noqa: S603 - a fixed command line
+            [found, "dojo.mjs"],
+            cwd=JS_DIR,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=SCENARIO_SECONDS,
+            check=False,
+        )
+        assert completed.returncode == 0, completed.stdout + completed.stderr
+        result = cast("Json", json.loads(result_file.read_text()))
+    assert result["errors"] == [], recorder.describe()
+    assert result["complaints"] == [], recorder.describe()
+    assert result["duplicateMessageIds"] == [], recorder.describe()
+    assert result["pendingInterrupts"] == [], recorder.describe()
+    assert recorder.exchanges, "agui was sent nothing"
+    for exchange in recorder.exchanges:
+        given = agui.parse_input(exchange.request)
+        assert_valid([agui.parse_event(event) for event in exchange.events], input=given)
+    replayed = result["replayed"]
+    # The page's requests, then their replays: agui's verifier checked the replayed streams too.
+    assert len(recorder.exchanges) == 2 * len(replayed)
+    assert [(r["failures"], r["last"]) for r in replayed] == [([], "RUN_FINISHED")] * len(replayed)
+    return result
+
+
+def texts(result: Json) -> list[str]:
+    """What the assistant said, message by message."""
+    return [m["content"] for m in result["messages"] if m["role"] == "assistant" and m["content"]]
+
+
+def calls(result: Json) -> list[str]:
+    """The names of the calls the page saw, in order."""
+    return [call["name"] for call in result["calls"]]
+
+
+def offered(recorder: Recorder) -> list[str]:
+    """The tools the page offered with its first request."""
+    return [tool["name"] for tool in recorder.exchanges[0].request["tools"]]
+
+
+# -- chat pages ---------------------------------------------------------------------------------
+
+
+def test_agentic_chat_greets_by_the_context_name_and_changes_the_background_through_the_page(
+    served: tuple[Recorder, str],
+) -> None:
+    result = play(served, "agentic_chat")
+
+    assert offered(served[0]) == ["change_background"]
+    assert result["backgrounds"] == ["blue"]
+    assert calls(result) == ["change_background"]
+    [call] = result["calls"]
+    assert json.loads(result["results"][call["id"]][0])["status"] == "success"
+    assert texts(result) == [
+        "Hello duaa! How can I assist you today?",
+        "Done: the background is changed. Anything else?",
+    ]
+
+
+def test_backend_tool_rendering_gives_the_weather_card_every_field_it_reads(
+    served: tuple[Recorder, str],
+) -> None:
+    result = play(served, "backend_tool_rendering")
+
+    [call] = result["calls"]
+    assert (call["name"], json.loads(call["arguments"])) == (
+        "get_weather",
+        {"location": "San Francisco"},
+    )
+    [content] = result["results"][call["id"]]
+    card = json.loads(content)
+    assert card == dict(chat.get_weather("San Francisco"))
+    assert set(card) == {"temperature", "conditions", "humidity", "wind_speed", "feelsLike"}
+    assert texts(result)[-1].startswith("Here is the weather:")
+
+
+def test_reasoning_streams_a_thought_before_the_answer(served: tuple[Recorder, str]) -> None:
+    result = play(served, "agentic_chat_reasoning")
+
+    events = result["events"]
+    assert events.index("REASONING_START") < events.index("TEXT_MESSAGE_START")
+    roles = [m["role"] for m in result["messages"]]
+    assert roles == ["user", "reasoning", "assistant"]
+    assert "Why is the sky blue?" in result["messages"][1]["content"]
+
+
+def test_multimodal_chat_is_told_of_the_image_the_page_attached(
+    served: tuple[Recorder, str],
+) -> None:
+    result = play(served, "agentic_chat_multimodal")
+
+    request = served[0].exchanges[0].request
+    parts = request["messages"][0]["content"]
+    assert [part["type"] for part in parts] == ["text", "image"]
+    assert parts[1]["source"]["mimeType"] == "image/png"
+    [answer] = texts(result)
+    assert "an image (image/png, 70 bytes)" in answer
+
+
+# -- tools the page runs ------------------------------------------------------------------------
+
+
+def test_human_in_the_loop_proposes_steps_and_does_only_the_ones_the_user_kept(
+    served: tuple[Recorder, str],
+) -> None:
+    result = play(served, "human_in_the_loop")
+
+    assert offered(served[0]) == ["generate_task_steps"]
+    [proposed] = result["proposed"]
+    assert len(proposed) == 5
+    assert {step["status"] for step in proposed} == {"enabled"}
+    kept = [step["description"] for i, step in enumerate(proposed) if i != 1]
+    assert texts(result) == [f"On it: doing 4 steps: {'; '.join(kept)}."]
+
+
+def test_tool_based_generative_ui_hands_the_page_a_whole_haiku(
+    served: tuple[Recorder, str],
+) -> None:
+    result = play(served, "tool_based_generative_ui")
+
+    [haiku] = result["haikus"]
+    assert len(haiku["japanese"]) == len(haiku["english"]) == 3
+    assert haiku["image_name"].endswith(".jpg")
+    assert haiku["gradient"].startswith("linear-gradient(")
+    assert texts(result) == ["Here is your haiku. I hope you like it!"]
+
+
+# -- state --------------------------------------------------------------------------------------
+
+
+def test_agentic_generative_ui_turns_the_steps_completed_one_by_one(
+    served: tuple[Recorder, str],
+) -> None:
+    result = play(served, "agentic_generative_ui")
+
+    progress = result["progress"]
+    assert progress == [["completed"] * done + ["pending"] * (5 - done) for done in range(6)]
+    events = result["events"]
+    assert events.count("STATE_SNAPSHOT") == 1
+    assert events.count("STATE_DELTA") == 5
+    assert "ACTIVITY_SNAPSHOT" not in events
+    assert texts(result) == ["Done: every step is completed."]
+
+
+def test_shared_state_answers_from_the_recipe_the_user_edited_and_improves_it(
+    served: tuple[Recorder, str],
+) -> None:
+    result = play(served, "shared_state")
+
+    first, second, third = texts(result)
+    assert first == "The ingredients: Carrots (3 large, grated), All-Purpose Flour (2 cups)."
+    assert second.endswith("All-Purpose Flour (2 cups), Potatoes (2).")
+    assert third == "I updated the recipe: have a look."
+    recipe = result["state"]["recipe"]
+    names = [ingredient["name"] for ingredient in recipe["ingredients"]]
+    assert names == ["Carrots", "All-Purpose Flour", "Potatoes", "Fresh basil"]
+    assert recipe["special_preferences"] == ["Low Carb", "Spicy"]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "reply"),
+    [
+        ("predictive_state_updates", "Great: the changes are in the document."),
+        ("predictive_state_updates-reject", "Understood: I left the document as it was."),
+    ],
+    ids=["confirmed", "rejected"],
+)
+def test_predictive_state_grows_the_document_while_it_is_written_then_asks_to_confirm(
+    served: tuple[Recorder, str], scenario: str, reply: str
+) -> None:
+    result = play(served, scenario)
+
+    timeline = result["timeline"]
+    assert timeline[0] == {"call": "write_document_local"}
+    assert timeline[-1] == {"call": "confirm_changes"}
+    documents = [entry["document"] for entry in timeline[1:-1]]
+    assert len(documents) > 10
+    assert all(b.startswith(a) and len(b) > len(a) for a, b in itertools.pairwise(documents))
+    assert "dragon named Atlantis" in documents[-1]
+    assert result["asked"] == [documents[-1]]
+    assert calls(result) == ["write_document_local", "confirm_changes"]
+    assert texts(result) == [reply]
+
+
+# -- interrupts and A2UI ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("scenario", "reply"),
+    [
+        (
+            "interrupt",
+            "All set. Booked 'discuss pricing' with the sales team for Tue, Jan 5, 10:00 AM.",
+        ),
+        ("interrupt-cancel", "No problem: I did not book anything."),
+    ],
+    ids=["picked", "cancelled"],
+)
+def test_the_interrupt_page_picks_a_meeting_time_and_the_agent_books_it(
+    served: tuple[Recorder, str], scenario: str, reply: str
+) -> None:
+    result = play(served, scenario)
+
+    [asked] = result["asked"]
+    assert asked["reason"] == "tool_call"
+    assert asked["metadata"]["reason"] == {"topic": "discuss pricing", "attendee": "the sales team"}
+    assert [o["outcome"] for o in result["outcomes"]] == ["interrupt", "success"]
+    assert result["resumed"]["runId"] == result["outcomes"][0]["runId"]
+    assert texts(result) == [reply]
+
+
+def test_a2ui_fixed_schema_results_become_the_surface_the_runtime_derives(
+    served: tuple[Recorder, str],
+) -> None:
+    result = play(served, "a2ui_fixed_schema")
+
+    assert calls(result) == ["search_flights"]
+    [surface] = [m for m in result["messages"] if m["role"] == "activity"]
+    assert surface["activityType"] == "a2ui-surface"
+    operations = surface["content"]["a2ui_operations"]
+    assert [next(key for key in op if key != "version") for op in operations] == [
+        "createSurface",
+        "updateComponents",
+        "updateDataModel",
+    ]
+    assert {op["version"] for op in operations} == {"v0.9"}
+    assert operations[1]["updateComponents"]["components"] == flights.COMPONENTS
+    data = operations[2]["updateDataModel"]["value"]
+    assert data == {"flights": flights.flights_between("SFO", "JFK")}
+    assert texts(result) == ["Here are the flights I found."]
+
+
+# -- the app ------------------------------------------------------------------------------------
+
+
+def test_every_dojo_feature_has_its_route_and_capabilities(served: tuple[Recorder, str]) -> None:
+    _, url = served
+    for feature in dojo.endpoints():
+        answer = httpx.get(f"{url}/{feature}/capabilities", timeout=10)
+        assert answer.status_code == 200, feature
+    missing = httpx.post(f"{url}/nowhere", json={}, timeout=10)
+    assert missing.status_code == 404
+    assert missing.json()["code"] == "NOT_FOUND"
+    assert "/agentic_chat" in missing.json()["message"]
