@@ -14,6 +14,8 @@ the script replays every request. The models are the example's scripted ones.
 
 from __future__ import annotations
 
+import asyncio
+import importlib.util
 import itertools
 import json
 import os
@@ -26,12 +28,20 @@ from typing import Any, cast
 import httpx
 import pytest
 from examples.dojo import app as dojo
-from examples.dojo import chat, flights
+from examples.dojo import chat, document, flights, models, recipe
+from pydantic import JsonValue
 
 import agui
-from agui.testing import assert_valid, serving
+from agui import RunAgentInput, Tool
+from agui.agents import ToolLoopAgent
+from agui.agents.models import ChatModel, OpenAIModel, TurnFunction
+from agui.events import RunFinishedEvent, StateSnapshotEvent, ToolCallStartEvent
+from agui.messages import UserMessage
+from agui.testing import assert_valid, collect, serving
+from agui.types import SuccessOutcome
 from node_clients import node
 from test_copilotkit import Recorder
+from test_examples import FakeOpenAI, call_fragment, calling, chunk, saying
 
 JS_DIR = Path(__file__).parent / "js"
 SCENARIO_SECONDS = 90.0
@@ -306,3 +316,112 @@ def test_every_dojo_feature_has_its_route_and_capabilities(served: tuple[Recorde
     assert missing.status_code == 404
     assert missing.json()["code"] == "NOT_FOUND"
     assert "/agentic_chat" in missing.json()["message"]
+
+
+# -- on an OpenAI-compatible endpoint -----------------------------------------------------------
+
+ENV_KEYS = ("AGUI_MODEL_BASE_URL", "AGUI_MODEL", "AGUI_API_KEY")
+
+
+def test_with_a_model_endpoint_every_route_runs_on_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGUI_MODEL_BASE_URL", "http://127.0.0.1:9/v1/")
+    monkeypatch.setenv("AGUI_MODEL", "tiny")
+    spec = importlib.util.spec_from_file_location("dojo_on_a_model", Path(dojo.__file__).resolve())
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    for feature in dojo.endpoints():
+        agent = getattr(module, feature)
+        loop = agent if isinstance(agent, ToolLoopAgent) else agent.agent
+        assert isinstance(loop.model, OpenAIModel), feature
+        assert repr(loop.model) == "OpenAIModel(model='tiny', base_url='http://127.0.0.1:9/v1/')"
+
+
+def test_a_model_endpoint_without_a_model_name_is_refused() -> None:
+    with pytest.raises(RuntimeError, match="AGUI_MODEL_BASE_URL is set but AGUI_MODEL is not"):
+        models.build_model(chat.chat_turn, {"AGUI_MODEL_BASE_URL": "http://127.0.0.1:9/v1"})
+
+
+def on_endpoint(url: str, turn: TurnFunction) -> ChatModel:
+    return models.build_model(turn, {"AGUI_MODEL_BASE_URL": f"{url}/v1", "AGUI_MODEL": "fake-4o"})
+
+
+def test_the_shared_recipe_is_in_the_prompt_a_real_model_gets(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for key in ENV_KEYS:
+        monkeypatch.delenv(key, raising=False)
+    fake = FakeOpenAI(
+        saying("You need carrots and flour."),
+    )
+    carrots: JsonValue = {
+        "recipe": {"title": "Soup", "ingredients": [{"name": "Carrots", "amount": "3"}]}
+    }
+    given = RunAgentInput(
+        thread_id="t",
+        run_id="r1",
+        messages=[UserMessage(id="u1", content="Give me all the ingredients")],
+        state=carrots,
+    )
+    with serving(fake) as url:
+        agent = recipe.SharedRecipe(on_endpoint(url.rstrip("/"), recipe.recipe_turn))
+        events = asyncio.run(collect(agent, given, state=recipe.Kitchen))
+
+    assert_valid(events, input=given)
+    [request] = fake.requests
+    system = request["messages"][0]["content"]
+    assert system.startswith(recipe.INSTRUCTIONS)
+    shown = json.loads(system.splitlines()[-1])
+    assert shown["title"] == "Soup"
+    assert shown["ingredients"] == [{"icon": "🍴", "name": "Carrots", "amount": "3"}]
+    assert [t["function"]["name"] for t in request["tools"]] == ["generate_recipe"]
+
+
+def test_a_real_models_streamed_document_grows_the_state_fragment_by_fragment() -> None:
+    pieces = ['{"docu', 'ment":"Once', " upon a", ' time"}']
+    fake = FakeOpenAI(
+        [
+            call_fragment(0, "call_w", "write_document_local", pieces[0]),
+            *[
+                chunk({"tool_calls": [{"index": 0, "function": {"arguments": p}}]})
+                for p in pieces[1:]
+            ],
+            chunk({}, "tool_calls"),
+            b"data: [DONE]\n\n",
+        ],
+        calling("call_c", "confirm_changes", "{}"),
+    )
+    confirm = Tool(name="confirm_changes", description="the page's confirm")
+    given = RunAgentInput(
+        thread_id="t",
+        run_id="r1",
+        messages=[UserMessage(id="u1", content="Write a story")],
+        tools=[confirm],
+    )
+    with serving(fake) as url:
+        agent = document.predictive_state_updates(
+            on_endpoint(url.rstrip("/"), document.document_turn)
+        )
+        events = asyncio.run(
+            collect(agent, given, state=document.Draft, transformers=[document.DocumentArguments()])
+        )
+
+    assert_valid(events, input=given)
+    types = [event.type for event in events]
+    grown = [e.snapshot for e in events if isinstance(e, StateSnapshotEvent)]
+    assert grown == [
+        {"document": "Once"},
+        {"document": "Once upon a"},
+        {"document": "Once upon a time"},
+    ]
+    assert types.index("STATE_SNAPSHOT") < types.index("TOOL_CALL_END")
+    starts = [e.tool_call_name for e in events if isinstance(e, ToolCallStartEvent)]
+    assert starts == ["write_document_local", "confirm_changes"]
+    finished = events[-1]
+    assert isinstance(finished, RunFinishedEvent)
+    assert isinstance(finished.outcome, SuccessOutcome)
+    assert finished.outcome.pending_tool_call_ids == ["call_c"]
+    [sent] = dojo.WithoutPendingIds().transform(finished)
+    assert json.loads(sent.model_dump_json())["outcome"] == {"type": "success"}
