@@ -9,19 +9,24 @@ confirm, the recipe, the haiku, the meeting booked, the A2UI surface the runtime
 
 Every stream agui sent is also checked twice more: by agui's own verifier, on the bytes the
 recorder saw, and by the official client (`@ag-ui/client` 1.0.0, its verifier on), to which
-the script replays every request. The models are the example's scripted ones.
+the script replays every request. The pages run on the example's scripted models, and again on
+`@copilotkit/aimock` (the LLM mock the dojo's own tests use), through the example's OpenAI-
+compatible path, with the fixtures of `tests/js/aimock/dojo.json`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import itertools
 import json
 import os
+import re
 import subprocess
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -425,3 +430,114 @@ def test_a_real_models_streamed_document_grows_the_state_fragment_by_fragment() 
     assert finished.outcome.pending_tool_call_ids == ["call_c"]
     [sent] = dojo.WithoutPendingIds().transform(finished)
     assert json.loads(sent.model_dump_json())["outcome"] == {"type": "success"}
+
+
+# -- on aimock, the dojo's own LLM mock ---------------------------------------------------------
+
+AIMOCK = JS_DIR / "node_modules" / "@copilotkit" / "aimock" / "dist" / "cli.js"
+AIMOCK_FIXTURES = JS_DIR / "aimock" / "dojo.json"
+AIMOCK_SECONDS = 20.0
+
+
+@contextlib.contextmanager
+def aimock() -> Generator[str, None, None]:
+    """`@copilotkit/aimock` on 127.0.0.1, a free port, with the dojo's fixtures; its URL."""
+    found = node("@copilotkit/aimock", "the dojo tests on aimock")
+    command = [found, str(AIMOCK), "-p", "0", "-f", str(AIMOCK_FIXTURES), "--validate-on-load"]
+    process = subprocess.Popen(  # noqa: S603 - a fixed command line
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        assert process.stdout is not None
+        deadline = time.monotonic() + AIMOCK_SECONDS
+        url = None
+        while url is None and time.monotonic() < deadline:
+            line = process.stdout.readline()
+            assert line, "aimock exited before it listened"
+            found_url = re.search(r"listening on (http://\S+)", line)
+            url = found_url.group(1) if found_url else None
+        assert url is not None, "aimock did not listen in time"
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=AIMOCK_SECONDS)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def on_aimock() -> Iterator[tuple[Recorder, str]]:
+    with aimock() as model_url, pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AGUI_MODEL_BASE_URL", f"{model_url}/v1")
+        patch.setenv("AGUI_MODEL", "gpt-4o")
+        patch.setenv("AGUI_API_KEY", "mock")
+        spec = importlib.util.spec_from_file_location(
+            "dojo_on_aimock", Path(dojo.__file__).resolve()
+        )
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        recorder = Recorder(module.app)
+        with serving(recorder) as url:
+            yield recorder, url.rstrip("/")
+
+
+AIMOCKED: dict[str, tuple[list[str], list[str]]] = {
+    "agentic_chat": (
+        ["change_background"],
+        ["Hello duaa! How can I help?", "The background is blue now."],
+    ),
+    "backend_tool_rendering": (["get_weather"], ["It is mild in San Francisco today."]),
+    "human_in_the_loop": (["generate_task_steps"], ["On it: building the rocket and launching."]),
+    "agentic_generative_ui": (["generate_task_steps"], ["We are on our way to Mars."]),
+    "tool_based_generative_ui": (["generate_haiku"], ["A haiku about the sea, for you."]),
+    "shared_state": (
+        ["generate_recipe"],
+        [
+            "Carrots and All-Purpose Flour.",
+            "Carrots, All-Purpose Flour and Potatoes.",
+            "I made it a carrot cake.",
+        ],
+    ),
+    "predictive_state_updates": (
+        ["write_document_local", "confirm_changes"],
+        ["Great, the story is yours."],
+    ),
+    "predictive_state_updates-reject": (
+        ["write_document_local", "confirm_changes"],
+        ["OK, I dropped the story."],
+    ),
+    "agentic_chat_reasoning": ([], ["Because air scatters blue light the most."]),
+    "agentic_chat_multimodal": ([], ["I see a tiny image."]),
+    "interrupt": (["schedule_meeting"], ["Your call is booked."]),
+    "interrupt-cancel": (["schedule_meeting"], ["Nothing was booked."]),
+    "a2ui_fixed_schema": (["search_flights"], ["Here are your flights."]),
+}
+
+
+@pytest.mark.parametrize("scenario", list(AIMOCKED))
+def test_each_page_works_on_aimock_as_on_the_scripted_models(
+    on_aimock: tuple[Recorder, str], scenario: str
+) -> None:
+    result = play(on_aimock, scenario)
+
+    names, replies = AIMOCKED[scenario]
+    assert calls(result) == names, on_aimock[0].describe()
+    assert texts(result) == replies, on_aimock[0].describe()
+    events = result["events"]
+    if scenario == "agentic_chat_reasoning":
+        assert events.index("REASONING_START") < events.index("TEXT_MESSAGE_START")
+    if scenario == "agentic_generative_ui":
+        assert result["progress"][0] == ["pending"] * 3
+        assert result["progress"][-1] == ["completed"] * 3
+    if scenario.startswith("predictive_state_updates"):
+        documents = [entry["document"] for entry in result["timeline"][1:-1]]
+        assert len(documents) > 1
+        assert all(b.startswith(a) for a, b in itertools.pairwise(documents))
+    if scenario == "shared_state":
+        assert result["state"]["recipe"]["title"] == "Carrot Cake"
+    if scenario == "a2ui_fixed_schema":
+        assert [m["activityType"] for m in result["messages"] if m["role"] == "activity"] == [
+            "a2ui-surface"
+        ]
