@@ -29,8 +29,11 @@ Run it (from the repository root):
 
     uvicorn examples.dojo.app:app
 
-Each agent is also this module's attribute of its route's name, to serve one alone:
-`agui serve examples.dojo.app:agentic_chat`.
+Each agent is also this module's attribute of its route's name, to serve one alone with what
+its route adds (its state type, its transformers) given again:
+`agui serve examples.dojo.app:agentic_chat`, `agui serve examples.dojo.app:agentic_generative_ui
+--state examples.dojo.progress:Plan`. `agui serve` serves one agent: the whole dojo is an ASGI
+application, for uvicorn.
 """
 
 from __future__ import annotations
