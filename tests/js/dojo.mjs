@@ -271,8 +271,13 @@ async function predictive(core, accepted) {
     type: "human-in-the-loop",
   });
   const agent = core.getAgent("predictive_state_updates");
+  // What the editor shows, each time it changes, between the calls it sees start.
   agent.subscribe({
-    onStateSnapshotEvent: ({ event }) => timeline.push({ document: event.snapshot.document ?? "" }),
+    onStateChanged: ({ state }) => {
+      const document = state.document ?? "";
+      const last = timeline.findLast((entry) => "document" in entry);
+      if (last?.document !== document) timeline.push({ document });
+    },
     onToolCallStartEvent: ({ event }) => timeline.push({ call: event.toolCallName }),
   });
   const seen = watchEvents(agent);
