@@ -40,10 +40,10 @@ import agui
 from agui import RunAgentInput, Tool
 from agui.agents import ToolLoopAgent
 from agui.agents.models import ChatModel, OpenAIModel, TurnFunction
-from agui.events import RunFinishedEvent, StateSnapshotEvent, ToolCallStartEvent
+from agui.events import RunFinishedEvent, StateDeltaEvent, ToolCallStartEvent
 from agui.messages import UserMessage
 from agui.testing import assert_valid, collect, serving
-from agui.types import SuccessOutcome
+from agui.types import AddOperation, SuccessOutcome
 from node_clients import node
 from test_copilotkit import Recorder
 from test_examples import FakeOpenAI, call_fragment, calling, chunk, saying
@@ -371,7 +371,7 @@ def test_the_shared_recipe_is_in_the_prompt_a_real_model_gets(
         state=carrots,
     )
     with serving(fake) as url:
-        agent = recipe.SharedRecipe(on_endpoint(url.rstrip("/"), recipe.recipe_turn))
+        agent = recipe.shared_state(on_endpoint(url.rstrip("/"), recipe.recipe_turn))
         events = asyncio.run(collect(agent, given, state=recipe.Kitchen))
 
     assert_valid(events, input=given)
@@ -404,24 +404,29 @@ def test_a_real_models_streamed_document_grows_the_state_fragment_by_fragment() 
         run_id="r1",
         messages=[UserMessage(id="u1", content="Write a story")],
         tools=[confirm],
+        state={"document": ""},
     )
     with serving(fake) as url:
         agent = document.predictive_state_updates(
             on_endpoint(url.rstrip("/"), document.document_turn)
         )
         events = asyncio.run(
-            collect(agent, given, state=document.Draft, transformers=[document.DocumentArguments()])
+            collect(
+                agent, given, state=document.Draft, transformers=[document.document_arguments()]
+            )
         )
 
     assert_valid(events, input=given)
     types = [event.type for event in events]
-    grown = [e.snapshot for e in events if isinstance(e, StateSnapshotEvent)]
-    assert grown == [
-        {"document": "Once"},
-        {"document": "Once upon a"},
-        {"document": "Once upon a time"},
+    grown = [
+        op.value
+        for event in events
+        if isinstance(event, StateDeltaEvent)
+        for op in event.delta
+        if isinstance(op, AddOperation)
     ]
-    assert types.index("STATE_SNAPSHOT") < types.index("TOOL_CALL_END")
+    assert grown == ["Once", "Once upon a", "Once upon a time"]
+    assert types.index("STATE_DELTA") < types.index("TOOL_CALL_END")
     starts = [e.tool_call_name for e in events if isinstance(e, ToolCallStartEvent)]
     assert starts == ["write_document_local", "confirm_changes"]
     finished = events[-1]

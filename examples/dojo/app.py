@@ -54,10 +54,10 @@ backend_tool_rendering = chat.backend_tool_rendering()
 human_in_the_loop = frontend.human_in_the_loop()
 agentic_generative_ui = progress.agentic_generative_ui()
 tool_based_generative_ui = frontend.tool_based_generative_ui()
-shared_state = recipe.SharedRecipe()
+shared_state = recipe.shared_state()
 predictive_state_updates = document.predictive_state_updates()
 agentic_chat_reasoning = chat.agentic_chat_reasoning()
-agentic_chat_multimodal = chat.MultimodalChat()
+agentic_chat_multimodal = chat.agentic_chat_multimodal()
 interrupt = meeting.TimePicker()
 a2ui_fixed_schema = flights.a2ui_fixed_schema()
 
@@ -114,7 +114,7 @@ def endpoints() -> dict[str, AguiApp[Any]]:
         "predictive_state_updates": agui.asgi_app(
             predictive_state_updates,
             state=document.Draft,
-            transformers=_for_copilotkit(document.DocumentArguments()),
+            transformers=_for_copilotkit(document.document_arguments()),
         ),
         "agentic_chat_reasoning": agui.asgi_app(
             agentic_chat_reasoning, transformers=_for_copilotkit()

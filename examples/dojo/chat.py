@@ -10,7 +10,7 @@
 - **agentic_chat_reasoning**: the agent thinks first (`REASONING_*` events, shown as "Thought
   for ..."), then answers.
 - **agentic_chat_multimodal**: the page attaches images (`{type: "image", source: {type: "data",
-  value, mimeType}}`); the agent says what it was given.
+  value, mimeType}}`); they reach the model in its API's own form, and it says what it sees.
 """
 
 from __future__ import annotations
@@ -22,11 +22,10 @@ from typing import Annotated, TypedDict
 
 from pydantic import Field
 
-from agui import RunContext, RunOutcome
 from agui.agents import ToolLoopAgent, tool
 from agui.agents.models import Call, ChatMessage, ChatModel, Turn
-from agui.messages import DataSource, TextPart, UrlSource, UserMessage
-from examples.dojo.models import answered, build_model, context_value, last_user_text, system_text
+from agui.messages import ContentPart, DataSource, TextPart, UrlSource
+from examples.dojo.models import answered, build_model, context_value, last_user_text
 
 # -- agentic_chat ------------------------------------------------------------------------------
 
@@ -168,22 +167,19 @@ def agentic_chat_reasoning(model: ChatModel | None = None) -> ToolLoopAgent:
 # -- agentic_chat_multimodal -------------------------------------------------------------------
 
 MULTIMODAL_INSTRUCTIONS = "You are a helpful assistant. Describe the images the user attaches."
-_ATTACHED = "The user attached: "
 
 
-def attachments(message: UserMessage | None) -> list[str]:
-    """What the user's message attaches, described in a few words each.
+def attachments(parts: Sequence[ContentPart]) -> list[str]:
+    """What a message attaches, described in a few words each.
 
     Examples:
         >>> from agui.messages import ImagePart
         >>> picture = ImagePart(source=DataSource(value="iVBORw0KGgo=", mime_type="image/png"))
-        >>> attachments(UserMessage(id="u1", content=[TextPart(text="What's this?"), picture]))
+        >>> attachments([TextPart(text="What's this?"), picture])
         ['an image (image/png, 8 bytes)']
     """
-    if message is None or isinstance(message.content, str):
-        return []
     found: list[str] = []
-    for part in message.content:
+    for part in parts:
         if isinstance(part, TextPart):
             continue
         source = part.source
@@ -197,41 +193,29 @@ def attachments(message: UserMessage | None) -> list[str]:
     return found
 
 
-class MultimodalChat:
-    """A tool loop whose prompt lists the user's attachments (models get no media parts yet).
-
-    Examples:
-        >>> MultimodalChat().agent.instructions
-        'You are a helpful assistant. Describe the images the user attaches.'
-    """
-
-    def __init__(self, model: ChatModel | None = None) -> None:
-        self.agent = ToolLoopAgent(
-            model or build_model(multimodal_turn), instructions=MULTIMODAL_INSTRUCTIONS
-        )
-
-    async def run(self, ctx: RunContext[object]) -> RunOutcome | None:
-        """Run the loop with this request's attachments in its instructions."""
-        last = next((m for m in reversed(ctx.messages) if isinstance(m, UserMessage)), None)
-        seen = attachments(last)
-        instructions = MULTIMODAL_INSTRUCTIONS
-        if seen:
-            instructions += "\n\n" + _ATTACHED + "; ".join(seen)
-        loop = ToolLoopAgent(self.agent.model, instructions=instructions)
-        return await loop.run(ctx)
-
-
 def multimodal_turn(messages: Sequence[ChatMessage]) -> Turn:
-    """The scripted viewer: say what was attached, as the prompt lists it.
+    """The scripted viewer: say what the user's last message attached.
 
     Examples:
         >>> multimodal_turn([ChatMessage.user("Hi")]).content
         'I see no image in your message; attach one and ask me about it.'
     """
-    listed = next(
-        (line for line in system_text(messages).splitlines() if line.startswith(_ATTACHED)), None
-    )
-    if listed is None:
+    last = next((m for m in reversed(messages) if m.role == "user"), None)
+    seen = attachments(last.parts) if last is not None else []
+    if not seen:
         return Turn.text("I see no image in your message; attach one and ask me about it.")
-    seen = listed.removeprefix(_ATTACHED)
-    return Turn.text(f"I can see the content you attached: {seen}. It is a clear visual.")
+    return Turn.text(
+        f"I can see the content you attached: {'; '.join(seen)}. It is a clear visual."
+    )
+
+
+def agentic_chat_multimodal(model: ChatModel | None = None) -> ToolLoopAgent:
+    """The multimodal route's agent: the user's images reach the model as its API takes them.
+
+    Examples:
+        >>> agentic_chat_multimodal().instructions
+        'You are a helpful assistant. Describe the images the user attaches.'
+    """
+    return ToolLoopAgent(
+        model or build_model(multimodal_turn), instructions=MULTIMODAL_INSTRUCTIONS
+    )

@@ -2,25 +2,24 @@
 
 The page's editor shows the state's `document`. The model writes with `write_document_local
 {document}`, and while that call's arguments stream, the document in the state grows with them
-(`DocumentArguments` reads the partial arguments and sends each longer text as a snapshot), so
-the editor fills before the tool has even run. The tool then sets the document for good, and
-the model asks the page to confirm with its `confirm_changes` tool, which the page registers
-with `useHumanInTheLoop`: the run ends with that call pending, the user confirms or rejects
-(`{"accepted": true | false}`), and the agent answers that.
+(`agui.transform.ToolArgsToState` reads the partial arguments and sends each longer text as a
+delta), so the editor fills before the tool has even run. The tool then sets the document for
+good, and the model asks the page to confirm with its `confirm_changes` tool, which the page
+registers with `useHumanInTheLoop`: the run ends with that call pending, the user confirms or
+rejects (`{"accepted": true | false}`), and the agent answers that.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import pydantic_core
-from pydantic import BaseModel, JsonValue
+from pydantic import BaseModel
 
 from agui import RunContext
 from agui.agents import ToolLoopAgent, tool
 from agui.agents.dispatch import NativeDispatcher
 from agui.agents.models import Call, ChatMessage, ChatModel, Turn
-from agui.events import Event, StateSnapshotEvent, ToolCallArgsEvent, ToolCallStartEvent
+from agui.transform import ToolArgsToState
 from examples.dojo.models import answered, build_model, last_user_text, read_json
 
 INSTRUCTIONS = (
@@ -42,43 +41,22 @@ class Draft(BaseModel):
     document: str = ""
 
 
-class DocumentArguments:
-    """A transformer: the `document` argument of `write_document_local` as state, as it streams.
+def document_arguments() -> ToolArgsToState:
+    """The transformer that streams `write_document_local`'s `document` into the state.
 
     Examples:
         >>> from agui import RunAgentInput
         >>> ctx, events = RunContext.new(
-        ...     RunAgentInput(thread_id="t", run_id="r"), transformers=[DocumentArguments()]
+        ...     RunAgentInput(thread_id="t", run_id="r", state={"document": ""}),
+        ...     transformers=[document_arguments()],
         ... )
         >>> with ctx.tool_call("write_document_local") as call:
         ...     call.args('{"document":"Once up')
         ...     call.args('on a time"}')
-        >>> [e.snapshot for e in events.drain() if e.type == "STATE_SNAPSHOT"]
-        [{'document': 'Once up'}, {'document': 'Once upon a time'}]
+        >>> [e.delta[0].value for e in events.drain() if e.type == "STATE_DELTA"]
+        ['Once up', 'Once upon a time']
     """
-
-    def __init__(self, tool: str = "write_document_local", argument: str = "document") -> None:
-        self._tool = tool
-        self._argument = argument
-        self._text: dict[str, str] = {}
-        self._sent: dict[str, str] = {}
-
-    def transform(self, event: Event) -> Sequence[Event]:
-        """The event, and after an argument piece of the tool, the document as it stands."""
-        if isinstance(event, ToolCallStartEvent) and event.tool_call_name == self._tool:
-            self._text[event.tool_call_id] = ""
-        if not isinstance(event, ToolCallArgsEvent) or event.tool_call_id not in self._text:
-            return (event,)
-        text = self._text[event.tool_call_id] = self._text[event.tool_call_id] + event.delta
-        try:
-            partial: JsonValue = pydantic_core.from_json(text, allow_partial="trailing-strings")
-        except ValueError:
-            return (event,)
-        document = partial.get(self._argument) if isinstance(partial, dict) else None
-        if not isinstance(document, str) or document == self._sent.get(event.tool_call_id):
-            return (event,)
-        self._sent[event.tool_call_id] = document
-        return (event, StateSnapshotEvent(snapshot={self._argument: document}))
+    return ToolArgsToState("write_document_local", "document", state=Draft)
 
 
 @tool
@@ -113,7 +91,7 @@ def _story(messages: Sequence[ChatMessage]) -> str:
 
 
 def predictive_state_updates(model: ChatModel | None = None) -> ToolLoopAgent:
-    """The predictive state updates route's agent (serve it with `DocumentArguments`).
+    """The predictive state updates route's agent (serve it with `document_arguments()`).
 
     Examples:
         >>> [spec.name for spec in predictive_state_updates().toolbox.specs()]

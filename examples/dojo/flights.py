@@ -1,10 +1,10 @@
 """The dojo's A2UI fixed-schema page: flight results drawn from a surface the agent describes.
 
-`search_flights` returns an A2UI v0.9 envelope, `{"a2ui_operations": [createSurface,
-updateComponents, updateDataModel]}`: the component tree is fixed (a row of `FlightCard`s bound
-to `/flights`, the page's own catalog), and only the data changes per search. CopilotKit's
-runtime, with A2UI on for this agent, turns that tool result into an `ACTIVITY_SNAPSHOT` of type
-`a2ui-surface` that the page renders.
+`search_flights` returns an A2UI v0.9 envelope built with `agui.agents.a2ui.render`,
+`{"a2ui_operations": [createSurface, updateComponents, updateDataModel]}`: the component tree
+is fixed (a row of `FlightCard`s bound to `/flights`, the page's own catalog), and only the data
+changes per search. CopilotKit's runtime, with A2UI on for this agent, turns that tool result
+into an `ACTIVITY_SNAPSHOT` of type `a2ui-surface` that the page renders.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from typing import Annotated
 from pydantic import Field, JsonValue
 
 from agui.agents import ToolLoopAgent, tool
+from agui.agents.a2ui import A2UIOperations, render
 from agui.agents.models import Call, ChatMessage, ChatModel, Turn
 from examples.dojo.models import answered, build_model, last_user_text
 
 SURFACE_ID = "flight-search-results"
 CATALOG_ID = "https://a2ui.org/demos/dojo/fixed_catalog.json"
-VERSION = "v0.9"
 _CODE_LENGTH = 3
 INSTRUCTIONS = (
     "You find flights. Call search_flights with the origin and destination airport codes; the "
@@ -31,7 +31,7 @@ _CARD_FIELDS = (
     "airline", "airlineLogo", "flightNumber", "origin", "destination", "date",
     "departureTime", "arrivalTime", "duration", "status", "price",
 )  # fmt: skip
-COMPONENTS: list[JsonValue] = [
+COMPONENTS: list[dict[str, JsonValue]] = [
     {
         "id": "root",
         "component": "Row",
@@ -88,24 +88,10 @@ def flights_between(origin: str, destination: str) -> list[JsonValue]:
 def search_flights(
     origin: Annotated[str, Field(description="The origin airport code, such as SFO")],
     destination: Annotated[str, Field(description="The destination airport code, such as JFK")],
-) -> dict[str, JsonValue]:
+) -> A2UIOperations:
     """Search flights between two airports and show them as cards."""
-    surface: list[JsonValue] = [
-        {"version": VERSION, "createSurface": {"surfaceId": SURFACE_ID, "catalogId": CATALOG_ID}},
-        {
-            "version": VERSION,
-            "updateComponents": {"surfaceId": SURFACE_ID, "components": COMPONENTS},
-        },
-        {
-            "version": VERSION,
-            "updateDataModel": {
-                "surfaceId": SURFACE_ID,
-                "path": "/",
-                "value": {"flights": flights_between(origin, destination)},
-            },
-        },
-    ]
-    return {"a2ui_operations": surface}
+    found = flights_between(origin, destination)
+    return render(SURFACE_ID, COMPONENTS, data={"flights": found}, catalog_id=CATALOG_ID)
 
 
 def flights_turn(messages: Sequence[ChatMessage]) -> Turn:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field, ValidationError
 
-from agui import RunContext, RunOutcome
+from agui import RunContext
 from agui.agents import ToolLoopAgent, tool
 from agui.agents.models import Call, ChatMessage, ChatModel, Turn
 from examples.dojo.models import answered, build_model, last_user_text, system_text
@@ -71,25 +71,16 @@ def instructions(ctx: RunContext[Kitchen]) -> str:
     return f"{INSTRUCTIONS}\n\n{_CURRENT}\n{ctx.state.recipe.model_dump_json()}"
 
 
-class SharedRecipe:
-    """A tool loop whose prompt holds the current recipe.
+def shared_state(model: ChatModel | None = None) -> ToolLoopAgent:
+    """The shared state route's agent: its prompt holds the recipe of each request.
 
     Examples:
-        >>> SharedRecipe().agent.toolbox.specs()[0].name
+        >>> shared_state().toolbox.specs()[0].name
         'generate_recipe'
     """
-
-    def __init__(self, model: ChatModel | None = None) -> None:
-        self.agent = ToolLoopAgent(
-            model or build_model(recipe_turn), tools=[generate_recipe], instructions=INSTRUCTIONS
-        )
-
-    async def run(self, ctx: RunContext[Kitchen]) -> RunOutcome | None:
-        """Run the loop with the recipe of this request in its prompt."""
-        loop = ToolLoopAgent(
-            self.agent.model, tools=self.agent.toolbox, instructions=instructions(ctx)
-        )
-        return await loop.run(ctx)
+    return ToolLoopAgent(
+        model or build_model(recipe_turn), tools=[generate_recipe], instructions=instructions
+    )
 
 
 def recipe_turn(messages: Sequence[ChatMessage]) -> Turn:
