@@ -619,7 +619,7 @@ def test_without_a_model_endpoint_both_agents_are_scripted_and_a_bare_url_is_ref
         supervisor.build_model(supervisor.supervisor_turn, {"AGUI_MODEL_BASE_URL": "http://x/v1"})
 
 
-def _calling(call_id: str, name: str, arguments: str) -> list[bytes]:
+def calling(call_id: str, name: str, arguments: str) -> list[bytes]:
     return [
         call_fragment(0, call_id, name, arguments),
         chunk({}, "tool_calls"),
@@ -627,16 +627,16 @@ def _calling(call_id: str, name: str, arguments: str) -> list[bytes]:
     ]
 
 
-def _saying(text: str) -> list[bytes]:
+def saying(text: str) -> list[bytes]:
     return [chunk({"role": "assistant", "content": text}), chunk({}, "stop"), b"data: [DONE]\n\n"]
 
 
 def test_the_supervisor_runs_on_an_openai_compatible_endpoint_over_http() -> None:
     fake = FakeOpenAI(
-        _calling("call_s", "ask_researcher", '{"task":"When does Project Aurora launch?"}'),
-        _calling("call_n", "look_up_project", '{"project":"Aurora"}'),
-        _saying("It launches on 14 March 2027."),
-        _saying("Project Aurora launches on 14 March 2027."),
+        calling("call_s", "ask_researcher", '{"task":"When does Project Aurora launch?"}'),
+        calling("call_n", "look_up_project", '{"project":"Aurora"}'),
+        saying("It launches on 14 March 2027."),
+        saying("Project Aurora launches on 14 March 2027."),
     )
     with serving(fake) as model_url:
         env = {"AGUI_MODEL_BASE_URL": f"{model_url}/v1", "AGUI_MODEL": "fake-4o"}
