@@ -65,9 +65,7 @@ def test_the_profile_passes_everything_else_through_as_it_is() -> None:
     plain: list[Event] = [
         TextMessageContentEvent(message_id="m", delta="hi"),
         CustomEvent(name="x", value=None),
-        RunFinishedEvent(
-            thread_id="t", run_id="r", outcome=SuccessOutcome(pending_tool_call_ids=["c"])
-        ),
+        RunFinishedEvent(thread_id="t", run_id="r", outcome=SuccessOutcome()),
         ToolCallResultEvent(message_id="m2", tool_call_id="c", content="ok"),
     ]
 
@@ -89,6 +87,24 @@ def test_a_cancelled_run_becomes_a_success_that_says_it_was_cancelled() -> None:
         "threadId": "t",
         "runId": "r",
     }
+
+
+def test_a_success_leaving_calls_to_the_client_ends_without_their_ids() -> None:
+    # @ag-ui/client 0.0.59 (CopilotKit's runtime) reads a success as {"type": "success"} only.
+    pending = RunFinishedEvent(
+        thread_id="t", run_id="r", outcome=SuccessOutcome(pending_tool_call_ids=["c1"])
+    )
+    plain = RunFinishedEvent(thread_id="t", run_id="r", outcome=SuccessOutcome())
+
+    [finished] = LegacyProfile().transform(pending)
+
+    assert finished.model_dump(by_alias=True, exclude_none=True) == {
+        "type": "RUN_FINISHED",
+        "threadId": "t",
+        "runId": "r",
+        "outcome": {"type": "success"},
+    }
+    assert LegacyProfile().transform(plain) == [plain]
 
 
 def test_a_result_of_parts_is_flattened_to_its_text_with_a_warning(

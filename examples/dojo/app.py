@@ -39,14 +39,11 @@ application, for uvicorn.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import agui
 from agui.asgi import AguiApp, Receive, Scope, Send
-from agui.events import Event, RunFinishedEvent
-from agui.transform import Transformer
-from agui.types import SuccessOutcome
 from examples.dojo import chat, document, flights, frontend, meeting, progress, recipe
 
 agentic_chat = chat.agentic_chat()
@@ -62,33 +59,6 @@ interrupt = meeting.TimePicker()
 a2ui_fixed_schema = flights.a2ui_fixed_schema()
 
 
-class WithoutPendingIds:
-    """A transformer: `RUN_FINISHED` without the 1.0 outcome's `pendingToolCallIds`.
-
-    CopilotKit's runtime (1.75) reads runs with `@ag-ui/client` 0.0.59, whose success outcome is
-    `{type: "success"}` and nothing more: a run that leaves a call to the page, which agui
-    finishes with the call's id in `pendingToolCallIds`, is refused there as a whole. The page
-    finds its pending calls in the messages anyway.
-
-    Examples:
-        >>> finished = RunFinishedEvent(
-        ...     thread_id="t", run_id="r", outcome=SuccessOutcome(pending_tool_call_ids=["c1"])
-        ... )
-        >>> WithoutPendingIds().transform(finished)[0].model_dump_json(exclude={"timestamp"})
-        '{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"success"}}'
-    """
-
-    def transform(self, event: Event) -> Sequence[Event]:
-        """The event, with a success outcome's pending ids left out."""
-        if isinstance(event, RunFinishedEvent) and isinstance(event.outcome, SuccessOutcome):
-            return (event.model_copy(update={"outcome": SuccessOutcome()}),)
-        return (event,)
-
-
-def _for_copilotkit(*more: Transformer) -> Callable[[], Sequence[Transformer]]:
-    return lambda: [*more, WithoutPendingIds()]
-
-
 def endpoints() -> dict[str, AguiApp[Any]]:
     """One agui endpoint per dojo feature, by route name.
 
@@ -97,32 +67,20 @@ def endpoints() -> dict[str, AguiApp[Any]]:
         ['agentic_chat', 'backend_tool_rendering', 'human_in_the_loop']
     """
     return {
-        "agentic_chat": agui.asgi_app(agentic_chat, transformers=_for_copilotkit()),
-        "backend_tool_rendering": agui.asgi_app(
-            backend_tool_rendering, transformers=_for_copilotkit()
-        ),
-        "human_in_the_loop": agui.asgi_app(human_in_the_loop, transformers=_for_copilotkit()),
-        "agentic_generative_ui": agui.asgi_app(
-            agentic_generative_ui, state=progress.Plan, transformers=_for_copilotkit()
-        ),
-        "tool_based_generative_ui": agui.asgi_app(
-            tool_based_generative_ui, transformers=_for_copilotkit()
-        ),
-        "shared_state": agui.asgi_app(
-            shared_state, state=recipe.Kitchen, transformers=_for_copilotkit()
-        ),
+        "agentic_chat": agui.asgi_app(agentic_chat),
+        "backend_tool_rendering": agui.asgi_app(backend_tool_rendering),
+        "human_in_the_loop": agui.asgi_app(human_in_the_loop),
+        "agentic_generative_ui": agui.asgi_app(agentic_generative_ui, state=progress.Plan),
+        "tool_based_generative_ui": agui.asgi_app(tool_based_generative_ui),
+        "shared_state": agui.asgi_app(shared_state, state=recipe.Kitchen),
         "predictive_state_updates": agui.asgi_app(
             predictive_state_updates,
             state=document.Draft,
-            transformers=_for_copilotkit(document.document_arguments()),
+            transformers=lambda: [document.document_arguments()],
         ),
-        "agentic_chat_reasoning": agui.asgi_app(
-            agentic_chat_reasoning, transformers=_for_copilotkit()
-        ),
-        "agentic_chat_multimodal": agui.asgi_app(
-            agentic_chat_multimodal, transformers=_for_copilotkit()
-        ),
-        "interrupt": agui.asgi_app(interrupt, transformers=_for_copilotkit()),
+        "agentic_chat_reasoning": agui.asgi_app(agentic_chat_reasoning),
+        "agentic_chat_multimodal": agui.asgi_app(agentic_chat_multimodal),
+        "interrupt": agui.asgi_app(interrupt),
         "a2ui_fixed_schema": agui.asgi_app(a2ui_fixed_schema),
     }
 

@@ -2,10 +2,11 @@
 
 agui speaks 1.0, and a 1.0 client reads any stream agui writes. The most used frontend does
 not run one: CopilotKit's runtime reaches agents through `@ag-ui/client` 0.0.x, which parses
-every event with a strict union and fails the run on a type or shape it does not know. Three
-1.0 additions are fatal there: the `SUBAGENT_*` events, the `cancelled` run outcome, and a
-`TOOL_CALL_RESULT` whose content is a list of parts. Unknown keys pass (its objects are
-open), so everything else, `protocolVersion` and `pendingToolCallIds` included, is unchanged.
+every event with a strict union and fails the run on a type or shape it does not know. Four
+1.0 additions are fatal there: the `SUBAGENT_*` events, the `cancelled` run outcome, the
+`pendingToolCallIds` of a success outcome (its success is `{"type": "success"}` and nothing
+more), and a `TOOL_CALL_RESULT` whose content is a list of parts. Unknown keys of an event pass
+(its events are open objects), so everything else, `protocolVersion` included, is unchanged.
 
 A request without `protocolVersion` comes from such a client (a 1.0 client always sends it),
 so the endpoint downgrades its stream with `LegacyProfile`, the last transformer of the run's
@@ -23,6 +24,9 @@ What a downgrade does, event by event:
 - a cancelled run ends with `RUN_FINISHED` as a success (no outcome, which a 0.x client reads
   as success) carrying `metadata: {"outcome": "cancelled"}`: a run stopped on purpose is not a
   failure, and a `RUN_ERROR` would show the user an error for pressing stop;
+- a success that leaves calls to the client ends without their ids (`{"type": "success"}`):
+  such a client finds the calls it must run in the run's messages, and refuses the whole run
+  over the list;
 - a tool result made of parts is sent as the text of its text parts, joined, with a warning on
   the `agui` log naming the parts that were left out.
 """
@@ -43,7 +47,7 @@ from agui.events import (
 )
 from agui.messages import TextPart
 from agui.transform import Transformer, checked_transformers
-from agui.types import CancelledOutcome, RunAgentInput
+from agui.types import CancelledOutcome, RunAgentInput, SuccessOutcome
 
 __all__ = ["PEER", "LegacyProfile", "ProtocolSetting", "is_legacy", "peer_profile", "profiled"]
 
@@ -155,6 +159,11 @@ class LegacyProfile:
             if isinstance(finished.outcome, CancelledOutcome):
                 metadata = {**(finished.metadata or {}), "outcome": "cancelled"}
                 return [finished.model_copy(update={"outcome": None, "metadata": metadata})]
+            if (
+                isinstance(finished.outcome, SuccessOutcome)
+                and finished.outcome.pending_tool_call_ids
+            ):
+                return [finished.model_copy(update={"outcome": SuccessOutcome()})]
         return [event]
 
 
