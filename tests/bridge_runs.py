@@ -6,10 +6,13 @@ import asyncio
 import functools
 from collections.abc import Callable, Coroutine
 
+from pydantic import JsonValue
 from typing_extensions import ParamSpec
 
-from agui import Event
+from agui import CancellationToken, Event, RunAgentInput, run
 from agui.events import RunErrorEvent, RunFinishedEvent
+from agui.runner import AgentLike
+from agui.testing import assert_valid
 
 P = ParamSpec("P")
 
@@ -34,3 +37,33 @@ def terminal(events: list[Event]) -> RunFinishedEvent | RunErrorEvent:
     last = events[-1]
     assert isinstance(last, RunFinishedEvent | RunErrorEvent)
     return last
+
+
+def assert_coded_error(events: list[Event], code: str, message: str) -> None:
+    """The stream is valid and ends with a `RUN_ERROR` of exactly this code and message."""
+    assert_valid(events)
+    error = terminal(events)
+    assert isinstance(error, RunErrorEvent)
+    assert (error.code, error.message) == (code, message)
+
+
+async def cancelled_after(
+    agent: AgentLike[JsonValue], given: RunAgentInput, count: int
+) -> list[Event]:
+    """The events of a run cancelled by its token once `count` events went out."""
+    token = CancellationToken()
+    events: list[Event] = []
+
+    async def reader() -> None:
+        async for event in run(agent, given, token=token):
+            events.append(event)  # noqa: PERF401 - read while the run goes on
+
+    task = asyncio.ensure_future(reader())
+    while len(events) < count:  # noqa: ASYNC110 - the run emits no event to wait on
+        await asyncio.sleep(0.005)
+    await asyncio.sleep(0.05)  # the framework is inside its model call
+    token.cancel("stop")
+    await asyncio.wait_for(task, 5)
+    assert_valid(events)
+    assert terminal(events).model_dump(by_alias=True)["outcome"] == {"type": "cancelled"}
+    return events

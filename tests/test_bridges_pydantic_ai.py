@@ -34,14 +34,14 @@ from pydantic_ai.models.test import TestModel
 from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.ui import StateDeps
 
-from agui import CancellationToken, Event, RunAgentInput, run
+from agui import Event, RunAgentInput, run
 from agui.bridges import pydantic_ai
 from agui.client import AGUIClient
 from agui.events import RunErrorEvent, StateDeltaEvent, StateSnapshotEvent
 from agui.messages import Message, UserMessage
 from agui.testing import assert_valid, collect, fold, serving
 from agui.types import ResumeEntry, Tool
-from bridge_runs import synced, terminal, types
+from bridge_runs import assert_coded_error, cancelled_after, synced, terminal, types
 from fake_endpoint import FakeEndpoint, Reply
 from fake_endpoint import serving as serving_model
 
@@ -324,12 +324,7 @@ async def test_a_model_that_answers_500_ends_the_run_with_model_unavailable() ->
     ):
         model = OpenAIChatModel("scripted", provider=OpenAIProvider(openai_client=client))
         events = await collect(pydantic_ai(Agent(model)), _input())
-    assert_valid(events)
-    error = terminal(events)
-    assert isinstance(error, RunErrorEvent)
-    assert (error.code, error.message) == (
-        "MODEL_UNAVAILABLE", "the model 'scripted' answered HTTP 500"
-    )  # fmt: skip
+    assert_coded_error(events, "MODEL_UNAVAILABLE", "the model 'scripted' answered HTTP 500")
     assert len(endpoint.requests) == 1
 
 
@@ -357,21 +352,9 @@ async def test_a_client_that_leaves_mid_run_stops_the_model() -> None:
 async def test_a_cancelled_run_ends_cancelled_and_stops_the_model() -> None:
     script = Scripted([["Hello", " world"], ["never"]], wait_after=1)
     agent = pydantic_ai(Agent(FunctionModel(stream_function=script)))
-    events: list[Event] = []
-
-    async def reader() -> None:
-        async for event in run(agent, _input(), token=token):
-            events.append(event)  # noqa: PERF401 - read while the run goes on
-
-    token = CancellationToken()
-    task = asyncio.ensure_future(reader())
-    while len(events) < 3:  # noqa: ASYNC110 - the run emits no event to wait on
-        await asyncio.sleep(0.005)
-    token.cancel("stop")
-    await asyncio.wait_for(task, 5)
-    assert_valid(events)
-    finished = terminal(events).model_dump(by_alias=True)
-    assert finished["outcome"] == {"type": "cancelled"}
+    await cancelled_after(agent, _input(), 3)
+    script.gate.set()
+    await asyncio.sleep(0.05)
     assert script.calls == 1
 
 
@@ -415,11 +398,8 @@ async def test_a_model_that_cannot_be_reached_ends_the_run_with_model_unavailabl
         yield ""
 
     agent = Agent(FunctionModel(stream_function=unreachable))
-    error = terminal(await collect(pydantic_ai(agent), _input()))
-    assert isinstance(error, RunErrorEvent)
-    assert (error.code, error.message) == (
-        "MODEL_UNAVAILABLE", "the model 'scripted' could not be reached"
-    )  # fmt: skip
+    events = await collect(pydantic_ai(agent), _input())
+    assert_coded_error(events, "MODEL_UNAVAILABLE", "the model 'scripted' could not be reached")
 
 
 @synced

@@ -7,6 +7,7 @@ error, coded errors with no exception text unless the server runs with `debug`, 
 and a cancel that stops the framework's run.
 
 - `pydantic_ai(agent, *, deps=None)`: a pydantic-ai `Agent` (extra `pydantic-ai`).
+- `openai_agents(agent, *, states=None)`: an OpenAI Agents SDK `Agent` (extra `openai-agents`).
 
 No framework is imported by `import agui.bridges`: each bridge is imported from its module on
 first use, through the module `__getattr__` below (PEP 562), so a process pays only for the
@@ -15,7 +16,7 @@ framework it serves.
 Examples:
     >>> import agui.bridges
     >>> agui.bridges.__all__
-    ['pydantic_ai']
+    ['openai_agents', 'pydantic_ai']
 """
 
 from __future__ import annotations
@@ -24,12 +25,14 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from agui.bridges._openai_agents import openai_agents
     from agui.bridges._pydantic_ai import pydantic_ai
 
-__all__ = ["pydantic_ai"]
+__all__ = ["openai_agents", "pydantic_ai"]
 
 # name -> the private module that defines it (and imports its framework).
 _LAZY: dict[str, str] = {
+    "openai_agents": "agui.bridges._openai_agents",
     "pydantic_ai": "agui.bridges._pydantic_ai",
 }
 
