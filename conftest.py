@@ -31,7 +31,7 @@ collect_ignore_glob = (
     if sys.version_info >= (3, 11)
     else [
         "tests/test_bridges_*.py",
-        "src/agui/bridges/_openai_agents.py",
+        "src/agui/bridges/_openai_*.py",
         "src/agui/bridges/_pydantic_ai.py",
         "docs/guides/bridges-frameworks.md",
         "examples/bridges/*",

@@ -297,6 +297,7 @@ def test_the_map_has_the_layers_bottom_first() -> None:
         "run logs",
         "HTTP",
         "consumers",
+        "bridges",
         "command line",
         "facade",
     ]

@@ -36,12 +36,12 @@ from agents.stream_events import (
 )
 from pydantic import JsonValue
 
-from agui._agent import AgentFunction
 from agui.bridges._failure import model_failure
 from agui.bridges._openai_items import input_items
 from agui.bridges._openai_responses import ResponseItems
 from agui.context import RunContext
 from agui.handles import StepHandle
+from agui.runner import AgentFunction
 from agui.types import Interrupt, RunOutcome
 
 __all__ = ["openai_agents"]

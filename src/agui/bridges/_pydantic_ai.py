@@ -61,11 +61,11 @@ from pydantic_ai.ui.ag_ui import AGUIAdapter
 from pydantic_ai.ui.ag_ui._interrupt import approval_to_interrupt
 from pydantic_core import to_json, to_jsonable_python
 
-from agui.runner import AgentFunction
 from agui.bridges._failure import model_failure
 from agui.context import RunContext
 from agui.errors import Cancelled, InvalidInput
 from agui.handles import MessageHandle, ReasoningHandle, ToolCallHandle
+from agui.runner import AgentFunction
 from agui.types import Interrupt, RunOutcome
 
 __all__ = ["pydantic_ai"]
