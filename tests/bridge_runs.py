@@ -6,13 +6,17 @@ import asyncio
 import functools
 from collections.abc import Callable, Coroutine
 
+import httpx
 from pydantic import JsonValue
 from typing_extensions import ParamSpec
 
-from agui import CancellationToken, Event, RunAgentInput, run
+from agui import CancellationToken, Event, RunAgentInput, asgi_app, parse_event, run
+from agui.client import AGUIClient
+from agui.client._parser import SSEParser
 from agui.events import RunErrorEvent, RunFinishedEvent
 from agui.runner import AgentLike
-from agui.testing import assert_valid
+from agui.runs import MemoryRunLog
+from agui.testing import assert_valid, serving
 
 P = ParamSpec("P")
 
@@ -67,3 +71,16 @@ async def cancelled_after(
     assert_valid(events)
     assert terminal(events).model_dump(by_alias=True)["outcome"] == {"type": "cancelled"}
     return events
+
+
+async def live_and_replayed(
+    agent: AgentLike[JsonValue], given: RunAgentInput
+) -> tuple[list[Event], list[Event]]:
+    """A run served with a durable log, as its client read it and as the log replays it."""
+    app = asgi_app(agent, runs=MemoryRunLog())
+    with serving(app) as url:
+        async with AGUIClient(url) as client:
+            live = await client.run(given)
+        async with httpx.AsyncClient(timeout=30) as http:
+            stored = (await http.get(f"{url}runs/{given.run_id}/events")).content
+    return live, [parse_event(data) for data in SSEParser().feed(stored)]

@@ -54,7 +54,14 @@ from agui.messages import (
 from agui.testing import assert_valid, collect, fold
 from agui.testing import serving as serving_app
 from agui.types import ResumeEntry
-from bridge_runs import assert_coded_error, cancelled_after, synced, terminal, types
+from bridge_runs import (
+    assert_coded_error,
+    cancelled_after,
+    live_and_replayed,
+    synced,
+    terminal,
+    types,
+)
 from fake_endpoint import FakeEndpoint, Reply, serving
 
 set_tracing_disabled(disabled=True)  # the SDK would send each run's trace to OpenAI's servers
@@ -486,3 +493,11 @@ async def test_the_example_hands_off_looks_up_and_books_once_approved() -> None:
             )
             ui = await client.fold(_input(*ui.messages, run_id="r3", resume=[answer]))
     assert ui.messages[-1].content == "Booked a room at Lumen."
+
+
+@synced
+async def test_a_durable_log_replays_the_run_as_its_client_read_it() -> None:
+    given = _input(UserMessage(id="u1", content="hotels in Lisbon"), run_id="r-durable")
+    live, replayed = await live_and_replayed(desk.agent, given)
+    assert types(replayed) == types(live)
+    assert fold(replayed).messages[-1].content == "Lumen, Aurora"

@@ -41,7 +41,14 @@ from agui.events import RunErrorEvent, StateDeltaEvent, StateSnapshotEvent
 from agui.messages import Message, UserMessage
 from agui.testing import assert_valid, collect, fold, serving
 from agui.types import ResumeEntry, Tool
-from bridge_runs import assert_coded_error, cancelled_after, synced, terminal, types
+from bridge_runs import (
+    assert_coded_error,
+    cancelled_after,
+    live_and_replayed,
+    synced,
+    terminal,
+    types,
+)
 from fake_endpoint import FakeEndpoint, Reply
 from fake_endpoint import serving as serving_model
 
@@ -491,3 +498,11 @@ async def test_the_example_keeps_its_list_in_the_apps_state_and_asks_before_clea
             ui = await client.fold(approve)
     assert ui.state == {"items": []}
     assert ui.messages[-1].content == "Cleared the list."
+
+
+@synced
+async def test_a_durable_log_replays_the_run_as_its_client_read_it() -> None:
+    given = _input(UserMessage(id="u1", content="add milk"), run_id="r-durable")
+    live, replayed = await live_and_replayed(shopping.agent, given)
+    assert types(replayed) == types(live)
+    assert fold(replayed).messages[-1].content == "Added milk; the list has 1 items."
