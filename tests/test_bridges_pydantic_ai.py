@@ -12,11 +12,12 @@ import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
+import ag_ui.core
 import openai
 import pytest
 from examples.bridges import pydantic_ai_app as shopping
 from pydantic import BaseModel, JsonValue
-from pydantic_ai import Agent, ModelRetry
+from pydantic_ai import Agent, CustomEvent, ModelRetry, ToolReturn
 from pydantic_ai import RunContext as ToolContext
 from pydantic_ai.exceptions import ModelAPIError, ModelHTTPError
 from pydantic_ai.messages import ModelMessage, NativeToolCallPart
@@ -506,3 +507,33 @@ async def test_a_durable_log_replays_the_run_as_its_client_read_it() -> None:
     live, replayed = await live_and_replayed(shopping.agent, given)
     assert types(replayed) == types(live)
     assert fold(replayed).messages[-1].content == "Added milk; the list has 1 items."
+
+
+@dataclass(kw_only=True)
+class Progress(CustomEvent):
+    done: int
+
+
+@dataclass(kw_only=True)
+class Audit(CustomEvent, ui=False):
+    who: str
+
+
+@synced
+async def test_events_a_tool_returns_or_emits_reach_the_client_verified() -> None:
+    script = Scripted([[_call("report", "{}", "c1")], ["ok"]])
+    agent = Agent(FunctionModel(stream_function=script), deps_type=type(None))
+
+    @agent.tool
+    async def report(ctx: ToolContext[None]) -> ToolReturn:
+        await ctx.emit(Progress(done=1))
+        await ctx.emit(Audit(who="server only"))
+        snapshot = ag_ui.core.StateSnapshotEvent(snapshot={"stage": "reported"})
+        return ToolReturn(return_value="reported", metadata=[snapshot])
+
+    events = await collect(pydantic_ai(agent), _input())
+    assert_valid(events)
+    custom = [e.model_dump(by_alias=True) for e in events if e.type == "CUSTOM"]
+    assert [(c["name"], c["value"]) for c in custom] == [("progress", {"done": 1})]
+    assert fold(events).state == {"stage": "reported"}
+    assert "server only" not in json.dumps([e.model_dump(mode="json") for e in events])

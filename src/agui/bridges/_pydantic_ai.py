@@ -16,6 +16,8 @@ ended before the next starts):
 | an output of `DeferredToolRequests` with approvals | the `interrupt` outcome |
 | an output of `DeferredToolRequests` with calls only | success, the calls pending |
 | a `StateDeps` state a tool changed | `ctx.publish_state()`: `STATE_DELTA` |
+| AG-UI events in a tool's `ToolReturn.metadata` | `ctx.emit(...)`, read and verified |
+| a `CustomEvent` a tool emits (unless `ui=False`) | `CUSTOM`, its payload the value |
 
 Everything else agui's run driver gives: a failure of the framework ends the run with a coded
 `RUN_ERROR` (a model's HTTP failure is `MODEL_*`, with the status and never the provider's
@@ -39,6 +41,7 @@ from pydantic_ai import CancellationToken as PydanticCancellationToken
 from pydantic_ai import DeferredToolRequests
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.exceptions import ModelAPIError, ModelHTTPError, RunCancelled, UserError
+from pydantic_ai.messages import CustomEvent as NativeCustomEvent
 from pydantic_ai.messages import (
     FunctionToolCallEvent,
     FunctionToolResultEvent,
@@ -64,9 +67,11 @@ from pydantic_core import to_json, to_jsonable_python
 from agui.bridges._failure import model_failure
 from agui.context import RunContext
 from agui.errors import Cancelled, InvalidInput
+from agui.events import CustomEvent
 from agui.handles import MessageHandle, ReasoningHandle, ToolCallHandle
 from agui.runner import AgentFunction
 from agui.types import Interrupt, RunOutcome
+from agui.wire import parse_event
 
 __all__ = ["pydantic_ai"]
 
@@ -176,7 +181,11 @@ class _Run(Generic[D]):
                 self._parent = None  # the response is over: its calls run
             case FunctionToolResultEvent(part=part) | OutputToolResultEvent(part=part):
                 self._ctx.tool_result(part.tool_call_id, part.model_response_str())
+                self._forward(part.metadata)
                 self._publish_state()
+            case NativeCustomEvent():
+                if event.ui:
+                    self._forward(event.to_payload(), name=event.name)
             case AgentRunResultEvent(result=result):
                 self._output = result.output
             case _:
@@ -219,6 +228,19 @@ class _Run(Generic[D]):
         if self._block is not None:
             self._block[1].end()
             self._block = None
+
+    def _forward(self, value: object, *, name: str | None = None) -> None:
+        """Send the AG-UI events a tool returned in its metadata, or a custom event's payload.
+
+        These are how pydantic-ai's own adapter lets a tool add to the stream (a snapshot of the
+        state, an event of the app's): each goes through agui's reader and verifier.
+        """
+        found = cast("list[object]", value) if isinstance(value, list) else [value]
+        official = [item for item in found if isinstance(item, ag_ui.core.BaseEvent)]
+        for item in official:
+            self._ctx.emit(parse_event(item.model_dump(mode="json", by_alias=True)))
+        if name is not None and not official:
+            self._ctx.emit(CustomEvent(name=name, value=to_jsonable_python(value)))
 
     def _publish_state(self) -> None:
         if isinstance(self._deps, StateHandler):
