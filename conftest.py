@@ -8,6 +8,7 @@ writes UTF-8 and a test of text handling may fail with one in its message.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Generator
 from typing import Any, cast
 
@@ -21,6 +22,21 @@ import corpus  # tests/corpus.py: pytest puts tests/ on sys.path (pyproject's `p
 # `scripts/check` runs the properties on two workers under coverage, where a run's timing is
 # noise: the same examples, with no deadline and no too-slow health check.
 settings.register_profile("check", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+# The bridges' frameworks need Python 3.11 (the `dev` extra installs them from there on): below
+# it their tests, modules, docs and examples are not collected; from it on, a missing framework
+# fails their collection.
+collect_ignore_glob = (
+    []
+    if sys.version_info >= (3, 11)
+    else [
+        "tests/test_bridges_*.py",
+        "src/agui/bridges/_openai_*.py",
+        "src/agui/bridges/_pydantic_ai.py",
+        "docs/guides/bridges-frameworks.md",
+        "examples/bridges/*",
+    ]
+)
 
 pytest_collect_file = Sybil(
     parsers=[PythonCodeBlockParser()],

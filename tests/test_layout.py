@@ -55,10 +55,13 @@ OPTIONAL_LAYERS = (
     "redis",
     "openai",
     "anthropic",
+    "pydantic_ai",
+    "agents",
 )
 """What `import agui` must not load: the testing kit, the client, the tool loop, the run logs,
 and the optional dependencies (httpx for the client, uvicorn for serving, protobuf for the
-binding, redis for the Redis run log, the model SDKs for their models)."""
+binding, redis for the Redis run log, the model SDKs for their models, the frameworks the
+bridges serve)."""
 
 
 def _modules(root: Path) -> dict[str, tuple[Path, bool]]:
@@ -294,6 +297,7 @@ def test_the_map_has_the_layers_bottom_first() -> None:
         "run logs",
         "HTTP",
         "consumers",
+        "bridges",
         "command line",
         "facade",
     ]

@@ -40,8 +40,9 @@ of its modules is placed by name. The layers, bottom first:
 7. run logs: `agui.runs`. Where durable runs keep their frames, leases and threads.
 8. HTTP: `agui.asgi`. The ASGI endpoint: admission, streaming, the inspector page.
 9. consumers: `agui.client`, `agui.testing`. They drive or read the layers below.
-10. command line: `agui.cli`, which uses all of the above.
-11. facade: `agui`, this module, which re-exports the core.
+10. bridges: `agui.bridges`. Agents written in other frameworks, served as agui agents.
+11. command line: `agui.cli`, which uses all of the above.
+12. facade: `agui`, this module, which re-exports the core.
 
 Examples:
     >>> import agui

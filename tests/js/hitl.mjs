@@ -4,6 +4,8 @@
 // uvicorn and passes:
 //   AGUI_BOARD_URL    the task board's endpoint
 //   AGUI_TRAVEL_URL   the travel assistant's endpoint
+//   AGUI_SHOPPING_URL the pydantic-ai shopping list (tests/test_bridges_clients.py)
+//   AGUI_DESK_URL     the OpenAI Agents SDK front desk (tests/test_bridges_clients.py)
 //   AGUI_CLIENT       "current" (@ag-ui/client 1.0.0) or "legacy" (0.0.59, what CopilotKit pins)
 //   AGUI_SCENARIO     one of the names in SCENARIOS below
 //   AGUI_RESULT_FILE  where to write what the client ends with, as JSON
@@ -132,6 +134,23 @@ const SCENARIOS = {
     toolMessage(agent, question, "The delete card was shown.");
     await run(agent, { runId: "run-approve", resume: answer(question, true) });
     await ask(agent, "list", "run-list");
+    return agent;
+  },
+  // The bridges' examples: an approval answered in resume[], which the framework settles.
+  async shopping() {
+    const agent = new HttpAgent({
+      url: env.AGUI_SHOPPING_URL, threadId: "shopping", initialState: { items: [] },
+    });
+    await ask(agent, "add milk", "run-add");
+    await ask(agent, "clear", "run-clear");
+    await run(agent, { runId: "run-approve", resume: answer(agent.pendingInterrupts[0], true) });
+    return agent;
+  },
+  async desk() {
+    const agent = new HttpAgent({ url: env.AGUI_DESK_URL, threadId: "desk" });
+    await ask(agent, "hotels in Lisbon", "run-find");
+    await ask(agent, "book Lumen", "run-book");
+    await run(agent, { runId: "run-approve", resume: answer(agent.pendingInterrupts[0], true) });
     return agent;
   },
   async decline() {

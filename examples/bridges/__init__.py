@@ -1,0 +1,1 @@
+"""Agents written in other frameworks, served by agui's bridges."""

@@ -1,0 +1,191 @@
+"""The OpenAI Agents SDK bridge: an Agents SDK `Agent` served as an agui agent.
+
+Each run is `Runner.run_streamed` on the client's history, turned into the SDK's input items
+(`_openai_items`). The stream's events map onto agui's handles, one output item at a time (a
+response streams its items in turn, each done before the next is added):
+
+| Agents SDK | agui |
+|---|---|
+| a `message` item, its text (or refusal) deltas | `ctx.message()`: `TEXT_MESSAGE_*` |
+| a `reasoning` item, its summary or text deltas | `ctx.reasoning()`: `REASONING_*` |
+| a `function_call` item, its argument deltas | `ctx.tool_call(name, call_id=...)` |
+| a `tool_output` or `handoff_occured` run item | `ctx.tool_result(call_id, output)` |
+| the agent that runs (the first, then each handoff's) | `ctx.step(agent.name)`: `STEP_*` |
+| `needs_approval` calls left in `interruptions` | the `interrupt` outcome |
+
+An interrupted run's `RunState` (`to_state().to_string()`) is kept under its thread id in
+`states`; the next run on that thread that answers in `resume[]` restores it, approves each
+call answered `{"approved": true}` and rejects every other, and continues it. A client that
+leaves, or a cancel, calls the run's `cancel()`, so the model is not called again; so does any
+failure of the bridge, since the SDK runs the agent in a task of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from typing import Generic, TypeVar
+
+import openai
+from agents import Agent, Runner, RunState
+from agents.items import ToolApprovalItem, TResponseInputItem
+from agents.result import RunResultStreaming
+from agents.stream_events import (
+    RawResponsesStreamEvent,
+    RunItemStreamEvent,
+    StreamEvent,
+)
+from pydantic import JsonValue
+
+from agui.bridges._failure import model_failure
+from agui.bridges._openai_items import input_items
+from agui.bridges._openai_responses import ResponseItems
+from agui.context import RunContext
+from agui.handles import StepHandle
+from agui.runner import AgentFunction
+from agui.types import Interrupt, RunOutcome
+
+__all__ = ["openai_agents"]
+
+C = TypeVar("C")
+
+_PREFIX = "approve-"
+_ANSWER_SCHEMA: dict[str, JsonValue] = {
+    "type": "object",
+    "properties": {"approved": {"type": "boolean"}, "reason": {"type": "string"}},
+    "required": ["approved"],
+}
+
+
+def openai_agents(
+    agent: Agent[C], *, states: MutableMapping[str, str] | None = None
+) -> AgentFunction[JsonValue]:
+    """An agui agent that runs the Agents SDK `agent` with `Runner.run_streamed` for each run.
+
+    A tool with `needs_approval` ends the run with the `interrupt` outcome, one interrupt per
+    call (id `approve-<call id>`, reason `tool_call`), and the run's `RunState` is kept in
+    `states` under the thread id (a dict in memory by default: give a shared mapping so that
+    any worker can resume it). The next run answers each interrupt in `resume[]`:
+    `{"approved": true}` runs the tool; anything else rejects it, with the answer's `reason`
+    as the message the model reads.
+
+    Examples:
+        >>> import asyncio
+        >>> from agents import Agent
+        >>> from agents.testing import ScriptedModel, assistant_message
+        >>> from agui import RunAgentInput
+        >>> from agui.messages import UserMessage
+        >>> from agui.testing import collect, fold
+        >>> model = ScriptedModel([[assistant_message("Hello there!")]])
+        >>> agent = openai_agents(Agent(name="greeter", model=model))
+        >>> given = RunAgentInput(
+        ...     thread_id="t", run_id="r", messages=[UserMessage(id="u", content="Hi")]
+        ... )
+        >>> fold(asyncio.run(collect(agent, given))).messages[-1].content
+        'Hello there!'
+    """
+    kept: MutableMapping[str, str] = {} if states is None else states
+
+    async def run(ctx: RunContext[JsonValue]) -> RunOutcome | None:
+        return await _Run(ctx, agent, kept).drive()
+
+    return run
+
+
+class _Run(Generic[C]):
+    """One run: the SDK's stream, the output item open now, the agent's step."""
+
+    def __init__(
+        self, ctx: RunContext[JsonValue], agent: Agent[C], states: MutableMapping[str, str]
+    ) -> None:
+        self._ctx = ctx
+        self._agent = agent
+        self._states = states
+        self._items = ResponseItems(ctx)
+        self._step: StepHandle[JsonValue] | None = None
+
+    async def drive(self) -> RunOutcome | None:
+        """Run the agent; its failures become agui's coded errors."""
+        start = await self._start()
+        result = Runner.run_streamed(self._agent, start)
+        self._ctx.token.on_cancel(result.cancel)
+        try:
+            await self._stream(result)
+        except openai.APIStatusError as error:
+            raise model_failure(_model_name(result), error.status_code) from error
+        except openai.APIConnectionError as error:
+            raise model_failure(_model_name(result), None) from error
+        finally:
+            if not result.is_complete:
+                result.cancel()  # the SDK's run is a task of its own: it stops with ours
+        return self._outcome(result)
+
+    async def _start(self) -> list[TResponseInputItem] | RunState[C]:
+        """The interrupted run this one answers, or the client's history."""
+        kept = self._states.pop(self._ctx.thread_id, None)
+        if kept is None or not self._ctx.resume:
+            return input_items(self._ctx.messages)
+        state: RunState[C] = await RunState.from_string(self._agent, kept)
+        for item in state.get_interruptions():
+            self._settle(state, item)
+        return state
+
+    def _settle(self, state: RunState[C], item: ToolApprovalItem) -> None:
+        """Approve a call only on an answer that says so; reject it on anything else."""
+        answer = self._ctx.resume_for(_PREFIX + _call_id(item))
+        payload = answer.payload if answer is not None else None
+        fields = payload if isinstance(payload, dict) else {}
+        if answer is not None and answer.status == "resolved" and fields.get("approved") is True:
+            state.approve(item)
+            return
+        reason = fields.get("reason")
+        state.reject(item, rejection_message=reason if isinstance(reason, str) else None)
+
+    async def _stream(self, result: RunResultStreaming) -> None:
+        async for event in result.stream_events():
+            self._take(event)
+            await self._ctx.writable()
+        self._next_step(None)
+
+    def _take(self, event: StreamEvent) -> None:
+        match event:
+            case RawResponsesStreamEvent(data=data):
+                self._items.take(data)
+            case RunItemStreamEvent(item=item):
+                self._items.result(item)
+            case _:
+                self._next_step(event.new_agent.name)
+
+    def _next_step(self, agent: str | None) -> None:
+        """End the step of the agent that ran, and start the one of `agent` (a handoff's)."""
+        self._items.end()
+        if self._step is not None:
+            self._step.end()
+        self._step = None if agent is None else self._ctx.step(agent)
+
+    def _outcome(self, result: RunResultStreaming) -> RunOutcome | None:
+        calls = result.interruptions
+        if not calls:
+            return None
+        self._states[self._ctx.thread_id] = result.to_state().to_string()
+        return RunOutcome.interrupt([_interrupt(item) for item in calls])
+
+
+def _interrupt(item: ToolApprovalItem) -> Interrupt:
+    arguments = item.arguments or "{}"
+    return Interrupt(
+        id=_PREFIX + _call_id(item),
+        reason="tool_call",
+        tool_call_id=_call_id(item),
+        message=f"Approve {item.tool_name}({arguments})?",
+        response_schema=_ANSWER_SCHEMA,
+    )
+
+
+def _call_id(item: ToolApprovalItem) -> str:
+    return item.call_id or ""
+
+
+def _model_name(result: RunResultStreaming) -> str:
+    model = result.current_agent.model
+    name = model if isinstance(model, str) else getattr(model, "model", None)
+    return name if isinstance(name, str) else type(model).__name__

@@ -1,0 +1,503 @@
+"""The OpenAI Agents SDK bridge: an Agents SDK `Agent` served as an agui agent.
+
+The models are the SDK's own `ScriptedModel`, or its OpenAI models pointed at the scripted
+endpoint on loopback: no network, no key. Collected from Python 3.11 on (`conftest.py`), where
+the `dev` extra installs the SDK: a missing SDK fails there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import openai
+import pytest
+from agents import (
+    Agent,
+    OpenAIChatCompletionsModel,
+    OpenAIResponsesModel,
+    function_tool,
+    set_tracing_disabled,
+)
+from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
+from agents.testing.model import ModelStepResult
+from examples.bridges import openai_agents_app as desk
+from openai.types.responses import (
+    ResponseFunctionWebSearch,
+    ResponseOutputItemAddedEvent,
+    ResponseOutputItemDoneEvent,
+    ResponseReasoningItem,
+)
+from openai.types.responses.response_function_web_search import ActionSearch
+from openai.types.responses.response_reasoning_item import Summary
+from pydantic import JsonValue
+
+from agui import Event, RunAgentInput, RunContext, run
+from agui.bridges import openai_agents
+from agui.bridges._openai_responses import ResponseItems
+from agui.client import AGUIClient
+from agui.events import RunErrorEvent
+from agui.messages import (
+    AssistantMessage,
+    DeveloperMessage,
+    FunctionCall,
+    ImagePart,
+    Message,
+    ReasoningMessage,
+    SystemMessage,
+    TextPart,
+    ToolCall,
+    ToolMessage,
+    UrlSource,
+    UserMessage,
+)
+from agui.testing import assert_valid, collect, fold
+from agui.testing import serving as serving_app
+from agui.types import ResumeEntry
+from bridge_runs import (
+    assert_coded_error,
+    cancelled_after,
+    live_and_replayed,
+    synced,
+    terminal,
+    types,
+)
+from fake_endpoint import FakeEndpoint, Reply, serving
+
+set_tracing_disabled(disabled=True)  # the SDK would send each run's trace to OpenAI's servers
+
+
+def _input(
+    *messages: Message, run_id: str = "r1", resume: list[ResumeEntry] | None = None
+) -> RunAgentInput:
+    history = list(messages) or [UserMessage(id="u1", content="Hi")]
+    return RunAgentInput(thread_id="t", run_id=run_id, messages=history, resume=resume)
+
+
+picture = UrlSource(value="https://example.com/a.png")
+
+
+def _reasoning(text: str) -> ResponseReasoningItem:
+    return ResponseReasoningItem(
+        id="rs1", type="reasoning", summary=[Summary(text=text, type="summary_text")]
+    )
+
+
+@function_tool
+def weather(city: str) -> str:
+    """The weather in a city."""
+    return f"21C in {city}"
+
+
+@synced
+async def test_text_reasoning_tool_calls_and_results_map_onto_verified_agui_events() -> None:
+    model = ScriptedModel(
+        [
+            [_reasoning("Look it up."), assistant_message("Let me look."),
+             function_call("weather", {"city": "Seoul"}, call_id="c1")],
+            [assistant_message("It is 21C.", item_id="m2")],
+        ]
+    )  # fmt: skip
+    agent = openai_agents(Agent(name="forecaster", model=model, tools=[weather]))
+    given = _input()
+    events = await collect(agent, given)
+    assert_valid(events, input=given)
+    assert types(events) == [
+        "RUN_STARTED", "STEP_STARTED",
+        "REASONING_START", "REASONING_MESSAGE_START", "REASONING_MESSAGE_CONTENT",
+        "REASONING_MESSAGE_END", "REASONING_END",
+        "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",
+        "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT",
+        "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",
+        "STEP_FINISHED", "RUN_FINISHED",
+    ]  # fmt: skip
+    start = events[10].model_dump(by_alias=True, exclude_none=True)
+    assert start["toolCallId"] == "c1"
+    assert start["parentMessageId"] == events[7].model_dump(by_alias=True)["messageId"]
+    ui = fold(events, messages=given.messages)
+    assert [m.role for m in ui.messages] == ["user", "reasoning", "assistant", "tool", "assistant"]
+    assert ui.messages[3].content == "21C in Seoul"
+
+
+@synced
+async def test_the_clients_history_becomes_the_sdks_input_items() -> None:
+    earlier = ScriptedModel(
+        [[function_call("weather", {"city": "Oslo"}, call_id="c1")], [assistant_message("Sunny.")]]
+    )
+    first = _input(UserMessage(id="u0", content="Weather in Oslo?"))
+    events = await collect(openai_agents(Agent(name="a", model=earlier, tools=[weather])), first)
+    history = fold(events, messages=first.messages).messages
+    model = ScriptedModel([[assistant_message("Again?")]])
+    await collect(openai_agents(Agent(name="a", model=model)), _input(*history, run_id="r2"))
+    call = model.last_call
+    assert call is not None
+    assert call.input == [
+        {"role": "user", "content": "Weather in Oslo?"},
+        {"type": "function_call", "call_id": "c1", "name": "weather",
+         "arguments": '{"city":"Oslo"}'},
+        {"type": "function_call_output", "call_id": "c1", "output": "21C in Oslo"},
+        {"role": "assistant", "content": "Sunny."},
+    ]  # fmt: skip
+
+
+@synced
+async def test_a_handoff_ends_one_agents_step_and_starts_the_next() -> None:
+    expert = Agent(name="expert", model=ScriptedModel([[assistant_message("Expert here.")]]))
+    triage = Agent(
+        name="triage",
+        model=ScriptedModel([[function_call("transfer_to_expert", {}, call_id="h1")]]),
+        handoffs=[expert],
+    )
+    events = await collect(openai_agents(triage), _input())
+    assert_valid(events)
+    steps = [(e.type, e.model_dump(by_alias=True)["stepName"]) for e in events if "STEP" in e.type]
+    assert steps == [
+        ("STEP_STARTED", "triage"), ("STEP_FINISHED", "triage"),
+        ("STEP_STARTED", "expert"), ("STEP_FINISHED", "expert"),
+    ]  # fmt: skip
+    results = [e.model_dump(by_alias=True) for e in events if e.type == "TOOL_CALL_RESULT"]
+    assert [r["toolCallId"] for r in results] == ["h1"]
+    assert fold(events).messages[-1].content == "Expert here."
+
+
+def _booking(model: ScriptedModel, booked: list[str]) -> Agent[None]:
+    @function_tool(needs_approval=True)
+    def book(hotel: str) -> str:
+        """Book a hotel."""
+        booked.append(hotel)
+        return f"booked {hotel}"
+
+    return Agent(name="desk", model=model, tools=[book])
+
+
+@synced
+async def test_a_tool_that_needs_approval_ends_the_run_with_an_interrupt_and_keeps_its_state() -> (
+    None
+):
+    booked: list[str] = []
+    states: dict[str, str] = {}
+    model = ScriptedModel([[function_call("book", {"hotel": "Lumen"}, call_id="c2")]])
+    events = await collect(openai_agents(_booking(model, booked), states=states), _input())
+    assert_valid(events)
+    outcome = terminal(events).model_dump(by_alias=True, exclude_none=True)["outcome"]
+    assert outcome["type"] == "interrupt"
+    [interrupt] = outcome["interrupts"]
+    assert (interrupt["id"], interrupt["reason"], interrupt["toolCallId"]) == (
+        "approve-c2", "tool_call", "c2"
+    )  # fmt: skip
+    assert interrupt["message"] == 'Approve book({"hotel":"Lumen"})?'
+    assert list(states) == ["t"]
+    assert booked == []
+
+
+async def _answered(payload: JsonValue, booked: list[str]) -> tuple[list[Event], ModelCall]:
+    model = ScriptedModel(
+        [[function_call("book", {"hotel": "Lumen"}, call_id="c2")], [assistant_message("Done.")]]
+    )
+    states: dict[str, str] = {}
+    agent = openai_agents(_booking(model, booked), states=states)
+    first = _input()
+    history = fold(await collect(agent, first), messages=first.messages).messages
+    answer = ResumeEntry(interrupt_id="approve-c2", status="resolved", payload=payload)
+    second = _input(*history, run_id="r2", resume=[answer])
+    events = await collect(agent, second)
+    assert_valid(events, input=second)
+    assert states == {}  # a resumed state is used once
+    assert model.last_call is not None
+    return events, model.last_call
+
+
+@synced
+async def test_an_approved_call_resumes_the_kept_run_and_runs_the_tool() -> None:
+    booked: list[str] = []
+    events, _ = await _answered({"approved": True}, booked)
+    assert booked == ["Lumen"]
+    [result] = [e.model_dump(by_alias=True) for e in events if e.type == "TOOL_CALL_RESULT"]
+    assert (result["toolCallId"], result["content"]) == ("c2", "booked Lumen")
+    assert fold(events).messages[-1].content == "Done."
+
+
+@pytest.mark.parametrize(
+    "payload", [{"approved": False, "reason": "too dear"}, {"approved": "yes"}, None]
+)
+@synced
+async def test_any_answer_but_an_approval_rejects_the_call(payload: JsonValue) -> None:
+    booked: list[str] = []
+    events, last = await _answered(payload, booked)
+    assert booked == []
+    assert terminal(events).model_dump(by_alias=True)["outcome"]["type"] == "success"
+    if payload == {"approved": False, "reason": "too dear"}:
+        assert "too dear" in json.dumps(last.input)
+
+
+@synced
+async def test_a_new_message_instead_of_an_answer_starts_afresh() -> None:
+    booked: list[str] = []
+    model = ScriptedModel(
+        [[function_call("book", {"hotel": "Lumen"}, call_id="c2")], [assistant_message("Hi!")]]
+    )
+    states: dict[str, str] = {}
+    agent = openai_agents(_booking(model, booked), states=states)
+    await collect(agent, _input())
+    events = await collect(agent, _input(UserMessage(id="u2", content="Never mind"), run_id="r2"))
+    assert fold(events).messages[-1].content == "Hi!"
+    assert (booked, states) == ([], {})
+
+
+@synced
+async def test_a_tool_that_raises_never_shows_its_text() -> None:
+    @function_tool
+    def leak() -> str:
+        """Fails with a secret."""
+        message = "password=sk-secret-123"
+        raise ValueError(message)
+
+    @function_tool(failure_error_function=None)
+    def leak_loudly() -> str:
+        """Fails with a secret, and fails the run."""
+        message = "password=sk-secret-456"
+        raise ValueError(message)
+
+    model = ScriptedModel(
+        [[function_call("leak", {}, call_id="c1")],
+         [function_call("leak_loudly", {}, call_id="c2")], [assistant_message("never")]]
+    )  # fmt: skip
+    events = await collect(
+        openai_agents(Agent(name="a", model=model, tools=[leak, leak_loudly])), _input()
+    )
+    assert_valid(events)
+    error = terminal(events)
+    assert isinstance(error, RunErrorEvent)
+    assert error.code == "AGENT_ERROR"
+    assert "sk-secret" not in json.dumps([e.model_dump(mode="json") for e in events])
+    assert len(model.calls) == 2
+
+
+async def _broken(call: ModelCall) -> ModelStepResult:
+    del call
+    message = "internal host db-7:5432"
+    raise RuntimeError(message)
+
+
+@synced
+async def test_a_framework_error_ends_the_run_with_a_coded_error_and_no_text() -> None:
+    model = ScriptedModel([ModelStep.respond(_broken)])
+    events = await collect(openai_agents(Agent(name="a", model=model)), _input())
+    assert_valid(events)
+    assert types(events)[-2:] == ["STEP_FINISHED", "RUN_ERROR"]
+    error = terminal(events)
+    assert isinstance(error, RunErrorEvent)
+    assert error.code == "AGENT_ERROR"
+    assert "db-7" not in error.message
+
+
+@synced
+async def test_a_model_that_answers_500_ends_the_run_with_model_unavailable() -> None:
+    endpoint = FakeEndpoint([Reply(status=500, pieces=[b'{"error": "key sk-secret"}'])])
+    async with (
+        serving(endpoint, "/v1") as url,
+        openai.AsyncOpenAI(base_url=url, api_key="test", max_retries=0) as client,
+    ):
+        model = OpenAIResponsesModel("scripted", openai_client=client)
+        events = await collect(openai_agents(Agent(name="a", model=model)), _input())
+    assert_coded_error(events, "MODEL_UNAVAILABLE", "the model 'scripted' answered HTTP 500")
+    assert len(endpoint.requests) == 1
+
+
+@synced
+async def test_a_model_that_cannot_be_reached_ends_the_run_with_model_unavailable() -> None:
+    endpoint = FakeEndpoint([])
+    async with serving(endpoint) as url:
+        closed = url  # served, then stopped below: nothing listens there any more
+    async with openai.AsyncOpenAI(base_url=closed, api_key="test", max_retries=0) as client:
+        model = OpenAIResponsesModel("scripted", openai_client=client)
+        events = await collect(openai_agents(Agent(name="a", model=model)), _input())
+    assert_coded_error(events, "MODEL_UNAVAILABLE", "the model 'scripted' could not be reached")
+
+
+def _chunk(delta: dict[str, JsonValue], finish: str | None = None) -> bytes:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    body = {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m"}
+    return b"data: " + json.dumps({**body, "choices": [choice]}).encode() + b"\n\n"
+
+
+@synced
+async def test_a_chat_completions_stream_with_text_around_a_call_stays_verified(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    call: dict[str, JsonValue] = {"index": 0, "id": "c1", "type": "function"}
+    arguments: dict[str, JsonValue] = {"index": 0, "function": {"arguments": '{"city": "Oslo"}'}}
+    turn = [
+        _chunk({"role": "assistant", "content": "Looking"}),
+        _chunk({"tool_calls": [{**call, "function": {"name": "weather", "arguments": ""}}]}),
+        _chunk({"tool_calls": [arguments]}),
+        _chunk({"content": " late"}),
+        _chunk({}, "tool_calls"),
+        b"data: [DONE]\n\n",
+    ]
+    answer = [_chunk({"role": "assistant", "content": "Sunny."}, "stop"), b"data: [DONE]\n\n"]
+    endpoint = FakeEndpoint([Reply(pieces=turn), Reply(pieces=answer)])
+    async with (
+        serving(endpoint, "/v1") as url,
+        openai.AsyncOpenAI(base_url=url, api_key="test", max_retries=0) as client,
+    ):
+        model = OpenAIChatCompletionsModel("scripted", openai_client=client)
+        with caplog.at_level("WARNING", logger="agui"):
+            events = await collect(
+                openai_agents(Agent(name="a", model=model, tools=[weather])), _input()
+            )
+    assert_valid(events)
+    ui = fold(events)
+    assert [m.content for m in ui.messages if m.role == "tool"] == ["21C in Oslo"]
+    assert ui.messages[-1].content == "Sunny."
+    assert "a delta of an item that is not open was dropped" in caplog.text
+
+
+def _gated(gate: asyncio.Event, ran: list[str]) -> tuple[ScriptedModel, Agent[None]]:
+    async def slow(call: ModelCall) -> ModelStepResult:
+        del call
+        await gate.wait()
+        return [function_call("tick", {}, call_id="c1")]
+
+    @function_tool
+    def tick() -> str:
+        """Runs only if the run went on."""
+        ran.append("tick")
+        return "tock"
+
+    model = ScriptedModel([ModelStep.respond(slow), [assistant_message("never")]])
+    return model, Agent(name="a", model=model, tools=[tick])
+
+
+@synced
+async def test_a_client_that_leaves_mid_run_cancels_the_sdk_run() -> None:
+    gate, ran = asyncio.Event(), list[str]()
+    model, agent = _gated(gate, ran)
+    stream = run(openai_agents(agent), _input())
+    seen = [await anext(stream) for _ in range(2)]
+    assert types(seen) == ["RUN_STARTED", "STEP_STARTED"]
+    await asyncio.sleep(0.05)  # the model call is in flight
+    await stream.aclose()
+    gate.set()
+    await asyncio.sleep(0.1)
+    assert (len(model.calls), ran) == (1, [])
+
+
+@synced
+async def test_a_cancelled_run_ends_cancelled_and_stops_the_sdk_run() -> None:
+    gate, ran = asyncio.Event(), list[str]()
+    model, agent = _gated(gate, ran)
+    await cancelled_after(openai_agents(agent), _input(), 2)
+    gate.set()
+    await asyncio.sleep(0.1)
+    assert (len(model.calls), ran) == (1, [])
+
+
+@synced
+async def test_text_of_every_role_reaches_the_model_and_the_rest_is_left_out() -> None:
+    model = ScriptedModel([[assistant_message("Noted.")]])
+    history: list[Message] = [
+        SystemMessage(id="s", content="Be brief."),
+        DeveloperMessage(id="d", content="No tables."),
+        ReasoningMessage(id="r", content="private"),
+        UserMessage(id="u", content=[TextPart(text="Look: "), ImagePart(source=picture)]),
+    ]
+    await collect(openai_agents(Agent(name="a", model=model)), _input(*history))
+    assert model.last_call is not None
+    assert model.last_call.input == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "developer", "content": "No tables."},
+        {"role": "user", "content": "Look: "},
+    ]
+
+
+def test_an_output_item_of_the_providers_own_tools_streams_nothing() -> None:
+    search = ResponseFunctionWebSearch(
+        id="ws1", status="completed", type="web_search_call",
+        action=ActionSearch(type="search", query="Oslo weather"),
+    )  # fmt: skip
+    ctx, events = RunContext.new(_input())
+    items = ResponseItems(ctx)
+    added = ResponseOutputItemAddedEvent(
+        type="response.output_item.added", item=search, output_index=0, sequence_number=1
+    )
+    done = ResponseOutputItemDoneEvent(
+        type="response.output_item.done", item=search, output_index=0, sequence_number=2
+    )
+    items.take(added)
+    items.take(done)
+    assert events.drain() == []
+
+
+@synced
+async def test_a_call_id_the_thread_already_has_ends_the_run_and_stops_the_sdk_run() -> None:
+    ran: list[str] = []
+
+    @function_tool
+    def tick() -> str:
+        """Runs only if the run went on."""
+        ran.append("tick")
+        return "tock"
+
+    model = ScriptedModel([[function_call("tick", {}, call_id="c1")], [assistant_message("no")]])
+    history: list[Message] = [
+        UserMessage(id="u0", content="Tick"),
+        AssistantMessage(
+            id="a0",
+            tool_calls=[ToolCall(id="c1", function=FunctionCall(name="tick", arguments="{}"))],
+        ),
+        ToolMessage(id="t0", tool_call_id="c1", content="tock"),
+    ]
+    events = await collect(
+        openai_agents(Agent(name="a", model=model, tools=[tick])), _input(*history)
+    )
+    error = terminal(events)
+    assert isinstance(error, RunErrorEvent)
+    assert error.code == "PROTOCOL_VIOLATION"
+    await asyncio.sleep(0.05)
+    assert (len(model.calls), ran) == (1, [])
+
+
+@synced
+async def test_a_task_cancelled_without_its_token_still_stops_the_sdk_run() -> None:
+    gate, ran = asyncio.Event(), list[str]()
+    model, agent = _gated(gate, ran)
+    ctx, _ = RunContext.new(_input())
+    ctx.init_state()
+    task = asyncio.ensure_future(openai_agents(agent)(ctx))
+    await asyncio.sleep(0.05)  # the model call is in flight
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    gate.set()
+    await asyncio.sleep(0.1)
+    assert (len(model.calls), ran, ctx.token.cancelled) == (1, [], False)
+
+
+# -- the example -------------------------------------------------------------------------------
+
+
+@synced
+async def test_the_example_hands_off_looks_up_and_books_once_approved() -> None:
+    with serving_app(desk.app) as url:
+        async with AGUIClient(url) as client:
+            ui = await client.fold(_input(UserMessage(id="u1", content="hotels in Lisbon")))
+            assert ui.messages[-1].content == "Lumen, Aurora"
+            ask = _input(*ui.messages, UserMessage(id="u2", content="book Lumen"), run_id="r2")
+            ui = await client.fold(ask)
+            assert ui.outcome is not None
+            assert ui.outcome.type == "interrupt"
+            [interrupt] = ui.outcome.interrupts
+            answer = ResumeEntry(
+                interrupt_id=interrupt.id, status="resolved", payload={"approved": True}
+            )
+            ui = await client.fold(_input(*ui.messages, run_id="r3", resume=[answer]))
+    assert ui.messages[-1].content == "Booked a room at Lumen."
+
+
+@synced
+async def test_a_durable_log_replays_the_run_as_its_client_read_it() -> None:
+    given = _input(UserMessage(id="u1", content="hotels in Lisbon"), run_id="r-durable")
+    live, replayed = await live_and_replayed(desk.agent, given)
+    assert types(replayed) == types(live)
+    assert fold(replayed).messages[-1].content == "Lumen, Aurora"
