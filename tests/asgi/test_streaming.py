@@ -212,6 +212,29 @@ def test_gathering_stops_two_milliseconds_in_when_each_turn_runs_long() -> None:
     assert len(counts) >= 5
 
 
+def test_a_delta_after_a_quiet_spell_goes_out_at_once_and_a_burst_is_gathered() -> None:
+    async def agent(ctx: Ctx) -> None:
+        with ctx.message() as message:
+            for index in range(3):
+                await asyncio.sleep(0.01)
+                message.delta(f"{index} ")
+                await asyncio.sleep(0)
+                message.delta(f"{index}+")
+        await asyncio.sleep(0.01)
+        for index in range(3):
+            ctx.emit(CustomEvent(name="tick", value=index))
+            await asyncio.sleep(0)
+
+    exchange = drive(call(asgi_app(agent)))
+
+    counts = [frame_count(body) for body in exchange.bodies]
+    # RUN_STARTED and the start; then each delta as it comes: one after a quiet spell without a
+    # turn spent gathering (the one the agent emits a turn later goes on its own), the last
+    # with the end; then a burst: its first event at once, and one turn gathers the rest of it
+    # with RUN_FINISHED. Gathering every batch would send [2, 2, 2, 3, 4, 0].
+    assert counts == [2, 1, 1, 1, 1, 1, 2, 1, 3, 0]
+
+
 def test_an_idle_stream_gets_keepalive_comment_frames() -> None:
     async def main() -> Exchange:
         wake = asyncio.Event()

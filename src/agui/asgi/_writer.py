@@ -2,9 +2,10 @@
 
 A `Streamer` (`agui.asgi._streaming`) owns the run; its `Writer` moves the run's events from
 the receiver to the client, in the stream's `Encoding` (`agui.asgi._encoding`). What is queued
-when it wakes goes out in one send, with what an agent emitting as it goes adds in the next few
-turns of the loop, so sends are amortized over the events they carry; a lock keeps the
-keep-alive pings apart from them.
+when it wakes goes out in one send. In a burst, what the agent adds in the next few turns of the
+loop goes with it, so sends are amortized over the events they carry; a stream that emits now
+and then (a token every few tens of milliseconds) sends each event at once. A lock keeps the
+keep-alive pings apart from the sends.
 
 Backpressure: the writer tells the run's receiver what it holds and when a send waits on the
 client (`agui.sink`), and sends at most `MAX_SEND_BYTES` at a time, since a server's transport
@@ -67,15 +68,23 @@ class Writer:
         """Stream until the receiver closes (`done`), a send fails, or encoding fails."""
         # `item_batches()` is an async generator (annotated as an iterator); close it when done.
         batches = cast("AsyncGenerator[list[Item], None]", self._receiver.item_batches())
-        first = True
+        loop = asyncio.get_running_loop()
+        # The first batch (RUN_STARTED and what came with it) goes out at once: on a busy
+        # server, each turn spent gathering delays a client's first event.
+        sent = -_GATHER_SECONDS
         try:
             async for batch in batches:
-                # The first batch (RUN_STARTED and what came with it) goes out at once: on a
-                # busy server, each turn spent gathering delays a client's first event.
-                outcome = await self._write(batch if first else await self._gather(batch))
+                # Gather only in a burst: when the last send went out under `_GATHER_SECONDS`
+                # ago. A token stream's delta comes alone; gathering it found nothing and cost
+                # a turn of the loop per delta: 2-10% of the server's CPU per delta, and 1.5 to
+                # 3 times the p50 latency on a saturated loop (`bench_streams.py`). Not gathering
+                # at all cost the dense burst (`bench_served.py`) 12%. bench/README.md has both.
+                if loop.time() - sent < _GATHER_SECONDS:
+                    batch = await self._gather(batch)  # noqa: PLW2901 - the batch, grown
+                outcome = await self._write(batch)
                 if outcome != "done":
                     return outcome
-                first = False
+                sent = loop.time()
             return "done"
         finally:
             self._receiver.unbind()
@@ -84,9 +93,10 @@ class Writer:
     async def _gather(self, batch: list[Item]) -> list[Item]:
         """Add what an agent emitting as it goes produces in the next few turns of the loop.
 
-        An agent that awaits between events would otherwise cost one send per event. Each turn
-        lets it run once more; gathering stops at the first turn that adds nothing, so an idle
-        agent delays its event by one turn of the loop. A busy one delays it by at most 16
+        Called in a burst only (see `pump`): an agent that awaits between events would
+        otherwise cost one send per event. Each turn lets it run once more; gathering stops at
+        the first turn that adds nothing, so a burst that ends delays its last event by one turn
+        of the loop. A busy one delays it by at most 16
         turns or 2 ms, whichever comes first, and one turn more: a turn that runs long (an agent
         computing between two awaits) cannot hold back what is already gathered. A batch that
         is already large goes out at once: sends are amortized, latency matters more.
