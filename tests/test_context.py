@@ -32,15 +32,18 @@ from agui.events import (
     CustomEvent,
     Event,
     RawEvent,
+    ReasoningStartEvent,
     RunErrorEvent,
     RunFinishedEvent,
     StateSnapshotEvent,
+    StepStartedEvent,
     TextMessageChunkEvent,
     TextMessageContentEvent,
     TextMessageEndEvent,
     TextMessageStartEvent,
     ToolCallArgsEvent,
     ToolCallResultEvent,
+    ToolCallStartEvent,
 )
 from agui.messages import (
     AssistantMessage,
@@ -599,6 +602,46 @@ def test_close_open_handles_closes_innermost_first() -> None:
     ]
     ctx.close_open_handles()
     assert events.drain() == []
+
+
+def test_close_open_closes_the_handles_then_what_emit_opened_innermost_first() -> None:
+    ctx, events = new()
+    ctx.emit(StepStartedEvent(step_name="outer"))
+    ctx.step("handled")
+    ctx.emit(ToolCallStartEvent(tool_call_id="c1", tool_call_name="find"))
+    ctx.emit(ReasoningStartEvent(message_id="why"))
+    ctx.message().delta("partial")
+    events.drain()
+    ctx.token.cancel()  # the closing events go out all the same
+    assert ctx.close_open() == []
+    assert [(e.type, getattr(e, "step_name", None)) for e in events.drain()] == [
+        (EventType.TEXT_MESSAGE_END, None),
+        (EventType.STEP_FINISHED, "handled"),
+        (EventType.REASONING_END, None),
+        (EventType.TOOL_CALL_END, None),
+        (EventType.STEP_FINISHED, "outer"),
+    ]
+    assert ctx.verifier.open_blocks == ()
+    assert ctx.close_open() == []
+    assert events.drain() == []
+
+
+def test_close_open_returns_a_closing_event_a_transformer_refused_and_closes_the_rest() -> None:
+    class RefuseStepEnds:
+        def transform(self, event: Event) -> Sequence[Event]:
+            if event.type == EventType.STEP_FINISHED:
+                message = "no step ends here"
+                raise ValueError(message)
+            return [event]
+
+    request = RunAgentInput(thread_id="t", run_id="r")
+    ctx, events = RunContext.new(request, transformers=[RefuseStepEnds()])
+    ctx.emit(ToolCallStartEvent(tool_call_id="c1", tool_call_name="find"))
+    ctx.emit(StepStartedEvent(step_name="plan"))
+    events.drain()
+    failures = ctx.close_open()
+    assert [str(failure) for failure in failures] == ["no step ends here"]
+    assert types_of(events.drain()) == [EventType.TOOL_CALL_END]
 
 
 def test_a_close_that_fails_while_an_error_propagates_is_logged_and_released(

@@ -38,13 +38,19 @@ from agui.events import (
     CustomEvent,
     Event,
     RawEvent,
+    ReasoningMessageStartEvent,
+    ReasoningStartEvent,
     RunErrorEvent,
     RunFinishedEvent,
     RunStartedEvent,
     StateSnapshotEvent,
     StepFinishedEvent,
+    StepStartedEvent,
+    SubagentStartedEvent,
+    TextMessageChunkEvent,
     TextMessageEndEvent,
     TextMessageStartEvent,
+    ToolCallStartEvent,
 )
 from agui.runner import agent_problem, check_agent
 from agui.runner import drive as drive_run
@@ -556,8 +562,72 @@ def test_a_raw_block_left_open_turns_run_finished_into_a_protocol_violation() ->
         ctx.emit(TextMessageStartEvent(message_id="raw"))
 
     events = drive(agent)
-    assert types_of(events) == [EventType.RUN_STARTED, EventType.TEXT_MESSAGE_START, RE]
+    assert types_of(events) == [RS, TMS, TME, RE]  # closed before the RUN_ERROR, all the same
     assert error_of(events).code == "PROTOCOL_VIOLATION"
+
+
+async def _fails_inside_raw_blocks(ctx: Ctx) -> None:
+    """Opens a block of every kind through `emit`, interleaved with a handle, then fails."""
+    ctx.emit(SubagentStartedEvent(subagent_run_id="sub", name="helper"))
+    ctx.emit(StepStartedEvent(step_name="plan"))
+    ctx.emit(ToolCallStartEvent(tool_call_id="c1", tool_call_name="find"))
+    ctx.emit(TextMessageStartEvent(message_id="m1", subagent_run_id="sub"))
+    ctx.emit(ReasoningStartEvent(message_id="think"))
+    ctx.emit(ReasoningMessageStartEvent(message_id="think"))
+    ctx.emit(ToolCallStartEvent(tool_call_id="c2", tool_call_name="find"))
+    ctx.step("handle")  # opened last: closed first
+    fail()
+
+
+RAW_CLOSED_INNERMOST_FIRST = [
+    (EventType.STEP_FINISHED, "handle"),
+    (EventType.TOOL_CALL_END, "c2"),
+    (EventType.REASONING_MESSAGE_END, "think"),
+    (EventType.REASONING_END, "think"),
+    (EventType.TEXT_MESSAGE_END, "m1"),
+    (EventType.TOOL_CALL_END, "c1"),
+    (EventType.STEP_FINISHED, "plan"),
+    (EventType.SUBAGENT_ERROR, "sub"),
+]
+
+
+def _closed(events: Sequence[Event]) -> list[tuple[str, str]]:
+    """The closing events between the last opener and the terminal, each with what it closes."""
+    fields = ("step_name", "tool_call_id", "message_id", "subagent_run_id")
+    return [
+        (e.type, next(str(getattr(e, f)) for f in fields if getattr(e, f, None) is not None))
+        for e in events[9:-1]
+    ]
+
+
+def test_a_failure_closes_blocks_opened_through_emit_innermost_first_then_one_run_error() -> None:
+    with leaving_open():
+        events = drive(_fails_inside_raw_blocks)
+    assert _closed(events) == RAW_CLOSED_INNERMOST_FIRST
+    assert only(events, TextMessageEndEvent)[0].subagent_run_id == "sub"
+    assert error_of(events).code == "AGENT_ERROR"
+
+
+def test_a_cancelled_run_closes_blocks_opened_through_emit_before_run_finished() -> None:
+    async def agent(ctx: Ctx) -> None:
+        with contextlib.suppress(ValueError):
+            await _fails_inside_raw_blocks(ctx)
+        ctx.token.cancel("the client left")
+        ctx.check_cancelled()
+
+    with leaving_open():
+        events = drive(agent)
+    assert _closed(events) == RAW_CLOSED_INNERMOST_FIRST
+    assert finished(events).outcome == CancelledOutcome()
+
+
+def test_a_chunk_stream_left_open_by_a_failure_is_closed_by_the_run_error_alone() -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.emit(TextMessageChunkEvent(message_id="m1", delta="partial"))
+        fail()
+
+    events = drive(agent)
+    assert types_of(events) == [RS, EventType.TEXT_MESSAGE_CHUNK, RE]
 
 
 def test_blocks_that_cannot_close_on_return_end_the_run_with_run_error(

@@ -64,8 +64,15 @@ from agui.messages import (
     ReasoningMessage,
     ToolCall,
 )
-from agui.types import Interrupt, InterruptOutcome, RunAgentInput, SuccessOutcome
+from agui.types import (
+    CancelledOutcome,
+    Interrupt,
+    InterruptOutcome,
+    RunAgentInput,
+    SuccessOutcome,
+)
 from agui.verify import Rule, Verifier
+from agui.verify._blocks import SUBAGENT_ENDED_BY_RUN
 from agui.verify._lifecycle import ANY, REFUSALS, ROWS, TRANSITIONS, Phase
 
 
@@ -1208,6 +1215,53 @@ def test_the_views_show_what_is_open_and_chunk_streams_apart() -> None:
     )
 
 
+def test_the_open_blocks_list_every_kind_in_opening_order_with_its_closing_event() -> None:
+    verifier = replay(
+        [
+            BEGIN,
+            SubagentStartedEvent(subagent_run_id=S2, name="b"),
+            StepStartedEvent(step_name="plan", subagent_run_id=S2),
+            ToolCallStartEvent(tool_call_id="c1", tool_call_name="f"),
+            ReasoningStartEvent(message_id="r1"),
+            TextMessageStartEvent(message_id="m1", subagent_run_id=S2),
+            ReasoningMessageStartEvent(message_id="r2"),
+            chunk("m2", sub=S1),
+        ]
+    )
+    assert [(b.opened_by, b.id) for b in verifier.open_blocks] == [
+        ("SUBAGENT_STARTED", S2),
+        ("STEP_STARTED", "plan"),
+        ("TOOL_CALL_START", "c1"),
+        ("REASONING_START", "r1"),
+        ("TEXT_MESSAGE_START", "m1"),
+        ("REASONING_MESSAGE_START", "r2"),
+        ("TEXT_MESSAGE_CHUNK", "m2"),
+    ]
+    assert [block.closing for block in verifier.open_blocks] == [
+        SubagentErrorEvent(subagent_run_id=S2, message=SUBAGENT_ENDED_BY_RUN),
+        StepFinishedEvent(step_name="plan", subagent_run_id=S2),
+        ToolCallEndEvent(tool_call_id="c1"),
+        ReasoningEndEvent(message_id="r1"),
+        TextMessageEndEvent(message_id="m1", subagent_run_id=S2),
+        ReasoningMessageEndEvent(message_id="r2"),
+        None,  # a chunk stream: the end of its lane closes it
+    ]
+
+
+def test_a_block_closed_and_opened_again_moves_to_the_end_of_the_open_blocks() -> None:
+    verifier = replay([BEGIN, *text("m1")[:1], StepStartedEvent(step_name="plan")])
+    replay([TextMessageEndEvent(message_id="m1"), TextMessageStartEvent(message_id="m1")], verifier)
+    assert [block.id for block in verifier.open_blocks] == ["plan", "m1"]
+
+
+def test_no_block_is_open_before_a_run_starts_or_after_its_run_error() -> None:
+    assert Verifier().open_blocks == ()
+    verifier = replay([BEGIN, *text("m1")[:1]])
+    assert [block.id for block in verifier.open_blocks] == ["m1"]
+    verifier.observe(RunErrorEvent(message="failed"))
+    assert verifier.open_blocks == ()
+
+
 def test_finish_refuses_a_stream_whose_run_is_still_active() -> None:
     verifier = replay([BEGIN, *text("m1")])
     with pytest.raises(
@@ -1422,6 +1476,31 @@ def test_a_refused_event_never_changes_the_verifier(events: list[Event]) -> None
         if refused is not None:
             assert isinstance(refused.rule, Rule)
             assert (verifier._snapshot(), views(verifier)) == before
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(EVENTS, max_size=40))
+def test_sending_the_open_blocks_closing_events_in_reverse_leaves_the_terminal_to_end_it(
+    events: list[Event],
+) -> None:
+    verifier = Verifier()
+    for event in [started(), *events]:
+        refusal(verifier, event)
+    if not verifier.running:
+        return  # the run already ended: it has nothing open
+    for block in reversed(verifier.open_blocks):
+        if block.closing is not None:
+            verifier.observe(block.closing)
+    assert all(block.closing is None for block in verifier.open_blocks)  # chunk streams only
+    # They are the terminal's to close: a cancelled RUN_FINISHED, unless a chunk stream was
+    # already broken (its item ended by another lane), which only RUN_ERROR may end.
+    run = verifier._run_id
+    assert run is not None
+    cancelled = RunFinishedEvent(thread_id="t1", run_id=run, outcome=CancelledOutcome())
+    if (refused := refusal(verifier, cancelled)) is not None:
+        assert "synthesizes" in str(refused)
+        verifier.observe(RunErrorEvent(message="failed"))
+    assert verifier.open_blocks == ()
 
 
 def refusal(verifier: Verifier, event: Event) -> ProtocolViolation | None:

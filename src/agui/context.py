@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Sequence
+from itertools import count
 from typing import Generic, TypeVar, cast, overload
 
 from pydantic import JsonValue
@@ -83,9 +84,8 @@ class RunContext(ActivityOpener, Generic[S]):
     ) -> None:
         if not isinstance(cast("object", input), RunAgentInput):
             message = (
-                f"a run's input is a RunAgentInput, got a {type(input).__name__}: read a wire "
-                "dict with agui.parse_input(...), or build one: RunAgentInput(thread_id=..., "
-                "run_id=...)"
+                f"a run's input is a RunAgentInput, got a {type(input).__name__}: read a wire dict "
+                "with agui.parse_input(...), or build one: RunAgentInput(thread_id=..., run_id=...)"
             )
             raise UsageError(message)
         self.input = input
@@ -94,12 +94,10 @@ class RunContext(ActivityOpener, Generic[S]):
         self._state_type = state
         self._state: StateManager[S] | None = None
         known_calls = tool_call_ids(input.messages)
+        ids = (input.thread_id, input.run_id) if started else None
         self._pipeline: Pipeline[Handle[S]] = Pipeline(
             EventReceiver(),
-            Verifier(
-                started=(input.thread_id, input.run_id) if started else None,
-                known_tool_call_ids=known_calls,
-            ),
+            Verifier(started=ids, known_tool_call_ids=known_calls),
             self.token,
             transformers=transformers,
             answered=set(known_calls),
@@ -107,10 +105,11 @@ class RunContext(ActivityOpener, Generic[S]):
         )
         # Numbered past the ids this run id already has in the history (a resumed run may keep
         # the interrupted run's id), so no handle mints an id the thread already holds.
-        numbered = numbered_past(input, known_calls)
-        self._next_message, self._next_call = numbered.message, numbered.call
+        numbered, run = numbered_past(input, known_calls), input.run_id
+        self._message_ids = map(f"{run}-msg-{{}}".format, count(numbered.message + 1))
+        self._call_ids = map(f"{run}-call-{{}}".format, count(numbered.call + 1))
+        self._subagent_ids = map(f"{run}-sub-{{}}".format, count(numbered.subagent + 1))
         self._published: Event | None = None
-        self._subagents = numbered.subagent
 
     @overload
     @classmethod
@@ -337,7 +336,7 @@ class RunContext(ActivityOpener, Generic[S]):
             self,
             self._pipeline,
             name,
-            call_id=call_id if call_id is not None else self._new_call_id(),
+            call_id=call_id if call_id is not None else next(self._call_ids),
             result_message_id=self._new_message_id(),
             parent_message_id=parent_message_id,
         )
@@ -353,8 +352,7 @@ class RunContext(ActivityOpener, Generic[S]):
         return SubagentHandle(self, self._pipeline, name, spawn=self._spawn, **options)
 
     def _spawn(self, task: str | None) -> tuple[RunContext[S], Pipeline[Handle[S]]]:
-        self._subagents += 1
-        sub = invocation_input(self.input, f"{self.input.run_id}-sub-{self._subagents}", task)
+        sub = invocation_input(self.input, next(self._subagent_ids), task)
         child = RunContext(sub, state=self._state_type, token=self.token, started=True)
         child._state, child.usage = self._state, self.usage
         child._pipeline = self._pipeline.attributed(sub.run_id, on_state=child._state_sent)
@@ -377,7 +375,6 @@ class RunContext(ActivityOpener, Generic[S]):
         event (every other emit of a cancelled run raises `Cancelled`).
 
         Examples:
-            >>> from agui import RunAgentInput, RunContext
             >>> from agui.events import RunFinishedEvent
             >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
             >>> ctx.token.cancel()
@@ -404,19 +401,13 @@ class RunContext(ActivityOpener, Generic[S]):
         return self._pipeline.verifier
 
     def _new_message_id(self) -> str:
-        self._next_message += 1
-        return f"{self.input.run_id}-msg-{self._next_message}"
-
-    def _new_call_id(self) -> str:
-        self._next_call += 1
-        return f"{self.input.run_id}-call-{self._next_call}"
+        return next(self._message_ids)
 
     @property
     def open_handles(self) -> tuple[Handle[S], ...]:
         """The handles still open, outermost first.
 
         Examples:
-            >>> from agui import RunAgentInput, RunContext
             >>> ctx, _ = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
             >>> with ctx.step("plan"):
             ...     [handle.describe() for handle in ctx.open_handles]
@@ -425,16 +416,25 @@ class RunContext(ActivityOpener, Generic[S]):
         return self._pipeline.blocks
 
     def close_open_handles(self) -> list[Exception]:
-        """Close every open handle, innermost first; returns the closes that failed.
-
-        The driver does this when a run ends (and reports each handle it had to close). A
-        handle whose close fails is forgotten all the same.
-
-        Examples:
-            >>> from agui import RunAgentInput, RunContext
-            >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
-            >>> message = ctx.message()
-            >>> ctx.close_open_handles(), message.closed
-            ([], True)
-        """
+        """Close every open handle, innermost first; returns the closes that failed (released)."""
         return self._pipeline.close_open()
+
+    def close_open(self) -> list[Exception]:
+        """Close the open handles, then each block `emit` opened; returns the closes that failed.
+
+        Each gets its closing event (`Verifier.open_blocks`), innermost first, even once cancelled.
+
+        >>> from agui.events import StepStartedEvent
+        >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+        >>> ctx.emit(StepStartedEvent(step_name="search"))
+        >>> message = ctx.message()
+        >>> ctx.close_open(), message.closed, [event.type for event in events.drain()][2:]
+        ([], True, ['TEXT_MESSAGE_END', 'STEP_FINISHED'])
+        """
+        failures = self.close_open_handles()
+        for closing in [b.closing for b in reversed(self.verifier.open_blocks) if b.closing]:
+            try:
+                self._pipeline.send(closing, forced=True)
+            except Exception as error:  # noqa: BLE001 - keep closing what can be closed
+                failures.append(error)
+        return failures

@@ -18,6 +18,12 @@ both, never two, never none:
 - `RUN_FINISHED` is refused by the verifier (a raw-emitted block left open): `RUN_ERROR` with
   code `PROTOCOL_VIOLATION` instead. A stream that ends badly beats a stream with no end.
 
+On the error and cancel paths the driver closes not only the handles but every block the
+verifier holds open, also those opened through `ctx.emit` (`RunContext.close_open`), so a
+relayed stream that fails mid-message still ends with each block closed before its terminal
+event. A success is the agent's word that it is done, so a block it left open through `emit`
+stays its error, the `PROTOCOL_VIOLATION` above (whose `RUN_ERROR` then closes it).
+
 A handle still open when the run ends is closed by the driver and reported at the line that
 opened it (`agui.errors.UnclosedHandleWarning`, and the `agui` log): the run succeeds, but the
 author hears of the block that never closed where it should. What cannot be an agent (a plain
@@ -32,7 +38,7 @@ import contextlib
 import logging
 import os
 import warnings
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -229,7 +235,7 @@ def _run_started(input: RunAgentInput) -> RunStartedEvent:  # noqa: A002
 
 def _end_with_outcome(ctx: RunContext[S], outcome: RunOutcome | None, *, debug: bool) -> None:
     try:
-        _close_open(ctx)
+        _close_open(ctx, ctx.close_open_handles)
         if isinstance(outcome, InterruptOutcome):
             ctx.publish_state()
         finished = RunFinishedEvent(
@@ -262,7 +268,7 @@ def _complete(outcome: RunOutcome | None, ctx: RunContext[S]) -> RunFinishedOutc
 
 def _end_cancelled(ctx: RunContext[S]) -> None:
     try:
-        _close_open(ctx)
+        _close_open(ctx, ctx.close_open)
         finished = RunFinishedEvent(
             thread_id=ctx.thread_id,
             run_id=ctx.run_id,
@@ -293,7 +299,7 @@ def _end_with_error(ctx: RunContext[S], error: BaseException, *, debug: bool) ->
         )
     else:
         _log.error("run %s failed with %s", ctx.run_id, code, exc_info=error)
-    for handle_error in ctx.close_open_handles():
+    for handle_error in ctx.close_open():
         _log.error("closing a block of run %s failed", ctx.run_id, exc_info=handle_error)
     event = RunErrorEvent(
         message=_error_message(error, debug=debug), code=code, usage=ctx.usage or None
@@ -304,9 +310,9 @@ def _end_with_error(ctx: RunContext[S], error: BaseException, *, debug: bool) ->
         _log.exception("run %s: RUN_ERROR was refused; the stream already ended", ctx.run_id)
 
 
-def _close_open(ctx: RunContext[S]) -> None:
+def _close_open(ctx: RunContext[S], close: Callable[[], list[Exception]]) -> None:
     """Close what is still open; each close that failed is logged, and the first raised."""
-    failures = ctx.close_open_handles()
+    failures = close()
     for failure in failures:
         _log.error("closing a block of run %s failed", ctx.run_id, exc_info=failure)
     if failures:

@@ -78,6 +78,7 @@ from typing import TYPE_CHECKING, Any
 from agui._emit.record import Kind, Record, materialize
 from agui._protocol.rules import Rule
 from agui.errors import ProtocolViolation
+from agui.verify._blocks import OpenBlock, open_blocks
 from agui.verify._chunks import Chunks
 from agui.verify._kinds import KINDS, SPAN, TEXT, THOUGHT, TOOL
 from agui.verify._ledger import Ledger
@@ -97,7 +98,7 @@ from agui.verify._scopes import Scopes
 if TYPE_CHECKING:
     from agui import events as ev
 
-__all__ = ["Rule", "Verifier"]
+__all__ = ["OpenBlock", "Rule", "Verifier"]
 
 _IDLE, _RUNNING = Phase.IDLE, Phase.RUNNING  # module globals: the fast paths compare them often
 _LANES = (TEXT, TOOL, THOUGHT, TEXT, TOOL, TEXT)
@@ -145,6 +146,7 @@ class Verifier:
         # Each record kind's open blocks and the chunk streams, for the records' fast path
         # (the ledger clears its dicts and never replaces them).
         self._record_blocks = tuple(ledger.open[lane] for lane in _LANES)
+        self._tick = ledger.tick
         self._lanes = ledger.lanes
         self._chunks = Chunks(ledger)
         self._scopes = Scopes(ledger)
@@ -211,7 +213,7 @@ class Verifier:
         if kind == _TEXT_START:
             if entity_id in opened:
                 return False
-            opened[entity_id] = None
+            opened[entity_id] = self._tick()
             self._ledger.owners[TEXT].setdefault(entity_id, None)
             return True
         if entity_id not in opened:
@@ -353,6 +355,20 @@ class Verifier:
         """
         lanes = self._ledger.lanes.items()
         return tuple((lane, KINDS[s.kind].chunk, s.entity_id) for lane, s in lanes)
+
+    @property
+    def open_blocks(self) -> tuple[OpenBlock, ...]:
+        """The active run's open blocks of every kind, in opening order, with what closes each.
+
+        Examples:
+            >>> from agui.events import StepStartedEvent, TextMessageStartEvent
+            >>> verifier = Verifier(started=("t", "r"))
+            >>> verifier.observe(StepStartedEvent(step_name="plan"))
+            >>> verifier.observe(TextMessageStartEvent(message_id="m1"))
+            >>> [(block.id, block.closing.type) for block in verifier.open_blocks]
+            [('plan', 'STEP_FINISHED'), ('m1', 'TEXT_MESSAGE_END')]
+        """
+        return open_blocks(self._ledger, self._scopes) if self._phase is _RUNNING else ()
 
     def _snapshot(self) -> tuple[object, ...]:
         """Everything the verifier holds, copied, so tests can compare it across a rejection."""

@@ -18,6 +18,7 @@ a chunk stream is open; while one is, only the full check may decide).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from itertools import count
 from typing import TYPE_CHECKING, Any
 
 from agui._protocol.rules import Rule
@@ -58,7 +59,10 @@ class Ledger:
     """
 
     def __init__(self, known_tool_call_ids: Iterable[str]) -> None:
-        self.open: tuple[dict[str, None], ...] = ({}, {}, {}, {})
+        # Each open entity (and step and subagent, in `Scopes`) maps to the tick it opened at,
+        # so the open blocks of every kind can be put back in their opening order.
+        self.tick: Callable[[], int] = count().__next__
+        self.open: tuple[dict[str, int], ...] = ({}, {}, {}, {})
         self.open_text, self.open_tools = self.open[TEXT], self.open[TOOL]
         reasoning_owners: dict[str, str | None] = {}
         self.owners: tuple[dict[str, str | None], ...] = (
@@ -200,7 +204,7 @@ class Ledger:
         )
 
     def do_start(self, k: int, entity_id: str, tag: str | None, parent: str | None) -> None:
-        self.open[k][entity_id] = None
+        self.open[k][entity_id] = self.tick()
         owners = self.owners[k]
         if entity_id not in owners:
             # The first opener owns the id for the run; an untagged call inherits the owner of

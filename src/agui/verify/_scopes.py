@@ -32,8 +32,9 @@ class Scopes:
     """The open steps, keyed by owner and name, and the subagents of a stream's current run."""
 
     def __init__(self, ledger: Ledger) -> None:
-        self.steps: dict[tuple[str | None, str], None] = {}
-        self.active: dict[str, None] = {}
+        # Each open step and active subagent maps to the ledger's tick at its start.
+        self.steps: dict[tuple[str | None, str], int] = {}
+        self.active: dict[str, int] = {}
         self.ended: set[str] = set()
         self._ledger = ledger
 
@@ -87,7 +88,7 @@ class Scopes:
             )
         if closing is not None:
             ledger.close(tag)
-        self.steps[tag, e.step_name] = None
+        self.steps[tag, e.step_name] = ledger.tick()
 
     def step_finished(self, e: ev.StepFinishedEvent) -> None:
         """Close a step its owner has open."""
@@ -123,7 +124,7 @@ class Scopes:
             rule = Rule.SUBAGENT_PARENT_NOT_STARTED
             problem = f"parentSubagentRunId '{parent}' has not been started in this run."
         else:
-            self.active[run] = None
+            self.active[run] = self._ledger.tick()
             return
         raise fail(rule, f"Cannot send 'SUBAGENT_STARTED': {problem}")
 
