@@ -32,6 +32,9 @@ AguiError
 │                         no format, no connection, an HTTP error (CAPTURE_ERROR)
 ├── RunLogError           the store of durable runs (`agui.runs`) cannot be reached
 │                         (RUN_LOG_UNAVAILABLE)
+├── UpstreamError         the agent a bridge relays (`agui.bridges`) ended its run in error
+│   │                     (UPSTREAM_ERROR, or the upstream's own code, kept as `wire_code`)
+│   └── UpstreamTruncated its stream ended with no terminal event (UPSTREAM_TRUNCATED)
 └── DecodeError           bytes or JSON that do not make a valid AG-UI value (DECODE_ERROR)
     ├── UnknownEventType  an event type AG-UI 1.0 does not define (UNKNOWN_EVENT_TYPE)
     ├── MalformedEvent    a known event with a field of the wrong shape (MALFORMED_EVENT)
@@ -91,6 +94,8 @@ __all__ = [
     "UnknownEventType",
     "UnknownMemberWarning",
     "UnsupportedContent",
+    "UpstreamError",
+    "UpstreamTruncated",
     "UsageError",
 ]
 
@@ -439,6 +444,43 @@ class Refused(AguiError):
 
 
 _ERROR_BODY_SHOWN = 500
+
+
+class UpstreamError(AguiError):
+    """Raised by a bridge when the agent it relays ends its run with its own `RUN_ERROR`.
+
+    `wire_code` is the code the run's `RUN_ERROR` carries: the upstream's own code, kept so a
+    frontend can still branch on it, or `UPSTREAM_ERROR` when it gave none. The message is the
+    upstream's, which is often an exception's text: the run driver sends it to the client only
+    in debug mode, like any other error's.
+
+    Examples:
+        >>> error = UpstreamError("KeyError: 'api_key'", wire_code="EXECUTION_ERROR")
+        >>> error.code, error.wire_code
+        ('UPSTREAM_ERROR', 'EXECUTION_ERROR')
+        >>> UpstreamError("failed").wire_code
+        'UPSTREAM_ERROR'
+    """
+
+    code: ClassVar[str] = "UPSTREAM_ERROR"
+
+    def __init__(self, message: str, *, wire_code: str | None = None) -> None:
+        super().__init__(message)
+        self.wire_code = wire_code or self.code
+
+
+class UpstreamTruncated(UpstreamError):
+    """Raised by a bridge when the stream it relays ends with no terminal event.
+
+    AG-UI gives such a run no outcome, and never a successful one: an adapter that stops early
+    (a crash it swallowed, a connection that broke) must not read as a finished run.
+
+    Examples:
+        >>> UpstreamTruncated("the stream ended after 3 events").wire_code
+        'UPSTREAM_TRUNCATED'
+    """
+
+    code: ClassVar[str] = "UPSTREAM_TRUNCATED"
 
 
 class HTTPStatusError(AguiError):

@@ -1,22 +1,29 @@
-"""Agents written in other frameworks, served as agui agents.
+"""Agents written in other frameworks or served elsewhere, served as agui agents.
 
-Each bridge takes a framework's agent and returns an ordinary agui agent, so `agui.asgi_app`,
-`agui serve`, `agui.run` and `agui.testing.collect` serve it unchanged, and its stream gets what
-every agui run gets: verified events, one terminal event on every path, blocks closed before an
-error, coded errors with no exception text unless the server runs with `debug`, backpressure,
-and a cancel that stops the framework's run.
+Each bridge returns an ordinary agui agent, so `agui.asgi_app`, `agui serve`, `agui.run` and
+`agui.testing.collect` serve it unchanged, and its stream gets what every agui run gets: verified
+events, one terminal event on every path, blocks closed before an error, coded errors with no
+exception text unless the server runs with `debug`, backpressure, and a cancel that stops the
+framework's run.
 
+- `from_events(factory, *, mode="repair", raw="drop")`: the generic bridge, over any AG-UI
+  adapter's async iterator of `ag_ui.core` events (extra `bridges`).
+- `remote(url, *, headers=None)`: the same bridge fed by `agui.client` from another AG-UI
+  endpoint, for agents that live in another process, language or environment (extra `client`).
 - `pydantic_ai(agent, *, deps=None)`: a pydantic-ai `Agent` (extra `pydantic-ai`).
 - `openai_agents(agent, *, states=None)`: an OpenAI Agents SDK `Agent` (extra `openai-agents`).
 
-No framework is imported by `import agui.bridges`: each bridge is imported from its module on
-first use, through the module `__getattr__` below (PEP 562), so a process pays only for the
-framework it serves.
+No framework, and not `ag_ui`, is imported by `import agui.bridges`: `from_events` imports the
+official models when a bridge is built, and the others are imported from their modules on first
+use, through the module `__getattr__` below (PEP 562), so a process pays only for what it serves.
+The rules the generic bridge applies to a foreign stream are in `agui.bridges._relay` and in the
+bridges guide.
 
 Examples:
     >>> import agui.bridges
     >>> agui.bridges.__all__
-    ['openai_agents', 'pydantic_ai']
+    ['BridgeMode', 'EventBridge', 'EventFactory', 'RawEvents', 'RemoteAgent', 'foreign_input',
+     'from_events', 'openai_agents', 'pydantic_ai', 'remote']
 """
 
 from __future__ import annotations
@@ -24,16 +31,39 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+from agui.bridges._bridge import (
+    BridgeMode,
+    EventBridge,
+    EventFactory,
+    RawEvents,
+    foreign_input,
+    from_events,
+)
+
 if TYPE_CHECKING:
     from agui.bridges._openai_agents import openai_agents
     from agui.bridges._pydantic_ai import pydantic_ai
+    from agui.bridges._remote import RemoteAgent, remote
 
-__all__ = ["openai_agents", "pydantic_ai"]
+__all__ = [
+    "BridgeMode",
+    "EventBridge",
+    "EventFactory",
+    "RawEvents",
+    "RemoteAgent",
+    "foreign_input",
+    "from_events",
+    "openai_agents",
+    "pydantic_ai",
+    "remote",
+]
 
-# name -> the private module that defines it (and imports its framework).
+# name -> the private module that defines it (and imports its framework, or the client).
 _LAZY: dict[str, str] = {
+    "RemoteAgent": "agui.bridges._remote",
     "openai_agents": "agui.bridges._openai_agents",
     "pydantic_ai": "agui.bridges._pydantic_ai",
+    "remote": "agui.bridges._remote",
 }
 
 

@@ -45,7 +45,7 @@ from typing import TypeVar
 from agui._util.tasks import cancelling
 from agui.cancellation import CancellationToken
 from agui.context import RunContext
-from agui.errors import AgentError, AguiError, Cancelled, UnclosedHandleWarning
+from agui.errors import AgentError, AguiError, Cancelled, UnclosedHandleWarning, UpstreamError
 from agui.events import Event, RunErrorEvent, RunFinishedEvent, RunStartedEvent
 from agui.handles import Handle
 from agui.runner._agent import Agent, AgentFunction, AgentLike, agent_problem, check_agent
@@ -86,6 +86,8 @@ _MESSAGES = {
     "CANCELLED": "the run was cancelled",
     "AGENT_EXIT": "the agent tried to exit, which ends only its run",
     "AGENT_INTERRUPTED": "the agent raised KeyboardInterrupt, which ends only its run",
+    "UPSTREAM_ERROR": "the agent this server relays failed",
+    "UPSTREAM_TRUNCATED": "the agent this server relays stopped before its run ended",
 }
 
 
@@ -320,6 +322,8 @@ def _close_open(ctx: RunContext[S], close: Callable[[], list[Exception]]) -> Non
 
 
 def _code(error: BaseException) -> str:
+    if isinstance(error, UpstreamError):
+        return error.wire_code  # the upstream's own code, kept for the frontend
     if isinstance(error, AguiError):
         return error.code
     if isinstance(error, KeyboardInterrupt):
@@ -333,7 +337,8 @@ def _error_message(error: BaseException, *, debug: bool) -> str:
         return type(error).__name__ if text is None else text
     code = _code(error)
     if isinstance(error, AguiError) or code != "AGENT_ERROR":
-        base = _MESSAGES.get(code, "the run failed")
+        fallback = error.code if isinstance(error, AguiError) else code
+        base = _MESSAGES.get(code) or _MESSAGES.get(fallback, "the run failed")
     else:
         base = "the agent failed with an unexpected error"
     if not debug:
