@@ -2,13 +2,15 @@
 
 `call` sends one request to the endpoint and records everything the app sent (an `Exchange`);
 `post_in_process` posts a run and keeps the body parts. `drive` runs a test's coroutine on a
-fresh loop, bounded, and checks that it leaves no task behind.
+fresh loop, bounded, and checks that it leaves no task behind. `Cutting` wraps an app served
+for real, to cut its responses short.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import errno
 import json
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, MutableMapping
 from typing import Any, TypeVar
@@ -240,3 +242,37 @@ async def post_in_process(app: App, body: bytes, *, path: str = "/") -> list[byt
     }
     await app(scope, receive, send)
     return parts
+
+
+class Cutting:
+    """An ASGI wrapper that cuts a response after its first `limits[method]` body messages.
+
+    The cut is a send that fails: the endpoint takes its client as gone and stops, leaving the
+    response unfinished, so uvicorn closes the connection mid-body. `requests` records each
+    request's method, path and `Last-Event-ID`.
+    """
+
+    def __init__(self, app: App, limits: dict[str, int]) -> None:
+        self.app = app
+        self.limits = limits
+        self.requests: list[tuple[str, str, str | None]] = []
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {bytes(k).decode(): bytes(v).decode() for k, v in scope["headers"]}
+        method, path = str(scope["method"]), str(scope["path"])
+        self.requests.append((method, path, headers.get("last-event-id")))
+        limit = self.limits.get(method)
+        bodies = 0
+
+        async def cutting(message: MutableMapping[str, Any]) -> None:
+            nonlocal bodies
+            if limit is not None and message["type"] == "http.response.body":
+                bodies += 1
+                if bodies > limit:
+                    raise OSError(errno.ECONNRESET, "cut by the test")
+            await send(message)
+
+        await self.app(scope, receive, cutting)

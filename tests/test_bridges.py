@@ -7,6 +7,7 @@ import json
 import logging
 import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, TypeVar, cast
 
@@ -14,10 +15,19 @@ import ag_ui.core as foreign
 import pytest
 from pydantic import JsonValue
 
-from agui import EventType, RunAgentInput, RunContext, asgi_app
-from agui.bridges import EventBridge, EventFactory, from_events
+import agui.bridges
+from agui import AgentError, EventType, RunAgentInput, RunContext, RunOutcome, asgi_app
+from agui.bridges import (
+    EventBridge,
+    EventFactory,
+    RawEvents,
+    RemoteAgent,
+    from_events,
+    remote,
+)
 from agui.errors import UsageError
 from agui.events import (
+    CustomEvent,
     Event,
     ReasoningMessageContentEvent,
     RunErrorEvent,
@@ -28,8 +38,12 @@ from agui.events import (
 )
 from agui.fold import fold
 from agui.runner import drive
+from agui.runs import MemoryRunLog
 from agui.testing import assert_valid, collect, serving
 from agui.types import CancelledOutcome, InterruptOutcome, SuccessOutcome, TokenUsage
+from asgi_calls import Cutting
+from fake_endpoint import FakeEndpoint, Reply
+from fake_endpoint import serving as serving_script
 from node_clients import official_client_run
 
 E = TypeVar("E")
@@ -63,7 +77,10 @@ def scripted(*items: object) -> EventBridge:
 
 
 def relayed(
-    bridge: EventBridge, *, debug: bool = False, given: RunAgentInput | None = None
+    bridge: EventBridge | RemoteAgent,
+    *,
+    debug: bool = False,
+    given: RunAgentInput | None = None,
 ) -> list[Event]:
     """Run `bridge` to the end and check the stream: valid, one RUN_STARTED, one terminal."""
     run_input = given if given is not None else request()
@@ -591,3 +608,188 @@ def test_the_official_typescript_client_runs_a_bridged_stream_cleanly() -> None:
     assert "STATE_DELTA" in client["events"]
     assert "RAW" not in client["events"]
     assert client["outcome"] == "success"
+
+
+# -- remote: another AG-UI endpoint, relayed -------------------------------------------------
+
+
+async def upstream_agent(ctx: RunContext[JsonValue]) -> RunOutcome:
+    """The far side: an agui agent with a message, a call left to the client, and state."""
+    ctx.state = {"city": "Seoul", "notes": "n" * 100}
+    ctx.publish_state()
+    with ctx.message() as message:
+        message.delta("Checking.")
+    with ctx.tool_call("confirm") as call:
+        call.args_json({"city": "Seoul"})
+        call.end()
+    ctx.state = {"city": "Seoul", "notes": "n" * 100, "asked": True}
+    ctx.publish_state()
+    return RunOutcome.success()
+
+
+def test_remote_relays_another_agui_endpoint_over_real_http() -> None:
+    body = request(messages=[{"id": "u1", "role": "user", "content": "Hi"}])
+    with serving(asgi_app(upstream_agent)) as url:
+        events = relayed(remote(url), given=body)
+    there = asyncio.run(collect(upstream_agent, body))
+    assert types_of(events) == types_of(there)
+    assert fold(events, messages=body.messages) == fold(there, messages=body.messages)
+    assert last(events, RunFinishedEvent).outcome == SuccessOutcome(
+        pending_tool_call_ids=["r-call-1"]
+    )
+
+
+def test_remote_keeps_the_upstream_code_but_not_its_message_in_run_error() -> None:
+    async def failing(_ctx: RunContext[JsonValue]) -> None:
+        raise AgentError(HIDDEN)  # an agui upstream sends an AgentError's text to its client
+
+    with serving(asgi_app(failing)) as url:
+        events = relayed(remote(url))
+    error = last(events, RunErrorEvent)
+    assert (error.code, error.message) == ("AGENT_ERROR", "the agent this server relays failed")
+
+
+def sse(*wire: Wire) -> bytes:
+    return b"".join(b"data: " + json.dumps(event).encode() + b"\n\n" for event in wire)
+
+
+UPSTREAM_START: Wire = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+UPSTREAM_TEXT: list[Wire] = [
+    {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
+    {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Hel"},
+]
+
+
+def scripted_upstream(*replies: Reply) -> list[Event]:
+    """Relay a run from a scripted endpoint on a real uvicorn (a misbehaving upstream)."""
+
+    async def main() -> list[Event]:
+        async with serving_script(FakeEndpoint(replies)) as url:
+            return await collect(remote(url), request())
+
+    events = asyncio.run(main())
+    assert_valid(events)
+    return events
+
+
+def test_remote_turns_a_stream_cut_short_into_upstream_truncated() -> None:
+    events = scripted_upstream(Reply(pieces=[sse(UPSTREAM_START, *UPSTREAM_TEXT)]))
+    assert types_of(events)[-2:] == [TME, RE]
+    assert last(events, RunErrorEvent).code == "UPSTREAM_TRUNCATED"
+
+
+def test_remote_answers_an_upstream_500_with_a_run_error_that_hides_its_body() -> None:
+    events = scripted_upstream(
+        Reply(status=500, pieces=[HIDDEN.encode()], content_type=b"text/plain")
+    )
+    assert types_of(events) == [RS, RE]
+    error = last(events, RunErrorEvent)
+    assert (error.code, HIDDEN in error.message) == ("HTTP_STATUS_ERROR", False)
+
+
+def test_remote_hides_a_secret_in_a_scripted_upstream_run_error() -> None:
+    failed: Wire = {"type": "RUN_ERROR", "message": f"Traceback: {HIDDEN}", "code": "EXECUTION"}
+    events = scripted_upstream(Reply(pieces=[sse(UPSTREAM_START, *UPSTREAM_TEXT, failed)]))
+    assert types_of(events)[-2:] == [TME, RE]
+    assert last(events, RunErrorEvent).code == "EXECUTION"
+    assert HIDDEN not in json.dumps([e.model_dump(mode="json") for e in events])
+
+
+def test_remote_repairs_or_refuses_what_the_upstream_sends_wrong(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    stray: Wire = {"type": "TOOL_CALL_ARGS", "toolCallId": "nowhere", "delta": "{}"}
+    end: Wire = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
+    stream = sse(UPSTREAM_START, stray, end)
+    with caplog.at_level(logging.WARNING, logger="agui.bridges"):
+        events = scripted_upstream(Reply(pieces=[stream]))
+    assert types_of(events) == [RS, RF]
+    assert "breaks rule tool-call-not-open" in caplog.text
+
+    async def main() -> list[Event]:
+        async with serving_script(FakeEndpoint([Reply(pieces=[stream])])) as url:
+            return await collect(remote(url, mode="strict"), request())
+
+    assert last(asyncio.run(main()), RunErrorEvent).code == "PROTOCOL_VIOLATION"
+
+
+def test_remote_drops_raw_material_by_default_and_keeps_it_on_request() -> None:
+    raw: Wire = {"type": "RAW", "event": {"provider": "frame"}}
+    custom: Wire = {"type": "CUSTOM", "name": "n", "value": 1, "rawEvent": {"k": 1}}
+    end: Wire = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
+    stream = sse(UPSTREAM_START, raw, custom, end)
+
+    async def main(raw: RawEvents) -> list[Event]:
+        async with serving_script(FakeEndpoint([Reply(pieces=[stream])])) as url:
+            return await collect(remote(url, raw=raw), request())
+
+    dropped = asyncio.run(main("drop"))
+    assert types_of(dropped) == [RS, EventType.CUSTOM, RF]
+    assert dropped[1].raw_event is None
+    kept = asyncio.run(main("keep"))
+    assert types_of(kept) == [RS, EventType.RAW, EventType.CUSTOM, RF]
+    assert kept[2].raw_event == {"k": 1}
+
+
+def test_a_far_side_that_cannot_be_asked_to_cancel_is_only_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    agent = remote("http://127.0.0.1:1/agent")
+    with caplog.at_level(logging.INFO, logger="agui.bridges"):
+        asyncio.run(agent._cancel("r"))  # pyright: ignore[reportPrivateUsage]
+    assert "run r: the far side was not asked to cancel it" in caplog.text
+
+
+def test_remote_resumes_a_durable_upstream_by_last_event_id_after_a_cut() -> None:
+    async def ticking(ctx: RunContext[JsonValue]) -> None:
+        for number in range(20):
+            ctx.emit(CustomEvent(name="tick", value=number))
+            await asyncio.sleep(0.005)
+
+    cut = Cutting(asgi_app(ticking, runs=MemoryRunLog()), {"POST": 3})
+    with serving(cut) as url:
+        events = relayed(remote(url))
+    assert [event.value for event in events if isinstance(event, CustomEvent)] == list(range(20))
+    assert [(method, seen is not None) for method, _, seen in cut.requests] == [
+        ("POST", False),
+        ("GET", True),
+    ]
+
+
+def test_remote_cancels_the_far_run_when_our_client_leaves() -> None:
+    far_started, far_stopped = threading.Event(), threading.Event()
+
+    async def waiting(ctx: RunContext[JsonValue]) -> None:
+        try:
+            with ctx.message() as message:
+                message.delta("working")
+                far_started.set()
+                await asyncio.sleep(60)
+        finally:
+            far_stopped.set()
+
+    async def main(url: str) -> list[Event]:
+        ctx: RunContext[JsonValue] = RunContext(request())
+        task = asyncio.ensure_future(drive(remote(url), ctx))
+        while not far_started.is_set():  # noqa: ASYNC110 - the far side runs in another thread
+            await asyncio.sleep(0.01)
+        ctx.token.cancel("the client left")
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return ctx.receiver.drain()
+
+    for runs in (None, MemoryRunLog()):  # a durable far side is asked to cancel, too
+        far_started.clear()
+        far_stopped.clear()
+        with serving(asgi_app(waiting, runs=runs)) as url:
+            events = asyncio.run(main(url))
+            assert far_stopped.wait(5)
+        assert types_of(events)[-1] == RF
+        assert last(events, RunFinishedEvent).outcome == CancelledOutcome()
+
+
+def test_remote_is_loaded_on_demand_and_refuses_a_bad_mode() -> None:
+    with pytest.raises(UsageError, match="remote: mode is 'repair' or 'strict'"):
+        remote("http://127.0.0.1:1/agent", mode="lenient")  # type: ignore[arg-type]
+    with pytest.raises(AttributeError, match=r"module 'agui\.bridges' has no attribute 'nothing'"):
+        _ = agui.bridges.nothing

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-import errno
 import itertools
 import json
 import socket
@@ -53,6 +52,7 @@ from agui.runs import MemoryRunLog
 from agui.sse import event_json
 from agui.testing import serving as serving_in_thread
 from agui.verify import Rule
+from asgi_calls import Cutting
 
 # -- the SSE parser --------------------------------------------------------------------------
 
@@ -821,38 +821,6 @@ async def ticking(ctx: agui.RunContext[Any]) -> None:
     for number in range(30):
         ctx.emit(CustomEvent(name="tick", value=number))
         await asyncio.sleep(0.01)
-
-
-class Cutting:
-    """An ASGI wrapper that cuts a response after its first `limits[method]` body messages.
-
-    The cut is a send that fails: the endpoint takes its client as gone and stops, leaving the
-    response unfinished, so uvicorn closes the connection mid-body.
-    """
-
-    def __init__(self, app: Any, limits: dict[str, int]) -> None:
-        self.app = app
-        self.limits = limits
-        self.requests: list[tuple[str, str, str | None]] = []
-
-    async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        headers = {bytes(k).decode(): bytes(v).decode() for k, v in scope["headers"]}
-        self.requests.append((scope["method"], scope["path"], headers.get("last-event-id")))
-        limit = self.limits.get(scope["method"])
-        bodies = 0
-
-        async def cutting(message: MutableMapping[str, Any]) -> None:
-            nonlocal bodies
-            if limit is not None and message["type"] == "http.response.body":
-                bodies += 1
-                if bodies > limit:
-                    raise OSError(errno.ECONNRESET, "cut by the test")
-            await send(message)
-
-        await self.app(scope, receive, cutting)
 
 
 RESUMED = RunAgentInput(thread_id="t-resume", run_id="r-resume")
