@@ -8,15 +8,20 @@ import logging
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator, Sequence
+import warnings
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, TypeVar, cast
 
 import ag_ui.core as foreign
+import pydantic
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import JsonValue
 
 import agui.bridges
 from agui import AgentError, EventType, RunAgentInput, RunContext, RunOutcome, asgi_app
+from agui.asgi._writer import MAX_SEND_BYTES
 from agui.bridges import (
     EventBridge,
     EventFactory,
@@ -25,7 +30,8 @@ from agui.bridges import (
     from_events,
     remote,
 )
-from agui.errors import UsageError
+from agui.bridges._foreign import ForeignReader
+from agui.errors import DecodeError, UnknownMemberWarning, UsageError
 from agui.events import (
     CustomEvent,
     Event,
@@ -39,12 +45,15 @@ from agui.events import (
 from agui.fold import fold
 from agui.runner import drive
 from agui.runs import MemoryRunLog
+from agui.sink import HIGH_WATER
 from agui.testing import assert_valid, collect, serving
 from agui.types import CancelledOutcome, InterruptOutcome, SuccessOutcome, TokenUsage
+from agui.wire import parse_event
 from asgi_calls import Cutting
 from fake_endpoint import FakeEndpoint, Reply
 from fake_endpoint import serving as serving_script
 from node_clients import official_client_run
+from test_backpressure import CHUNK, CHUNKS, INPUT, read_events, silent_client, wait_for
 
 E = TypeVar("E")
 HIDDEN = "hunter2-do-not-leak"
@@ -424,6 +433,66 @@ def test_raw_events_and_payloads_are_dropped_by_default_and_kept_on_request() ->
     assert kept[2].raw_event == {"k": 1}
 
 
+Strategies = dict[str, st.SearchStrategy[JsonValue]]
+
+
+def flat(kind: str, required: Strategies, optional: Strategies) -> st.SearchStrategy[Wire]:
+    """Wire dicts of one flat event type, some not valid: agui's reader is the judge."""
+    return st.fixed_dictionaries({"type": st.just(kind), **required}, optional=optional)
+
+
+TEXTS: st.SearchStrategy[JsonValue] = st.text()
+FLAT_WIRE = st.one_of(
+    flat(
+        "TEXT_MESSAGE_CONTENT",
+        {"messageId": TEXTS, "delta": TEXTS},
+        {"timestamp": st.integers(), "subagentRunId": TEXTS},
+    ),
+    flat(
+        "TOOL_CALL_START",
+        {"toolCallId": TEXTS, "toolCallName": TEXTS},
+        {"parentMessageId": TEXTS, "metadata": st.just({"k": None})},
+    ),
+    flat(
+        "TEXT_MESSAGE_START",
+        {"messageId": TEXTS},
+        {"role": st.sampled_from(["assistant", "user", "robot"]), "name": st.none()},
+    ),
+    flat("STEP_STARTED", {"stepName": TEXTS}, {"rawEvent": st.just({"x": 1}), "stray": st.just(1)}),
+)
+
+
+def read_or_refusal(read: Callable[[], Event | None]) -> object:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UnknownMemberWarning)
+            return read()
+    except DecodeError as error:
+        return type(error)
+
+
+@settings(max_examples=200, deadline=None)
+@given(FLAT_WIRE)
+def test_a_flat_event_is_read_as_agui_s_reader_reads_its_wire_form(wire: Wire) -> None:
+    reader = ForeignReader("r", keep_raw=True)
+    expected = read_or_refusal(lambda: parse_event(wire))
+    assert read_or_refusal(lambda: reader.read(wire)) == expected
+    try:
+        official = foreign_event_type(wire).model_validate(wire)
+    except pydantic.ValidationError:
+        return  # not an event the official models would build either
+    dumped = official.model_dump(mode="json", by_alias=True, exclude_none=True)
+    assert read_or_refusal(lambda: reader.read(official)) == read_or_refusal(
+        lambda: parse_event(dumped)
+    )
+
+
+def foreign_event_type(wire: Wire) -> type[foreign.BaseEvent]:
+    name = "".join(word.capitalize() for word in str(wire["type"]).split("_")) + "Event"
+    found: type[foreign.BaseEvent] = getattr(foreign, name)
+    return found
+
+
 # -- state -------------------------------------------------------------------------------------
 
 
@@ -559,6 +628,40 @@ def test_a_client_that_leaves_closes_the_iterator_which_runs_its_cleanup_and_sto
     assert count < 10
     assert types_of(events)[-2:] == [TME, RF]
     assert last(events, RunFinishedEvent).outcome == CancelledOutcome()
+
+
+def test_a_client_that_stops_reading_stops_the_bridge_reading_its_adapter() -> None:
+    pulled: list[int] = []
+    contexts: list[RunContext[JsonValue]] = []
+    bridge = from_events(lambda run: big_text(run, pulled))
+
+    async def agent(ctx: RunContext[JsonValue]) -> RunOutcome | None:
+        contexts.append(ctx)
+        return await bridge.run(ctx)
+
+    with serving(asgi_app(agent)) as url, silent_client(url, INPUT) as sock:
+        wait_for(lambda: bool(contexts), "the run to start")
+        receiver = contexts[0].receiver
+        # Once past the mark, the bridge waits in `ctx.writable()`: nothing moves until a read.
+        wait_for(lambda: receiver.queued_bytes >= HIGH_WATER, "the queue to reach its mark")
+        held, read = receiver.queued_bytes, len(pulled)
+
+        events = read_events(sock)
+
+    assert held <= HIGH_WATER + CHUNK + MAX_SEND_BYTES
+    assert read < CHUNKS
+    assert sum(event["type"] == "TEXT_MESSAGE_CONTENT" for event in events) == CHUNKS
+    assert events[-1]["type"] == "RUN_FINISHED"
+
+
+async def big_text(run: foreign.RunAgentInput, pulled: list[int]) -> AsyncIterator[object]:
+    """An adapter that streams `CHUNKS` deltas of `CHUNK` bytes, noting each one it is asked for."""
+    yield foreign.TextMessageStartEvent(message_id="m1", role="assistant")
+    for number in range(CHUNKS):
+        pulled.append(number)
+        yield foreign.TextMessageContentEvent(message_id="m1", delta="x" * CHUNK)
+    yield foreign.TextMessageEndEvent(message_id="m1")
+    yield foreign.RunFinishedEvent(thread_id=run.thread_id, run_id=run.run_id)
 
 
 # -- end to end: a real uvicorn and the official TypeScript client ----------------------------

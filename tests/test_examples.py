@@ -17,6 +17,7 @@ from typing import Any, cast
 
 import pytest
 from examples import hello, progress
+from examples.bridges import adapter, proxy
 from examples.supervisor import app as supervisor
 from examples.task_board import app as board
 from examples.travel import app as travel
@@ -701,3 +702,34 @@ def test_the_progress_example_reports_each_step_as_a_patch_of_one_activity(
         {"title": title, "status": "completed"} for title in progress.STEPS
     ]
     assert task.content["result"] == {"total": 1250, "chart": "q3.png"}
+
+
+# -- bridges -----------------------------------------------------------------------------------
+
+
+def test_the_adapter_example_is_served_with_agui_s_rules_around_the_foreign_stream() -> None:
+    events = asyncio.run(collect(adapter.agent, ask("Busan")))
+
+    assert_valid(events)
+    types = [event.type for event in events]
+    assert types.count("RUN_STARTED") == 1
+    assert "RAW" not in types
+    assert "REASONING_MESSAGE_CONTENT" in types
+    assert "STATE_DELTA" in types  # the adapter's second snapshot, sent as the smaller delta
+    folded = fold(events)
+    assert [m.content for m in folded.messages if m.role == "assistant"] == ["It is 21°C in Busan."]
+    assert folded.state == {
+        "city": "Busan",
+        "status": "done",
+        "log": ["received the question", "looked up the city", "asked the weather service"],
+    }
+
+
+def test_the_proxy_example_relays_the_adapter_example_over_real_http() -> None:
+    direct = asyncio.run(collect(adapter.agent, ask("Busan")))
+    with testing.serving(agui.asgi_app(adapter.agent)) as url:
+        relayed = asyncio.run(collect(proxy.build(url), ask("Busan")))
+
+    assert_valid(relayed)
+    assert [event.type for event in relayed] == [event.type for event in direct]
+    assert fold(relayed) == fold(direct)

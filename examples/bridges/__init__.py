@@ -1,1 +1,1 @@
-"""Agents written in other frameworks, served by agui's bridges."""
+"""Agents from other frameworks and endpoints, served by agui's bridges."""

@@ -109,6 +109,8 @@ async def relay(
 ) -> RunOutcome | None:
     """Read `source` to its end under `aclosing`, each item through `read` and the relay."""
     rules = Relay(ctx, strict=strict)
+    take = rules.take
+    writable = ctx.receiver.writable  # what `ctx.writable()` awaits, one call fewer an event
     closing = getattr(source, "aclose", None)
     async with contextlib.AsyncExitStack() as stack:
         if closing is not None:
@@ -120,8 +122,8 @@ async def relay(
                 rules.refuse(_named(item), error.code, error)
                 continue
             if event is not None:
-                rules.take(event)
-            await ctx.writable()
+                take(event)
+            await writable()
     return rules.outcome()
 
 

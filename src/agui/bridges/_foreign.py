@@ -12,14 +12,29 @@ minted id per thinking span, shared by its message, as agui's own reasoning hand
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import count
 from typing import cast
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from agui.errors import MalformedEvent
-from agui.events import Event
+from agui.events import (
+    Event,
+    ReasoningEndEvent,
+    ReasoningMessageContentEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageStartEvent,
+    ReasoningStartEvent,
+    StepFinishedEvent,
+    StepStartedEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
 from agui.wire import parse_event
 
 __all__ = ["ForeignReader"]
@@ -34,6 +49,27 @@ _THINKING = {
     "THINKING_TEXT_MESSAGE_END": "REASONING_MESSAGE_END",
 }
 """Each retired 0.x thinking event, and the 1.0 reasoning event it stands for."""
+
+
+_FLAT: dict[object, Callable[[object], Event]] = {
+    cls.model_fields["type"].default: cls.__pydantic_validator__.validate_python
+    for cls in (
+        TextMessageStartEvent,
+        TextMessageContentEvent,
+        TextMessageEndEvent,
+        ToolCallStartEvent,
+        ToolCallArgsEvent,
+        ToolCallEndEvent,
+        ReasoningStartEvent,
+        ReasoningMessageStartEvent,
+        ReasoningMessageContentEvent,
+        ReasoningMessageEndEvent,
+        ReasoningEndEvent,
+        StepStartedEvent,
+        StepFinishedEvent,
+    )
+}
+"""The flat events' validators, by type: the bulk of a stream, read on the quick path."""
 
 
 class ForeignReader:
@@ -51,6 +87,9 @@ class ForeignReader:
             DecodeError: `item` is no event: not a mapping or a model, or one `parse_event`
                 refuses (`UnknownEventType`, `MalformedEvent`).
         """
+        quick = self._quick(item)
+        if quick is not None:
+            return quick
         wire = _wire(item)
         kind = wire.get("type")
         if isinstance(kind, str) and kind in _THINKING:
@@ -60,6 +99,45 @@ class ForeignReader:
         if not self._keep_raw and "rawEvent" in wire:
             wire = {key: value for key, value in wire.items() if key != "rawEvent"}
         return parse_event(wire)
+
+    def _quick(self, item: object) -> Event | None:
+        """`item` read without its wire form, where that reads the same; else `None`.
+
+        The streamed events of a run (the starts, contents, arguments and ends of its messages,
+        calls and reasoning) are flat: strings and a timestamp, nothing nested. Validated by
+        field name from an `ag_ui.core` object's own values (`None`: a field it omits), or
+        as the wire dict it is (with no `null`, which the reader refuses or drops), such an
+        event is the one `parse_event` reads from the wire form. Anything else, or anything the
+        model refuses, takes the wire path, whose reader words the refusal.
+        """
+        if isinstance(item, BaseModel):
+            values = item.__dict__
+            validate = _FLAT.get(getattr(values.get("type"), "value", None))
+            if (
+                validate is None
+                or item.__pydantic_extra__
+                or values.get("raw_event") is not None
+                or values.get("metadata") is not None
+            ):
+                return None
+            fields = values  # a `None` is a field it leaves out, as the model's default is
+        elif type(item) is dict:
+            fields = cast("dict[str, object]", item)
+            kind = fields.get("type")
+            validate = _FLAT.get(kind) if type(kind) is str else None
+            if (
+                validate is None
+                or "rawEvent" in fields
+                or "metadata" in fields
+                or None in fields.values()
+            ):
+                return None
+        else:
+            return None
+        try:
+            return validate(fields)
+        except ValidationError:
+            return None
 
     def tidy(self, event: Event) -> Event | None:
         """An agui event read elsewhere (by `agui.client`), with `RAW` handled as `read` does."""

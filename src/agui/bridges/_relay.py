@@ -29,7 +29,7 @@ only the calls this run started and did not answer. Every repair is logged (logg
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast, get_args
 
 from pydantic import JsonValue
 
@@ -54,6 +54,15 @@ __all__ = ["Relay"]
 _log = logging.getLogger("agui.bridges")
 
 
+_PASSED = frozenset(
+    cls
+    for cls in get_args(get_args(Event)[0])
+    if cls
+    not in (RunStartedEvent, RunFinishedEvent, RunErrorEvent, StateSnapshotEvent, StateDeltaEvent)
+)
+"""The event types the relay sends on as they came: all but the run boundaries and state."""
+
+
 class Relay:
     """One run's relay: takes the foreign events in order, then gives the run's outcome."""
 
@@ -68,23 +77,26 @@ class Relay:
         """Pass one foreign event on by the rules (see the module's table)."""
         self.taken += 1
         if self.terminal is not None:
-            failed = isinstance(self.terminal, RunErrorEvent)
-            rule = Rule.EVENT_AFTER_RUN_ERROR if failed else Rule.EVENT_AFTER_RUN_FINISHED
-            _log.warning(
-                "dropped %s from the upstream of run %s: it came after the upstream's terminal "
-                "event (rule %s)",
-                event.type,
-                self._ctx.run_id,
-                rule.value,
-            )
+            self._late(event, self.terminal)
+        elif type(event) in _PASSED:
+            self.emit(event)  # the bulk of a stream, sent on at once
         elif isinstance(event, (RunFinishedEvent, RunErrorEvent)):
             self.terminal = event
         elif isinstance(event, RunStartedEvent):
             self._run_started(event)
-        elif isinstance(event, (StateSnapshotEvent, StateDeltaEvent)):
-            self._state(event)
-        else:
-            self.emit(event)
+        else:  # what is left of the event types is the state's two
+            self._state(cast("StateSnapshotEvent | StateDeltaEvent", event))
+
+    def _late(self, event: Event, terminal: RunFinishedEvent | RunErrorEvent) -> None:
+        failed = isinstance(terminal, RunErrorEvent)
+        rule = Rule.EVENT_AFTER_RUN_ERROR if failed else Rule.EVENT_AFTER_RUN_FINISHED
+        _log.warning(
+            "dropped %s from the upstream of run %s: it came after the upstream's terminal "
+            "event (rule %s)",
+            event.type,
+            self._ctx.run_id,
+            rule.value,
+        )
 
     def emit(self, event: Event) -> None:
         """Emit `event`, verified; a refusal is repaired by dropping it, or fails the run."""
