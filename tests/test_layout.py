@@ -49,6 +49,8 @@ OPTIONAL_LAYERS = (
     "agui.client",
     "agui.agents",
     "agui.runs",
+    "agui.bridges",
+    "ag_ui",
     "httpx",
     "uvicorn",
     "google",
@@ -59,9 +61,9 @@ OPTIONAL_LAYERS = (
     "agents",
 )
 """What `import agui` must not load: the testing kit, the client, the tool loop, the run logs,
-and the optional dependencies (httpx for the client, uvicorn for serving, protobuf for the
-binding, redis for the Redis run log, the model SDKs for their models, the frameworks the
-bridges serve)."""
+the bridges, and the optional dependencies (httpx for the client, uvicorn for serving, protobuf
+for the binding, redis for the Redis run log, the model SDKs for their models, the frameworks
+the bridges serve and the official `ag_ui` models)."""
 
 
 def _modules(root: Path) -> dict[str, tuple[Path, bool]]:
