@@ -30,6 +30,7 @@ from typing import Generic, TypeVar
 from pydantic import JsonValue
 
 from agui._emit.frames import item_json
+from agui._emit.joined import RunEvents
 from agui._emit.receiver import run_receiver
 from agui._emit.record import Item
 from agui.asgi._admission import Receive, Refusal, Scope, Send, check_accept, send_refusal
@@ -48,7 +49,7 @@ from agui.events import RunErrorEvent, RunFinishedEvent
 from agui.runner import AgentLike, drive
 from agui.runs import SHARED, Owned, Page, RunLog, run_key
 from agui.runs._tail import Tail
-from agui.runs._thread import RunEvents, thread_after
+from agui.runs._thread import thread_after
 from agui.sse import event_json
 from agui.transform import Transformer
 from agui.types import RunAgentInput
