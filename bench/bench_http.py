@@ -77,9 +77,10 @@ from workload import (
 
 import agui
 from agui import RunContext
+from agui._emit.frames import encode_items
+from agui._emit.receiver import run_receiver
 from agui.asgi._server import LIMITS, listen
 from agui.runner import drive
-from agui.sse import encode_items
 
 HOST = "127.0.0.1"
 CPU_TARGET = 0.3
@@ -379,7 +380,7 @@ async def _produce() -> int:
     ctx: RunContext[JsonValue] = RunContext(agui.RunAgentInput(thread_id="t", run_id="r"))
     task = asyncio.ensure_future(drive(workload_agent(per_event=False), ctx))
     count = 0
-    async for batch in ctx.receiver.item_batches():
+    async for batch in run_receiver(ctx.receiver).item_batches():
         count += len(batch)
     await task
     return count
@@ -389,7 +390,7 @@ async def _produce_and_encode() -> int:
     ctx: RunContext[JsonValue] = RunContext(agui.RunAgentInput(thread_id="t", run_id="r"))
     task = asyncio.ensure_future(drive(workload_agent(per_event=False), ctx))
     count = 0
-    async for batch in ctx.receiver.item_batches():
+    async for batch in run_receiver(ctx.receiver).item_batches():
         count += encode_items(batch).count(b"\n\n")
     await task
     return count

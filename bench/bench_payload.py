@@ -5,7 +5,7 @@ surrogate is refused where the agent wrote it instead of breaking the stream at 
 The check is one `pydantic_core.to_json` of the payload. Measured in one process, per round:
 
 - `emit`: `ctx.emit(CustomEvent(...))` on a `RunContext.new` harness, check included, then
-  `drain_items` and `encode_items` (what the endpoint does with it);
+  the queue taken as it is and framed by the emit core's writer (what the endpoint does with it);
 - `check`: the check alone, `to_json(value)`, on the same payloads.
 
 The figure is `check / emit`: the share of a CUSTOM event's path spent on the check. Payloads:
@@ -25,8 +25,9 @@ from pydantic import JsonValue
 from pydantic_core import to_json
 
 from agui import RunAgentInput, RunContext
+from agui._emit.frames import encode_items
+from agui._emit.receiver import run_receiver
 from agui.events import CustomEvent
-from agui.sse import encode_items
 
 SMALL: JsonValue = {"progress": 0.5, "label": "searching the catalogue"}
 LARGE: JsonValue = [{"id": i, "title": f"task {i}", "done": i % 2 == 0} for i in range(64)]
@@ -37,7 +38,7 @@ def _emit(value: JsonValue, events: int) -> float:
     start = time.thread_time()
     for _ in range(events):
         ctx.emit(CustomEvent(name="progress", value=value))
-    encode_items(receiver.drain_items())
+    encode_items(run_receiver(receiver).items())
     return time.thread_time() - start
 
 

@@ -25,6 +25,7 @@ from pydantic import JsonValue
 
 import agui
 from agui import RunAgentInput, RunContext
+from agui._emit.receiver import run_receiver
 from agui.agents import ToolLoopAgent
 from agui.agents.models import ScriptedModel, Turn
 from agui.agents.models.base import ChatDelta, ChatMessage
@@ -265,7 +266,7 @@ def test_queued_bytes_weigh_what_is_queued_while_a_send_waits_on_the_client() ->
     weighed = receiver.queued_bytes
 
     receiver.sent(0)
-    receiver.drain_items()
+    run_receiver(receiver).items()
 
     text = 100 + 300 + 400 + 500 + 200  # what was held, and the strings queued
     assert text < weighed < 2 * text  # plus about a frame's overhead for each item

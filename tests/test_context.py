@@ -14,7 +14,7 @@ import ag_ui.core
 import pytest
 from pydantic import JsonValue
 
-import agui.verify
+import agui._emit.verifier
 from agui import (
     AgentError,
     EventType,
@@ -25,6 +25,7 @@ from agui import (
     encode_sse,
     parse_event,
 )
+from agui._emit.receiver import run_receiver
 from agui._emit.record import Kind, Record, materialize
 from agui.errors import Cancelled, InvalidInput
 from agui.events import (
@@ -703,7 +704,7 @@ def test_a_handles_deltas_wait_as_records_and_drain_as_their_events() -> None:
     ctx, events = new()
     with ctx.message() as message:
         message.delta("Hi")
-    items = events.drain_items()
+    items = run_receiver(events).items()
     assert items[1] == (Kind.TEXT_CONTENT, "r-msg-1", "Hi")
     ctx.say("again")
     assert only(events.drain(), TextMessageContentEvent) == [
@@ -721,7 +722,7 @@ def test_with_a_transformer_every_delta_is_an_event_the_transformer_sees() -> No
 
     ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"), transformers=[Spy()])
     ctx.say("Hi")
-    assert not any(type(item) is tuple for item in events.drain_items())
+    assert not any(type(item) is tuple for item in run_receiver(events).items())
     assert seen == ["TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END"]
 
 
@@ -731,7 +732,7 @@ def test_a_delta_after_cancellation_raises_cancelled_and_queues_nothing() -> Non
     ctx.token.cancel("stop")
     with pytest.raises(Cancelled, match="stop"):
         message.delta("late")
-    assert (Kind.TEXT_CONTENT, "r-msg-1", "late") not in events.drain_items()
+    assert (Kind.TEXT_CONTENT, "r-msg-1", "late") not in run_receiver(events).items()
 
 
 def test_a_delta_after_the_run_ended_is_refused_with_a_usage_error() -> None:
@@ -753,21 +754,21 @@ def test_a_delta_while_a_chunk_stream_is_open_is_checked_as_an_event(
         checked.append(event)
         return event
 
-    monkeypatch.setattr(agui.verify, "materialize", building)
+    monkeypatch.setattr(agui._emit.verifier, "materialize", building)
     ctx, events = new()
     with ctx.tool_call("f") as call:
         ctx.emit(TextMessageChunkEvent(message_id="m9", delta="x"))
         call.args("{}")
         call.end()
     assert ToolCallArgsEvent(tool_call_id="r-call-1", delta="{}") in checked
-    assert (Kind.TOOL_ARGS, "r-call-1", "{}") in events.drain_items()
+    assert (Kind.TOOL_ARGS, "r-call-1", "{}") in run_receiver(events).items()
 
 
 def test_a_handles_end_waits_as_a_record_and_drains_as_its_event() -> None:
     ctx, events = new()
     with ctx.tool_call("f") as call:
         call.end()
-    assert events.drain_items()[-1] == (Kind.TOOL_END, "r-call-1", "")
+    assert run_receiver(events).items()[-1] == (Kind.TOOL_END, "r-call-1", "")
     ctx.say("x")
     assert events.drain()[-1] == TextMessageEndEvent(message_id="r-msg-2")
 
@@ -777,7 +778,7 @@ def test_a_block_closed_after_cancellation_still_sends_its_end() -> None:
     message = ctx.message()
     ctx.token.cancel("stop")
     message.close()
-    assert events.drain_items()[-1] == TextMessageEndEvent(message_id="r-msg-1")
+    assert run_receiver(events).items()[-1] == TextMessageEndEvent(message_id="r-msg-1")
 
 
 def test_a_messages_start_waits_as_a_record_unless_it_has_a_name() -> None:
@@ -786,7 +787,7 @@ def test_a_messages_start_waits_as_a_record_unless_it_has_a_name() -> None:
         pass
     with ctx.message(name="ann"):
         pass
-    items = events.drain_items()
+    items = run_receiver(events).items()
     assert items[0] == (Kind.TEXT_START, "r-msg-1", "user")
     assert items[2] == TextMessageStartEvent(message_id="r-msg-2", role="assistant", name="ann")
 

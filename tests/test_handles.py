@@ -1346,9 +1346,10 @@ def test_every_delta_either_goes_out_whole_or_is_refused_with_nothing_sent(
     assert b"".join(encode_sse(event) for event in drained).decode()  # every frame is UTF-8
 
 
-# A delta granted by the pipeline queues itself (`agui._emit.pipeline`): every program of handle
-# operations, raw emits, direct observations and cancellations must go exactly as it goes when
-# every event takes the full way (through a transformer that passes each one on unchanged).
+# A delta the pipeline holds a grant for is queued at once (`agui._emit.pipeline`): every
+# program of handle operations, raw emits, direct observations and cancellations must go exactly
+# as it goes when every event takes the full way (through a transformer that passes each one on
+# unchanged).
 
 
 class PassOn:
@@ -1467,13 +1468,13 @@ def test_a_blocks_deltas_after_its_first_skip_the_record_branch_until_something_
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     branched: list[Kind] = []
-    send_record = Pipeline[Any].send_record
+    record = Pipeline[Any]._record  # pyright: ignore[reportPrivateUsage]
 
-    def counting(self: Pipeline[Any], kind: Kind, entity_id: str, text: str = "") -> int:
+    def counting(self: Pipeline[Any], kind: Kind, entity_id: str, text: str) -> None:
         branched.append(kind)
-        return send_record(self, kind, entity_id, text)
+        record(self, kind, entity_id, text)
 
-    monkeypatch.setattr(Pipeline, "send_record", counting)
+    monkeypatch.setattr(Pipeline, "_record", counting)
     ctx, events = new()
     with ctx.message() as message:
         message.delta("a")

@@ -17,6 +17,7 @@ from examples.supervisor import app as supervisor
 from pydantic import JsonValue
 
 from agui import RunAgentInput, RunContext
+from agui._emit.receiver import run_receiver
 from agui._emit.record import Kind, Record, materialize
 from agui.asgi import asgi_app
 from agui.asgi._profile import PEER, LegacyProfile, is_legacy, peer_profile, profiled
@@ -179,7 +180,7 @@ def profiled_run(profile: LegacyProfile) -> tuple[list[Event | Record], list[Eve
         said.delta("found it")
     ctx.say("Done.")
     ctx.emit(RunFinishedEvent(thread_id="t", run_id="r", outcome=CancelledOutcome()))
-    items = events.drain_items()
+    items = run_receiver(events).items()
     return items, [item if not isinstance(item, tuple) else materialize(item) for item in items]
 
 
@@ -227,7 +228,7 @@ def test_a_transformer_without_the_marker_beside_the_profile_turns_the_record_pa
     )
     ctx.say("Hi")
 
-    assert not any(type(item) is tuple for item in events.drain_items())
+    assert not any(type(item) is tuple for item in run_receiver(events).items())
     assert seen == ["TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END"]
 
 

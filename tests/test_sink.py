@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from agui._emit.receiver import RunReceiver
 from agui._emit.record import Item, Kind, Record
 from agui.errors import UsageError
 from agui.events import (
@@ -177,7 +178,7 @@ async def _batches_of(receiver: EventReceiver) -> list[list[object]]:
 
 
 def test_a_delta_pushed_as_a_record_is_drained_as_its_event() -> None:
-    receiver = EventReceiver()
+    receiver = RunReceiver()
     receiver.push_record((Kind.TEXT_CONTENT, "m1", "Hi"))
     receiver.push_record((Kind.TOOL_ARGS, "c1", "{}"))
     receiver.push_record((Kind.REASONING_CONTENT, "m2", "hmm"))
@@ -189,7 +190,7 @@ def test_a_delta_pushed_as_a_record_is_drained_as_its_event() -> None:
 
 
 def test_a_start_or_end_pushed_as_a_record_is_drained_as_its_event() -> None:
-    receiver = EventReceiver()
+    receiver = RunReceiver()
     receiver.push_record((Kind.TEXT_START, "m1", "user"))
     receiver.push_record((Kind.TEXT_END, "m1", ""))
     receiver.push_record((Kind.TOOL_END, "c1", ""))
@@ -200,18 +201,18 @@ def test_a_start_or_end_pushed_as_a_record_is_drained_as_its_event() -> None:
     ]
 
 
-def test_drain_items_hands_over_records_as_they_are_between_events_in_order() -> None:
-    receiver = EventReceiver()
+def test_items_hand_over_records_as_they_are_between_events_in_order() -> None:
+    receiver = RunReceiver()
     receiver.push(custom(1))
     receiver.push_record((Kind.TEXT_CONTENT, "m1", "Hi"))
     receiver.push(custom(2))
-    assert receiver.drain_items() == [custom(1), (Kind.TEXT_CONTENT, "m1", "Hi"), custom(2)]
-    assert receiver.drain_items() == []
+    assert receiver.items() == [custom(1), (Kind.TEXT_CONTENT, "m1", "Hi"), custom(2)]
+    assert receiver.items() == []
 
 
 def test_item_batches_hand_over_records_and_batches_hand_over_events() -> None:
     async def read() -> tuple[list[list[Item]], list[list[Event]]]:
-        raw, built = EventReceiver(), EventReceiver()
+        raw, built = RunReceiver(), RunReceiver()
         for receiver in (raw, built):
             receiver.push_record((Kind.TEXT_CONTENT, "m1", "a"))
             receiver.push(custom(1))
@@ -228,7 +229,7 @@ def test_item_batches_hand_over_records_and_batches_hand_over_events() -> None:
 
 def test_a_record_pushed_while_a_reader_waits_wakes_it() -> None:
     async def read() -> list[list[Item]]:
-        receiver = EventReceiver()
+        receiver = RunReceiver()
 
         async def later() -> None:
             await asyncio.sleep(0)
@@ -278,7 +279,7 @@ def _validated(record: Record) -> Event:
 def test_a_drained_record_is_the_event_validation_makes_and_frames_the_same(
     record: Record,
 ) -> None:
-    receiver = EventReceiver()
+    receiver = RunReceiver()
     receiver.push_record(record)
     (built,) = receiver.drain()
     validated = _validated(record)
@@ -299,7 +300,7 @@ def test_a_drained_record_is_the_event_validation_makes_and_frames_the_same(
 def test_a_drained_event_copied_with_a_change_is_framed_with_the_change(
     record: Record, timestamp: int
 ) -> None:
-    receiver = EventReceiver()
+    receiver = RunReceiver()
     receiver.push_record(record)
     (built,) = receiver.drain()
     changed = built.model_copy(update={"timestamp": timestamp})
@@ -310,7 +311,7 @@ def test_a_drained_event_copied_with_a_change_is_framed_with_the_change(
 
 
 def test_each_drained_record_gets_its_own_dict_and_a_fields_set_no_one_can_change() -> None:
-    receiver = EventReceiver()
+    receiver = RunReceiver()
     receiver.push_record((Kind.TEXT_CONTENT, "m1", "a"))
     receiver.push_record((Kind.TEXT_CONTENT, "m1", "b"))
     first, second = receiver.drain()

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, JsonValue
 
 import corpus
+from agui._emit.frames import encode_items, item_json
 from agui._emit.record import FIELDS, Item, Kind, Record, materialize
 from agui.errors import UsageError
 from agui.events import (
@@ -35,10 +36,8 @@ from agui.sse import (
     _LEAN,  # pyright: ignore[reportPrivateUsage]
     SSE_MEDIA_TYPE,
     comment_frame,
-    encode_items,
     encode_sse,
     event_json,
-    item_json,
 )
 from agui.types import RunAgentInput
 from agui.wire import parse_event

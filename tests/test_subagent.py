@@ -12,6 +12,7 @@ import pytest
 from pydantic import JsonValue, TypeAdapter
 
 from agui import Interrupt, RunAgentInput, RunContext, RunOutcome, UsageError
+from agui._emit.receiver import run_receiver
 from agui.agents import ToolLoopAgent, subagent_tool, tool
 from agui.agents.models import Call, ScriptedModel, Turn
 from agui.errors import AgentError, Cancelled
@@ -812,7 +813,7 @@ def test_a_plain_run_queues_records_while_a_subagent_takes_the_event_path() -> N
     ctx.say("parent")
     with ctx.subagent("researcher") as sub:
         sub.say("sub")
-    items = ctx.receiver.drain_items()
+    items = run_receiver(ctx.receiver).items()
 
     assert [type(item).__name__ for item in items] == [
         "tuple",

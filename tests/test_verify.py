@@ -18,7 +18,9 @@ from pydantic import TypeAdapter
 
 from agui import events as ev
 from agui import verify
+from agui._emit import verifier as run_verifier
 from agui._emit.record import Kind, Record, materialize
+from agui._emit.verifier import RunVerifier
 from agui._protocol import rules as _rules
 from agui.errors import ProtocolViolation
 from agui.events import (
@@ -1511,9 +1513,9 @@ def refusal(verifier: Verifier, event: Event) -> ProtocolViolation | None:
     return None
 
 
-# A handle's records (`agui._emit.record`) are observed as they are: on a fast path in the common
-# case, as their event otherwise. Either way, observing a record must do exactly what observing
-# its event does.
+# A handle's records (`agui._emit.record`) are observed by the run's verifier
+# (`agui._emit.verifier`) as they are: on a fast path in the common case, as their event
+# otherwise. Either way, observing a record must do exactly what observing its event does.
 
 
 def _record_text(kind: Kind) -> str:
@@ -1527,10 +1529,17 @@ RECORDS: list[Record] = [
 ]
 
 
-def outcome(verifier: Verifier, item: Event | Record) -> tuple[object, ...]:
+def observe_item(verifier: RunVerifier, item: Event | Record) -> None:
+    if isinstance(item, tuple):
+        verifier.observe_record(item)
+    else:
+        verifier.observe(item)
+
+
+def outcome(verifier: RunVerifier, item: Event | Record) -> tuple[object, ...]:
     """What observing `item` did: the rule it broke (or None), and the verifier after it."""
     try:
-        verifier.observe(item)
+        observe_item(verifier, item)
     except ProtocolViolation as violation:
         return (violation.rule, verifier._snapshot(), views(verifier))
     return (None, verifier._snapshot(), views(verifier))
@@ -1540,7 +1549,7 @@ def outcome(verifier: Verifier, item: Event | Record) -> tuple[object, ...]:
 @given(st.lists(EVENTS, max_size=40))
 def test_observing_a_record_does_what_observing_its_event_does(events: list[Event]) -> None:
     for record in RECORDS:
-        fast, full = Verifier(), Verifier()
+        fast, full = RunVerifier(), RunVerifier()
         for event in [started(), *events]:
             refusal(fast, event)
             refusal(full, event)
@@ -1556,7 +1565,7 @@ def test_observing_a_record_does_what_observing_its_event_does(events: list[Even
 def test_the_revision_stays_put_only_across_an_item_accepted_changing_nothing(
     items: list[Event | Record],
 ) -> None:
-    verifier = Verifier()
+    verifier = RunVerifier()
     for item in [started(), *items]:
         revision, before = verifier.revision, (verifier._snapshot(), views(verifier))
         rule = outcome(verifier, item)[0]
@@ -1571,17 +1580,18 @@ def test_the_revision_stays_put_only_across_an_item_accepted_changing_nothing(
 
 
 def test_only_a_delta_into_its_open_block_leaves_the_revision_where_it_was() -> None:
-    verifier = replay([started(), *text("m1")[:1]])
+    verifier = RunVerifier()
+    replay([started(), *text("m1")[:1]], verifier)
     revision = verifier.revision
-    verifier.observe((Kind.TEXT_CONTENT, "m1", "x"))
+    verifier.observe_record((Kind.TEXT_CONTENT, "m1", "x"))
     verifier.observe(ev.TextMessageContentEvent(message_id="m1", delta="x"))
     assert verifier.revision == revision + 1  # an event is checked the full way
     verifier.observe(ev.TextMessageChunkEvent(message_id="m2", delta="x"))
     revision = verifier.revision
-    verifier.observe((Kind.TEXT_CONTENT, "m1", "x"))
+    verifier.observe_record((Kind.TEXT_CONTENT, "m1", "x"))
     assert verifier.revision == revision + 1  # a chunk stream is open: the full check decides
     with pytest.raises(ProtocolViolation, match="m3"):
-        verifier.observe((Kind.TEXT_CONTENT, "m3", "x"))
+        verifier.observe_record((Kind.TEXT_CONTENT, "m3", "x"))
     assert verifier.revision == revision + 1  # a refusal changes nothing
 
 
@@ -1594,18 +1604,18 @@ def test_a_record_is_checked_as_its_event_unless_its_block_is_simply_open(
         built.append(materialize(record))
         return built[-1]
 
-    monkeypatch.setattr(verify, "materialize", building)
-    verifier = Verifier()
+    monkeypatch.setattr(run_verifier, "materialize", building)
+    verifier = RunVerifier()
     with pytest.raises(ProtocolViolation):
-        verifier.observe((Kind.TEXT_CONTENT, "m1", "x"))  # no run
+        verifier.observe_record((Kind.TEXT_CONTENT, "m1", "x"))  # no run
     assert len(built) == 1
     replay([started(), *text("m1")[:1]], verifier)
-    verifier.observe((Kind.TEXT_CONTENT, "m1", "x"))
+    verifier.observe_record((Kind.TEXT_CONTENT, "m1", "x"))
     assert len(built) == 1  # the fast path: the message is open
     with pytest.raises(ProtocolViolation, match="m1"):
-        verifier.observe((Kind.TOOL_ARGS, "m1", "x"))  # a tool call of that id is not open
+        verifier.observe_record((Kind.TOOL_ARGS, "m1", "x"))  # a tool call of that id is not open
     assert len(built) == 2
     verifier.observe(ev.TextMessageChunkEvent(message_id="m2", delta="x"))
-    verifier.observe((Kind.TEXT_CONTENT, "m1", "x"))
+    verifier.observe_record((Kind.TEXT_CONTENT, "m1", "x"))
     assert len(built) == 3  # a chunk stream is open: the full check decides
     assert built[-1] == ev.TextMessageContentEvent(message_id="m1", delta="x")

@@ -31,11 +31,14 @@ of its modules is placed by name. The layers, bottom first:
    `agui._protocol.message_thread`, `agui.wire`, `agui.patch`, `agui.verify`, `agui.fold`.
    JSON in, JSON Patch, the ordering verifier, and the fold (a stream applied as a client
    applies it). None of them runs anything.
-4. the run: `agui._emit.numbering`, `agui._emit.pipeline`, `agui.cancellation`,
-   `agui.transform`, `agui.sink`, `agui.state`, `agui.context`, `agui.handles`, `agui.runner`.
-   The context and its handles, the pipeline, cancellation, state publishing, the run driver.
-5. encoding: `agui.sse`, `agui.proto`. SSE and the protobuf binding, which read what the run
-   produced.
+4. the run: `agui._emit.block`, `agui._emit.numbering`, `agui._emit.verifier`,
+   `agui._emit.receiver`, `agui._emit.pipeline`, `agui._emit.attributed`, `agui._emit.joined`,
+   `agui.cancellation`, `agui.transform`, `agui.sink`, `agui.state`, `agui.context`,
+   `agui.handles`, `agui.runner`. The context and its handles, the emit core (its pipeline,
+   verifier and queue, a subagent's view of it, a run's deltas joined for its thread),
+   cancellation, state publishing, the run driver.
+5. encoding: `agui.sse`, `agui.proto`, `agui._emit.frames`. SSE and the protobuf binding, which
+   read what the run produced, and the emit core's writer of a run's queue as it is.
 6. agents: `agui.agents`. The tool loop and its models, built on the run context alone.
 7. run logs: `agui.runs`. Where durable runs keep their frames, leases and threads.
 8. HTTP: `agui.asgi`. The ASGI endpoint: admission, streaming, the inspector page.

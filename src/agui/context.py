@@ -1,11 +1,10 @@
 """`RunContext`: everything about one run, owned in one place.
 
 The context holds the input, the typed state, the id counters, the cancellation token and the
-run's pipeline (`agui._emit.pipeline`), the one way its events leave: transformers, then the
-verifier, then the queue, with a record branch for the handles' deltas. It hands out the handles
-(`message`, `reasoning`, `tool_call`, `step`), each given its ids and the pipeline, which holds
-them open: one exclusive block at a time, and the run driver closes whatever is still open,
-innermost first, when the run ends.
+run's pipeline (`agui._emit`), the one way its events leave: transformers, the verifier, the
+queue. It hands out the handles (`message`, `reasoning`, `tool_call`, `step`), each given its
+ids and the pipeline, which holds them open: one exclusive block at a time, and the run driver
+closes whatever is still open, innermost first, when the run ends.
 
 Agents stay stateless: nothing about a run lives on the agent object, so one agent serves any
 number of concurrent runs.
@@ -21,8 +20,10 @@ from typing import Generic, TypeVar, cast, overload
 from pydantic import JsonValue
 from typing_extensions import Unpack
 
+from agui._emit.attributed import attributed
 from agui._emit.numbering import numbered_past, tool_call_ids
 from agui._emit.pipeline import Pipeline
+from agui._emit.verifier import RunVerifier
 from agui._protocol.text import JsonAttribute
 from agui.cancellation import CancellationToken
 from agui.errors import Cancelled, InvalidInput, UsageError
@@ -96,8 +97,7 @@ class RunContext(ActivityOpener, Generic[S]):
         known_calls = tool_call_ids(input.messages)
         ids = (input.thread_id, input.run_id) if started else None
         self._pipeline: Pipeline[Handle[S]] = Pipeline(
-            EventReceiver(),
-            Verifier(started=ids, known_tool_call_ids=known_calls),
+            RunVerifier(started=ids, known_tool_call_ids=known_calls),
             self.token,
             transformers=transformers,
             answered=set(known_calls),
@@ -355,7 +355,7 @@ class RunContext(ActivityOpener, Generic[S]):
         sub = invocation_input(self.input, next(self._subagent_ids), task)
         child = RunContext(sub, state=self._state_type, token=self.token, started=True)
         child._state, child.usage = self._state, self.usage
-        child._pipeline = self._pipeline.attributed(sub.run_id, on_state=child._state_sent)
+        child._pipeline = attributed(self._pipeline, sub.run_id, on_state=child._state_sent)
         return child, child._pipeline
 
     def tool_result(

@@ -5,10 +5,9 @@ returns every event it emitted is already here (`drain()` takes them without wai
 transport reads the same queue asynchronously; `batches()` hands it everything queued at once,
 so one network send can carry many frames.
 
-A streamed delta, or a handle's opening or closing event, may wait here as a compact record rather
-than an event model (see `agui._emit.record`): readers of events never see one, as `drain()` and
-`batches()` build the model; a transport that only needs bytes reads the queue as it is with
-`drain_items()` and `item_batches()`, and writes each item with `agui.sse.item_json`.
+A run's queue is a subclass of this one, the emit core's (`agui._emit.receiver`): a streamed
+delta, or a handle's opening or closing event, may wait there as a compact record rather than an
+event model, and readers of events never see one, as `drain()` and `batches()` build the model.
 
 Backpressure. Emitting never blocks, so a client that stops reading would let the queue grow
 without end. A transport that is bound (`bind`) reports what it holds and when a send of its
@@ -26,11 +25,10 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from typing import cast
+from typing import Literal, cast
 
 from pydantic import BaseModel
 
-from agui._emit.record import BUILDERS, Item, Record
 from agui.errors import UsageError
 from agui.events import Event
 
@@ -41,8 +39,8 @@ HIGH_WATER = 1 << 20
 HARD_LIMIT = 64 << 20
 """The default hard limit of a stream's queued bytes, past which its run is cancelled: 64 MiB."""
 
-_RECORD_WEIGHT = 64
-"""About what a record's frame adds to its id and text: the type, the member names, framing."""
+_FRAME_WEIGHT = 64
+"""About what a frame adds to its text and values: the type, the member names, framing."""
 _VALUE_WEIGHT = 8
 """About what a number, a boolean, a null or a member name adds to a frame."""
 
@@ -62,14 +60,9 @@ class EventReceiver:
     """
 
     def __init__(self) -> None:
-        self._queue: deque[Item] = deque()
+        self._queue: deque[Event] = deque()
         self._closed = False
         self._waiter: asyncio.Future[None] | None = None
-        self.push_record: Callable[[Record], None] = self._queue.append
-        """Queue a delta or a start or end as a record (used by the run context, see
-        `agui._emit.record`). While no reader waits this is the queue's own `append`, so the
-        commonest push of a stream runs no Python code; a waiting reader swaps in a push that
-        wakes it, and a send waiting on the client one that weighs it."""
         self._high_water = HIGH_WATER
         self._hard_limit = HARD_LIMIT
         self._on_overflow: Callable[[int], None] | None = None
@@ -101,15 +94,6 @@ class EventReceiver:
         if self._waiter is not None:
             self._wake()
 
-    def _push_waking(self, record: Record) -> None:
-        self._queue.append(record)
-        self._wake()
-        self.push_record = self._queue.append  # woken once is enough
-
-    def _push_counting(self, record: Record) -> None:
-        self._queue.append(record)
-        self._count(len(record[1]) + len(record[2]) + _RECORD_WEIGHT)
-
     def close(self) -> None:
         """Mark the end of the stream; a reader finishes once the queue is empty."""
         self._closed = True
@@ -117,25 +101,10 @@ class EventReceiver:
 
     def drain(self) -> list[Event]:
         """Take every queued event, without waiting."""
-        # `materialize` unrolled: one call per record fewer, on the test path's every event.
-        build = BUILDERS
-        return [
-            build[item[0]](item[1], item[2]) if isinstance(item, tuple) else item
-            for item in self.drain_items()
-        ]
+        return self._drain_items()
 
-    def drain_items(self) -> list[Item]:
-        """Take everything queued as it is: events, and deltas still held as records.
-
-        Examples:
-            >>> from agui import RunAgentInput, RunContext
-            >>> from agui.sse import item_json
-            >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
-            >>> ctx.say("Hi")
-            'r-msg-1'
-            >>> [item_json(item) for item in events.drain_items()][1]
-            b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"r-msg-1","delta":"Hi"}'
-        """
+    def _drain_items(self) -> list[Event]:
+        """Take everything queued as it is (a run's receiver holds records too)."""
         items = list(self._queue)
         self._queue.clear()
         self._counted = 0
@@ -145,11 +114,6 @@ class EventReceiver:
         """Yield everything queued as one list of events each time, until closed and empty."""
         while await self._ready():
             yield self.drain()
-
-    async def item_batches(self) -> AsyncIterator[list[Item]]:
-        """Yield everything queued as it is (see `drain_items`), until closed and empty."""
-        while await self._ready():
-            yield self.drain_items()
 
     async def _ready(self) -> bool:
         """Wait until something is queued (`True`), or the queue is closed and empty."""
@@ -164,12 +128,12 @@ class EventReceiver:
                 )
                 raise UsageError(message)
             self._waiter = asyncio.get_running_loop().create_future()
-            self.push_record = self._push_waking
+            self._pushing("waking")
             try:
                 await self._waiter
             finally:
                 self._waiter = None
-                self.push_record = self._queue.append
+                self._pushing("plain")
         return True
 
     def __aiter__(self) -> AsyncIterator[Event]:
@@ -179,6 +143,13 @@ class EventReceiver:
         async for batch in self.batches():
             for event in batch:
                 yield event
+
+    def _pushing(self, mode: Literal["plain", "waking", "counting"]) -> None:
+        """Note how a record is queued from now on; only a run's receiver holds records.
+
+        A run's receiver (`agui._emit.receiver`) swaps its record push here; this queue holds
+        events alone, and has nothing to swap.
+        """
 
     def _wake(self) -> None:
         waiter = self._waiter
@@ -223,7 +194,7 @@ class EventReceiver:
         """
         self._held = held
         self._blocked = True
-        self.push_record = self._push_counting
+        self._pushing("counting")
         self._count(0)
 
     def sent(self, held: int) -> None:
@@ -231,7 +202,7 @@ class EventReceiver:
         self._held = held
         if self._blocked:
             self._blocked = False
-            self.push_record = self._queue.append
+            self._pushing("plain")
         if self._writable is not None and self.queued_bytes < self._high_water:
             self._writable.set_result(None)
             self._writable = None
@@ -274,7 +245,7 @@ class EventReceiver:
 
 def _weight(event: Event) -> int:
     """About how many bytes an event's frame takes: its text and values walked, not encoded."""
-    total = _RECORD_WEIGHT
+    total = _FRAME_WEIGHT
     stack: list[object] = list(event.__dict__.values())
     while stack:
         value = stack.pop()

@@ -14,23 +14,20 @@ other events whose fields are all text (starts and ends, steps, results) hold `N
 optional fields, which the wire leaves out, so pydantic-core's `exclude_none` writes them
 without calling the per-field omission check. Anything else takes the model's serializer.
 
-A unit test frames what `drain()` built from the queue's records, one `encode_sse` per event. A
-delta built so carries its kind's shared fields-set (`agui._protocol.model`), which says every
-other field is at its default, so it is written as its record is: `encode_sse` keeps the
-frame's head (its type and id) of the last one it framed, one tuple swapped whole so that
-threads never mix two blocks' parts, and a delta of the same block is that head and its own
-text, found without a lookup.
+`encode_sse` keeps nothing between calls: each frame is written from its event alone. (A run's
+queue may hold a delta as a compact record until it is read; the endpoint writes those with the
+emit core's private writer, `agui._emit.frames`, and `drain()` hands a test the event.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from json.encoder import encode_basestring
 from typing import Literal, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel
 
-from agui._emit.record import FIELDS, HEADS, Item, Kind, materialize, record_text
+from agui._emit.record import FIELDS, HEADS, Kind
 from agui.errors import UsageError
 from agui.events import (
     AttributableEvent,
@@ -44,10 +41,8 @@ from agui.events import (
 __all__ = [
     "SSE_MEDIA_TYPE",
     "comment_frame",
-    "encode_items",
     "encode_sse",
     "event_json",
-    "item_json",
 ]
 
 SSE_MEDIA_TYPE = "text/event-stream"
@@ -69,87 +64,6 @@ def event_json(event: Event) -> bytes:
         except UnicodeEncodeError:
             pass  # a lone surrogate: the serializer has its own way
     return _serialized(event)
-
-
-def item_json(item: Item) -> bytes:
-    """The wire JSON of one queued item: an event, or a delta the queue holds as a record.
-
-    A transport reading a run's queue as it is (`EventReceiver.drain_items`) writes each item
-    with this; a record's bytes are exactly its event's (see `agui.sink`).
-
-    Examples:
-        >>> from agui.events import TextMessageEndEvent
-        >>> from agui._emit.record import Kind
-        >>> record = (Kind.TEXT_CONTENT, "m1", "Hi")
-        >>> item_json(record), item_json(TextMessageEndEvent(message_id="m1"))
-        (b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hi"}',
-         b'{"type":"TEXT_MESSAGE_END","messageId":"m1"}')
-    """
-    if isinstance(item, tuple):
-        try:
-            return record_text(*item).encode()
-        except UnicodeEncodeError:  # a lone surrogate: the serializer has its own way
-            return event_json(materialize(item))
-    return event_json(item)
-
-
-def encode_items(items: Sequence[Item]) -> bytes:
-    r"""The SSE frames of queued items, one after the other: what one send of a batch carries.
-
-    Byte for byte `b"".join(encode_sse(event) ...)` of the items' events, written in one pass:
-    a delta record's frame is its block's text around the JSON of its id and its text.
-
-    Raises:
-        ValueError, agui.AguiError: an event cannot be serialized (as `encode_sse`).
-
-    Examples:
-        >>> from agui._emit.record import Kind
-        >>> from agui.events import TextMessageEndEvent
-        >>> items = [(Kind.TEXT_CONTENT, "m1", "Hi"), TextMessageEndEvent(message_id="m1")]
-        >>> print(encode_items(items).decode())
-        data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hi"}
-        <BLANKLINE>
-        data: {"type":"TEXT_MESSAGE_END","messageId":"m1"}
-        <BLANKLINE>
-    """
-    parts: list[str] = []
-    add = parts.append
-    run: list[str] = []  # the JSON strings of consecutive deltas of one block
-    last_kind, last_id, joint = -1, None, ""
-    for item in [*items, None]:  # `None` ends the last run
-        if isinstance(item, tuple):
-            kind, entity_id, text = item
-            if entity_id is last_id and kind == last_kind:
-                run.append(_q(text))
-                continue
-        if run:
-            add(joint.join(run))
-            add("}\n\n")
-            run, last_id = [], None
-        if isinstance(item, tuple):
-            kind, entity_id, text = item
-            if kind <= _LAST_DELTA:  # a block's run of deltas begins
-                head = f'data: {HEADS[kind]}{_q(entity_id)},"delta":'
-                add(head)
-                joint = "}\n\n" + head  # between two deltas of the block: one ends, one begins
-                run = [_q(text)]
-                last_kind, last_id = kind, entity_id
-            else:  # a block's start or end
-                add(f"data: {record_text(kind, entity_id, text)}\n\n")
-        elif item is not None:
-            add("data: ")
-            add(_event_text(item))
-            add("\n\n")
-    try:
-        return "".join(parts).encode()
-    except UnicodeEncodeError:  # a lone surrogate: each item its own way
-        return b"".join(b"data: %b\n\n" % item_json(item) for item in items)
-
-
-def _event_text(event: Event) -> str:
-    """`event_json(event)` as text, without a trip through bytes when a quick writer has it."""
-    text = _quick(_JSON, event)
-    return text if text is not None else _serialized(event).decode()
 
 
 def _quick(writers: Mapping[type[BaseModel], Writer], event: Event) -> str | None:
@@ -181,36 +95,18 @@ def encode_sse(event: Event) -> bytes:
         data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"héllo\n"}
         <BLANKLINE>
     """
-    # A delta drained from its record, of the block the last one framed belonged to: its frame
-    # is that frame's head and its own text. Nearly every event of a test is one.
-    try:
-        given, id_field, entity, head = _drained[0]
-        if event.__pydantic_fields_set__ is given:
-            fields = event.__dict__
-            if fields[id_field] is entity:
-                return f"{head}{_q(fields['delta'])}}}\n\n".encode()
-    except (AttributeError, KeyError, TypeError, UnicodeEncodeError):
-        pass  # not a model, a field unset or not text, or a lone surrogate: the way below
-    return _frame(event)
-
-
-def _frame(event: Event) -> bytes:
-    """`encode_sse` of any event: the first drained delta of a block, quickly, or pydantic's."""
     cls = type(event)
     drained = _DRAINED.get(cls)
     if drained is not None and event.__pydantic_fields_set__ is drained[0]:
-        given, id_field, start = drained
+        # A delta built from its id and text alone (a drained record's, see `_DRAINED`): every
+        # other field is at its default, so its frame is its head, its id and its text.
+        _, id_field, start = drained
         fields = event.__dict__
         try:
-            entity = fields[id_field]
-            head = f'{start}{_q(entity)},"delta":'
-            frame = f"{head}{_q(fields['delta'])}}}\n\n".encode()
+            return f'{start}{_q(fields[id_field])},"delta":{_q(fields["delta"])}}}\n\n'.encode()
         except (KeyError, TypeError, UnicodeEncodeError):
             pass  # a field unset or not text after all, or a lone surrogate
-        else:
-            _drained[0] = (given, id_field, entity, head)  # whole: no thread mixes two blocks
-            return frame
-    write = _FRAMES.get(cls)  # `_quick` unrolled: every start, end and result of a test
+    write = _FRAMES.get(cls)
     if write is not None:
         try:
             text = write(event.__dict__)
@@ -252,22 +148,15 @@ Writer = Callable[[Mapping[str, object]], Union[str, None]]  # noqa: UP007 - a r
 """Writes a delta event's JSON (or frame) from its `__dict__`, or `None` to leave it to pydantic."""
 
 _q = encode_basestring
-_LAST_DELTA = Kind.LAST_DELTA
 _ENVELOPE = ("type", "timestamp", "raw_event", "metadata", "subagent_run_id")
 
 
 def _delta_writer(cls: type[BaseModel], id_field: str, lead: str, tail: str) -> Writer:
-    """The writer of an id-and-delta event, between `lead` and `tail`: every token takes it.
-
-    A message's or call's deltas share one id object, so the text around its JSON is kept from
-    one delta to the next.
-    """
+    """The writer of an id-and-delta event, between `lead` and `tail`: every token takes it."""
     kind = cast("str", cls.model_fields["type"].default)
     start = f'{lead}{{"type":"{kind}"'
     id_key = f',"{cls.model_fields[id_field].alias}":'
     end = f"}}{tail}"
-    # (id, the text before the delta without a timestamp, the id's part after one), swapped whole
-    last: list[tuple[object, str, str]] = [(None, "", "")]
 
     def write(fields: Mapping[str, object]) -> str | None:
         entity, delta = fields[id_field], fields["delta"]
@@ -280,16 +169,11 @@ def _delta_writer(cls: type[BaseModel], id_field: str, lead: str, tail: str) -> 
             or fields["metadata"] is not None
         ):
             return None
-        seen, head, middle = last[0]
-        if seen is not entity:
-            middle = f'{id_key}{_q(entity)},"delta":'
-            head = start + middle
-            last[0] = (entity, head, middle)
         timestamp = fields["timestamp"]
         if timestamp is None:
-            return f"{head}{_q(delta)}{end}"
+            return f'{start}{id_key}{_q(entity)},"delta":{_q(delta)}{end}'
         if type(timestamp) is int:  # pydantic-core writes every int in decimal, as str() does
-            return f'{start},"timestamp":{timestamp}{middle}{_q(delta)}{end}'
+            return f'{start},"timestamp":{timestamp}{id_key}{_q(entity)},"delta":{_q(delta)}{end}'
         return None
 
     return write
@@ -394,7 +278,6 @@ _DRAINED: dict[type[BaseModel], tuple[set[str], str, str]] = {
         (Kind.REASONING_CONTENT, ReasoningMessageContentEvent, "message_id"),
     )
 }
-"""Each delta class: the fields-set of its models built as a record's are, its id field, its
-frame's start."""
-_drained: list[tuple[object, str, object, str]] = [(None, "message_id", None, "")]
-"""The last drained delta framed: its fields-set, id field, id and frame head, swapped whole."""
+"""Each delta class: the fields-set its models share when built from an id and a text alone, as
+a drained record's are (`agui._emit.record.FIELDS`), its id field, and its frame's start. A
+constant table: `encode_sse` keeps nothing between calls."""

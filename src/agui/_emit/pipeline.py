@@ -4,11 +4,10 @@
 ctx.emit, a handle's other events ──► Pipeline.send ──► transformers ──► Verifier.observe
                                           ▲                                    │
                                           │ not plain: the record's event      ▼
-a handle's delta, plain text start, ──► Pipeline.send_record          track, EventReceiver.push
-text or tool end                          │ plain
-                                          └──► Verifier.observe(record) ──► push_record
-                                                                                ▲
-a handle's granted delta ───────────────────────────────────────────────────────┘
+text_start, text_delta, text_end,         │                       track, EventReceiver.push
+tool_args, tool_end, reasoning_delta ──► record
+                                          │ plain
+                                          └──► RunVerifier.observe_record ──► push_record
 ```
 
 Every event a run emits goes through `send`: the run's transformers (in order), the verifier
@@ -23,22 +22,23 @@ that is not an agui event model, a transformer's output too: a dict, or another 
 which would serialize in its own form and not the wire's.
 
 The record branch is the hot path. A handle's streamed delta, a text message's plain start and
-a message's or tool call's end are nearly every event of a stream. While the run is *plain* (no
-transformer needs the event model, the run is not cancelled and has not ended), the pipeline
-hands the record (`agui._emit.record`) to the verifier as it is, which checks it on its fast path
-(or as its event, when it must look closer), and queues the record: a tuple, which the SSE
-writer turns into the very bytes the model would give, and which `drain()` turns into the very
-model. Otherwise the record's event takes the full path. The branch skips nothing the full path
-would do for these events: no transformer would change them, and a delta, a start or an end is
-never tracked.
+a message's or tool call's end are nearly every event of a stream; a handle sends each with the
+one pipeline method of its construct (`text_delta`, `tool_end`, ...), and never touches the
+queue. While the run is *plain* (no transformer needs the event model, the run is not
+cancelled and has not ended), the pipeline hands the record (`agui._emit.record`) to the run's
+verifier (`agui._emit.verifier`), which checks it as its event would be checked, and queues the
+record: a tuple, which the core's writer (`agui._emit.frames`) turns into the very bytes the
+model would give, and which `drain()` turns into the very model. Otherwise the record's event
+takes the full path. The branch skips nothing the full path would do for these events: no
+transformer would change them, and a delta, a start or an end is never tracked.
 
 A delta the verifier accepted on its quickest check (its block open, the run active, no chunk
-stream open) changed nothing there, so the block's next delta would be accepted the same way as
-long as nothing has changed since: `send_record` hands the handle a grant, the verifier's
-`revision`, and while the run stays plain and the revision stays put the handle queues its
-next delta itself (`receiver.push_record`), the one step the branch would take. Any other event
-accepted, a cancellation or the run's end withdraws every grant; the property tests run each
-program with and without grants and compare everything.
+stream open) changed nothing there, so the block's next delta is accepted the same way as long
+as nothing has changed since: the pipeline keeps a grant, the block's id and the verifier's
+`revision`, and while the run stays plain and the revision stays put it queues the block's next
+delta at once. Any other event accepted, a cancellation or the run's end withdraws the grant.
+It is kept because the served burst needs it (`bench/bench_served.py`: without it a served
+event costs about a third more); it lives here, never in a handle.
 
 A transformer that returns a record's event unchanged, and need not see it, says so with a
 true class attribute `_records_pass` (the legacy-peer profile does: it rewrites subagent
@@ -49,75 +49,39 @@ every other event goes through it. The marker is read once, when the pipeline is
 The pipeline also keeps the blocks its handles hold open (`open`, `release`): one exclusive
 block at a time, steps nested inside, closed innermost first when the run ends.
 
-A subagent's invocation speaks through a view of its run's pipeline (`attributed`): the same
-queue, verifier, books and open blocks, but every attributable event it sends carries the
-invocation's `subagentRunId`, and it holds an exclusive block of its own, since the 1.0 rules
-let the parent and each subagent have their own message or call open at once. The view's
-events always take the full path: the root's record branch, which a run without subagents
-uses for nearly every event, is untouched by it.
+A subagent's invocation speaks through a view of its run's pipeline (`agui._emit.attributed`):
+the same queue, verifier, books and open blocks, its own id stamped and its own exclusive block.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from threading import get_ident
-from typing import Generic, Protocol, TypeVar, cast
+from typing import Generic, TypeVar, cast
 
+from agui._emit.block import Block
+from agui._emit.receiver import RunReceiver
 from agui._emit.record import Kind, Record, materialize
+from agui._emit.verifier import RunVerifier
 from agui._protocol.text import check_event, check_payload, check_text
 from agui.cancellation import CancellationToken
 from agui.errors import Cancelled, ProtocolViolation, UsageError
 from agui.events import (
-    AttributableEvent,
     CustomEvent,
     Event,
     RawEvent,
-    RunErrorEvent,
-    RunFinishedEvent,
-    RunStartedEvent,
     StateDeltaEvent,
     StateSnapshotEvent,
-    SubagentErrorEvent,
-    SubagentFinishedEvent,
-    TextMessageStartEvent,
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
-from agui.sink import EventReceiver
-from agui.state import carries_state
 from agui.transform import Transformer, apply_transformers, chain_refusal, checked_transformers
-from agui.verify import Verifier
 
-__all__ = ["Block", "Pipeline"]
+__all__ = ["Pipeline"]
 
 _ENDS = frozenset((Kind.TEXT_END, Kind.TOOL_END))
-
-
-class Block(Protocol):
-    """What the pipeline needs of an open handle: its name, how it closes, whether it nests."""
-
-    @property
-    def kind(self) -> str:
-        """What it is, for messages: `text message`, `tool call`, `step`, ..."""
-        ...
-
-    @property
-    def nests(self) -> bool:
-        """Whether blocks of its kind nest (steps) rather than exclude each other."""
-        ...
-
-    @property
-    def opened_at(self) -> tuple[str, int]:
-        """The file and line of the code that opened it."""
-        ...
-
-    def describe(self) -> str:
-        """A short name for messages, such as `tool call 'r-call-1' (get_weather)`."""
-        ...
-
-    def close(self) -> None:
-        """Emit the closing event, unless it has gone out already."""
-        ...
+_TEXT_START, _TEXT_CONTENT, _TEXT_END = Kind.TEXT_START, Kind.TEXT_CONTENT, Kind.TEXT_END
+_TOOL_ARGS, _TOOL_END, _REASONING_CONTENT = Kind.TOOL_ARGS, Kind.TOOL_END, Kind.REASONING_CONTENT
 
 
 B = TypeVar("B", bound=Block)
@@ -136,15 +100,14 @@ class Pipeline(Generic[B]):
 
     def __init__(
         self,
-        receiver: EventReceiver,
-        verifier: Verifier,
+        verifier: RunVerifier,
         token: CancellationToken,
         *,
         transformers: Sequence[Transformer] = (),
         answered: set[str],
         on_state: Callable[[StateSnapshotEvent | StateDeltaEvent], None],
     ) -> None:
-        self.receiver = receiver
+        self.receiver = RunReceiver()
         self.verifier = verifier
         self.owner_thread = get_ident()  # emitting is not thread-safe: refused from elsewhere
         self.terminated = False
@@ -158,7 +121,9 @@ class Pipeline(Generic[B]):
         ones that pass records unchanged), no cancellation needs raising (the token says when
         that starts), and the run has not ended (no emit is allowed then)."""
         token.on_cancel(self._not_plain)
-        self._observe: Callable[[Event | Record], None] = verifier.observe
+        self._observe: Callable[[Record], None] = verifier.observe_record
+        self._granted: str | None = None
+        self._grant = -1
         self._exclusive: B | None = None
         self._open: list[B] = []
         self.parents: dict[str, str] = {}
@@ -191,13 +156,47 @@ class Pipeline(Generic[B]):
                 self._track(output)
             self.receiver.push(output)
 
-    def send_record(self, kind: Kind, entity_id: str, text: str = "") -> int:
-        """Send a handle's delta, plain text start or end: as a record while the run is plain.
+    # One method per construct a handle sends as a record: nearly every event of a stream.
 
-        The verifier checks the record (on its fast path, or as its event when it must look
-        closer) and, accepted, it is queued as it is. Otherwise its event takes the full way
-        (an end even once the run is cancelled). Returns the grant of a delta the verifier
-        accepted changing nothing, its `revision` (see the module's notes), else -1.
+    def text_start(self, message_id: str, role: str) -> None:
+        """Send a text message's `TEXT_MESSAGE_START` with a plain role and no name."""
+        self._record(_TEXT_START, message_id, role)
+
+    def text_delta(self, message_id: str, delta: str) -> None:
+        """Send a text message's `TEXT_MESSAGE_CONTENT`."""
+        if message_id is self._granted and self._grant == self.verifier.revision and self.plain:
+            self.receiver.push_record((_TEXT_CONTENT, message_id, delta))
+        else:
+            self._record(_TEXT_CONTENT, message_id, delta)
+
+    def text_end(self, message_id: str) -> None:
+        """Send a text message's `TEXT_MESSAGE_END`, even once the run is cancelled."""
+        self._record(_TEXT_END, message_id, "")
+
+    def tool_args(self, tool_call_id: str, delta: str) -> None:
+        """Send a tool call's `TOOL_CALL_ARGS`."""
+        if tool_call_id is self._granted and self._grant == self.verifier.revision and self.plain:
+            self.receiver.push_record((_TOOL_ARGS, tool_call_id, delta))
+        else:
+            self._record(_TOOL_ARGS, tool_call_id, delta)
+
+    def tool_end(self, tool_call_id: str) -> None:
+        """Send a tool call's `TOOL_CALL_END`, even once the run is cancelled."""
+        self._record(_TOOL_END, tool_call_id, "")
+
+    def reasoning_delta(self, message_id: str, delta: str) -> None:
+        """Send a reasoning message's `REASONING_MESSAGE_CONTENT`."""
+        if message_id is self._granted and self._grant == self.verifier.revision and self.plain:
+            self.receiver.push_record((_REASONING_CONTENT, message_id, delta))
+        else:
+            self._record(_REASONING_CONTENT, message_id, delta)
+
+    def _record(self, kind: Kind, entity_id: str, text: str) -> None:
+        """Send a construct as a record while the run is plain, else its event the full way.
+
+        The run's verifier checks the record as its event would be checked and, accepted, it
+        is queued as it is. Otherwise its event takes the full way (an end even once the run is
+        cancelled).
         """
         if self.plain:
             if get_ident() != self.owner_thread:
@@ -207,9 +206,10 @@ class Pipeline(Generic[B]):
             before = verifier.revision
             self._observe(record)
             self.receiver.push_record(record)
-            return before if verifier.revision == before else -1
+            if verifier.revision == before:  # a delta accepted on the quickest check: a grant
+                self._granted, self._grant = entity_id, before
+            return
         self.send(materialize((kind, entity_id, text)), forced=kind in _ENDS)
-        return -1
 
     def _not_plain(self) -> None:
         self.plain = False
@@ -262,29 +262,6 @@ class Pipeline(Generic[B]):
         """The exclusive block (message, reasoning, tool call) this pipeline's owner holds."""
         return self._exclusive
 
-    def attributed(
-        self,
-        subagent_run_id: str,
-        *,
-        on_state: Callable[[StateSnapshotEvent | StateDeltaEvent], None],
-    ) -> Pipeline[B]:
-        """A view of this run's pipeline for a subagent invocation: its events carry its id.
-
-        `on_state` is told of the state events the view sends, as the view's owner published
-        them (before the id was stamped on).
-
-        Examples:
-            >>> from agui import RunAgentInput, RunContext
-            >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
-            >>> view = ctx._pipeline.attributed("r-sub-1", on_state=print)
-            >>> view.send_record(Kind.TEXT_START, "m1", "assistant")  # the full way: no grant
-            -1
-            >>> events.drain()[0].subagent_run_id
-            'r-sub-1'
-        """
-        shared = (self._token, self._transformers, self._observe, self._open)
-        return _Attributed(self, subagent_run_id, on_state, shared)
-
     @property
     def blocks(self) -> tuple[B, ...]:
         """The blocks held open, outermost first."""
@@ -304,99 +281,6 @@ class Pipeline(Generic[B]):
                 failures.append(error)
                 self.release(block)
         return failures
-
-
-class _Attributed(Pipeline[B]):
-    """A subagent's view of its run's pipeline: shared books, its own id and exclusive block.
-
-    It shares everything with the run's pipeline (`root`) but the exclusive slot and what it
-    stamps: each attributable event without a `subagentRunId` gets the view's. Run boundaries
-    are the run's own, never a subagent's, and are refused here.
-    """
-
-    def __init__(
-        self,
-        root: Pipeline[B],
-        subagent_run_id: str,
-        on_state: Callable[[StateSnapshotEvent | StateDeltaEvent], None],
-        shared: tuple[
-            CancellationToken, tuple[Transformer, ...], Callable[[Event | Record], None], list[B]
-        ],
-    ) -> None:
-        # No `super().__init__`: every book is the root's, shared rather than made anew.
-        self._root = root
-        self.subagent_run_id = subagent_run_id
-        self.receiver, self.verifier = root.receiver, root.verifier
-        self.calls, self.answered, self.parents = root.calls, root.answered, root.parents
-        self.terminated, self.owner_thread = False, root.owner_thread
-        self._token, self._transformers, self._observe, self._open = shared
-        self._on_state = on_state
-        self.plain = False  # a view's events take the full path, and are stamped on it
-        self._exclusive = None
-        self._own: list[B] = []  # what it holds open of the run's blocks (`_open`, shared)
-        self._sending: tuple[Event, Event] | None = None
-
-    def send(self, event: Event, *, forced: bool = False) -> None:
-        """Stamp the view's id on `event` (when attributable and untagged), then send it."""
-        if isinstance(event, (RunStartedEvent, RunFinishedEvent, RunErrorEvent)):
-            message = (
-                f"cannot emit {event.type} from subagent '{self.subagent_run_id}': a run's "
-                "boundaries are its own; leave the subagent's block to end the invocation"
-            )
-            raise UsageError(message)
-        if (
-            isinstance(event, (SubagentFinishedEvent, SubagentErrorEvent))
-            and event.subagent_run_id == self.subagent_run_id
-        ):
-            # Sent from inside, the end leaves the handle open, and its own end is then refused.
-            message = (
-                f"cannot emit {event.type} for subagent '{self.subagent_run_id}' from inside it: "
-                "its handle sends the invocation's one end; call finish(result=...) or leave "
-                "the block"
-            )
-            raise UsageError(message)
-        self.terminated = self._root.terminated
-        if isinstance(event, TextMessageStartEvent):
-            self.last_text = ""
-        stamped = event
-        if isinstance(event, AttributableEvent) and event.subagent_run_id is None:
-            stamped = event.model_copy(update={"subagent_run_id": self.subagent_run_id})
-        self._sending = (stamped, event)
-        try:
-            super().send(stamped, forced=forced)
-        finally:
-            self._sending = None
-
-    def send_record(self, kind: Kind, entity_id: str, text: str = "") -> int:
-        """Send a handle's record as its event, the full way, stamped."""
-        if kind == Kind.TEXT_CONTENT:
-            self.last_text += text
-        self.send(materialize((kind, entity_id, text)), forced=kind in _ENDS)
-        return -1
-
-    def open(self, block: B) -> None:
-        """Hold `block` open among the run's blocks, and as one of this invocation's."""
-        super().open(block)
-        self._own.append(block)
-
-    def release(self, block: B) -> None:
-        """Forget `block`, in the run's blocks and this invocation's."""
-        super().release(block)
-        self._own = [held for held in self._own if held is not block]
-
-    @property
-    def blocks(self) -> tuple[B, ...]:
-        """The blocks this invocation holds open (not the parent's), outermost first."""
-        return tuple(self._own)
-
-    def _track(self, event: Event) -> None:
-        sending = self._sending
-        if sending is not None and carries_state(event, sending[1]):
-            # The owner compares what left with what it published, which had no id stamped
-            # (nor went through a transformer that copied it, as the legacy profile does).
-            self._on_state(cast("StateSnapshotEvent | StateDeltaEvent", sending[1]))
-            return
-        super()._track(event)
 
 
 def _passes_records(transformer: Transformer) -> bool:

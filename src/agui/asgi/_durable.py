@@ -29,6 +29,9 @@ from typing import Generic, TypeVar
 
 from pydantic import JsonValue
 
+from agui._emit.frames import item_json
+from agui._emit.joined import RunEvents
+from agui._emit.receiver import run_receiver
 from agui._emit.record import Item
 from agui.asgi._admission import Receive, Refusal, Scope, Send, check_accept, send_refusal
 from agui.asgi._encoding import Encoding
@@ -46,8 +49,8 @@ from agui.events import RunErrorEvent, RunFinishedEvent
 from agui.runner import AgentLike, drive
 from agui.runs import SHARED, Owned, Page, RunLog, run_key
 from agui.runs._tail import Tail
-from agui.runs._thread import RunEvents, thread_after
-from agui.sse import event_json, item_json
+from agui.runs._thread import thread_after
+from agui.sse import event_json
 from agui.transform import Transformer
 from agui.types import RunAgentInput
 
@@ -340,11 +343,12 @@ async def record_run(
     events = RunEvents()
     key = run_key(owner, run_input.run_id)
     started = False
-    async for taken in ctx.receiver.item_batches():
+    receiver = run_receiver(ctx.receiver)
+    async for taken in receiver.item_batches():
         batch = taken
         if started and len(batch) >= _BURST and not _ends(batch):
             await asyncio.sleep(_LINGER)
-            batch = [*batch, *ctx.receiver.drain_items()]
+            batch = [*batch, *receiver.items()]
         frames, broken = batch_frames(batch)
         events.add(batch[: len(frames)])
         started = True

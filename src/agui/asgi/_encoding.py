@@ -15,13 +15,14 @@ import functools
 import logging
 from collections.abc import Callable
 
-from agui._emit.record import Item, materialize
+from agui._emit.frames import encode_items, event_of
+from agui._emit.record import Item
 from agui.errors import AguiError
 from agui.events import Event, RunErrorEvent
 from agui.proto import PROTO_MEDIA_TYPE
-from agui.sse import SSE_MEDIA_TYPE, encode_items, encode_sse
+from agui.sse import SSE_MEDIA_TYPE, encode_sse
 
-__all__ = ["SSE", "Encoding", "broken_frames", "event_of", "proto_encoding"]
+__all__ = ["SSE", "Encoding", "broken_frames", "proto_encoding"]
 
 _log = logging.getLogger("agui.asgi")
 _UNSERIALIZABLE = RunErrorEvent(
@@ -89,11 +90,6 @@ def proto_encoding() -> Encoding | None:
 def _unserializable(encode: Callable[[Event], bytes]) -> bytes:
     """The RUN_ERROR frame of an encoding, written once, however many apps are built."""
     return encode(_UNSERIALIZABLE)
-
-
-def event_of(item: Item) -> Event:
-    """The event a queue item stands for: itself, or the event its record holds."""
-    return materialize(item) if isinstance(item, tuple) else item
 
 
 def broken_frames(part: list[Item], encoding: Encoding) -> bytes:

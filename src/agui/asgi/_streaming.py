@@ -26,6 +26,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, Literal, TypeVar
 
+from agui._emit.receiver import run_receiver
 from agui.asgi._admission import Receive, Refusal, Send, send_refusal
 from agui.asgi._encoding import Encoding
 from agui.asgi._hooks import new_chain
@@ -316,7 +317,7 @@ async def finish_detached(
 ) -> None:
     """Let a run whose client left go on to its end; its events are read and dropped."""
     try:
-        async for _ in receiver.item_batches():
+        async for _ in run_receiver(receiver).item_batches():
             pass
         await asyncio.wait({run})
     finally:

@@ -18,6 +18,7 @@ import asyncio
 from collections.abc import AsyncGenerator
 from typing import Literal, cast
 
+from agui._emit.receiver import run_receiver
 from agui._emit.record import Item
 from agui.asgi._admission import Message, Send
 from agui.asgi._encoding import SSE, Encoding, broken_frames
@@ -56,7 +57,7 @@ class Writer:
         encoding: Encoding = SSE,
     ) -> None:
         self._send = send
-        self._receiver = receiver
+        self._receiver = run_receiver(receiver)
         self._encoding = encoding
         self._frames = encoding.frames
         self._lock = asyncio.Lock()
@@ -107,7 +108,7 @@ class Writer:
             if len(batch) >= _GATHER_ENOUGH or loop.time() >= until:
                 break
             await asyncio.sleep(0)
-            more = self._receiver.drain_items()
+            more = self._receiver.items()
             if not more:
                 break
             batch += more

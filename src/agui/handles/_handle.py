@@ -140,7 +140,6 @@ class Handle(Generic[S]):
         self._pipeline = pipeline
         self._open = True
         self._ending = False
-        self._grant = -1  # the pipeline's grant for this block's next delta: none yet
         self._opened_in = _caller()
 
     @property

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Literal, TypeVar, cast
 
 from agui._emit.pipeline import Pipeline
-from agui._emit.record import Kind
 from agui.errors import UsageError
 from agui.events import Event, TextMessageStartEvent
 from agui.handles._handle import Handle, Owner, built
@@ -19,7 +18,6 @@ __all__ = ["MessageHandle", "TextRole"]
 S = TypeVar("S")
 TextRole = Literal["assistant", "user", "system", "developer"]
 _ROLES = frozenset(("assistant", "user", "system", "developer"))
-_TEXT_CONTENT, _TEXT_START, _TEXT_END = Kind.TEXT_CONTENT, Kind.TEXT_START, Kind.TEXT_END
 _text_start = TextMessageStartEvent.trusted_builder("message_id", "role", "name")
 
 
@@ -72,7 +70,7 @@ class MessageHandle(Handle[S]):
         if events:
             super()._send_opening(events)
         else:  # a plain role and no name: the pipeline may queue it as a record
-            self._pipeline.send_record(_TEXT_START, self.id, self.role)
+            self._pipeline.text_start(self.id, self.role)
 
     def delta(self, text: str) -> None:
         r"""Append text; an empty delta sends nothing; text that is not valid Unicode is refused.
@@ -97,12 +95,7 @@ class MessageHandle(Handle[S]):
             except UnicodeEncodeError:
                 self._text("delta", text)  # refuses it, naming this handle
         if text:
-            pipeline = self._pipeline
-            # A granted delta queues itself (see `agui._emit.pipeline`), unrolled: every token.
-            if pipeline.plain and self._grant == pipeline.verifier.revision:
-                pipeline.receiver.push_record((_TEXT_CONTENT, self.id, text))
-            else:
-                self._grant = pipeline.send_record(_TEXT_CONTENT, self.id, text)
+            self._pipeline.text_delta(self.id, text)
 
     def end(self) -> None:
         """Close the message now (leaving the `with` block does the same)."""
@@ -110,7 +103,7 @@ class MessageHandle(Handle[S]):
         self._end_now()
 
     def _finish(self) -> None:
-        self._pipeline.send_record(_TEXT_END, self.id)
+        self._pipeline.text_end(self.id)
         self._closed()
 
 

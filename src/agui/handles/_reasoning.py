@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import TypeVar
 
 from agui._emit.pipeline import Pipeline
-from agui._emit.record import Kind
 from agui.events import (
     ReasoningEndEvent,
     ReasoningMessageEndEvent,
@@ -21,7 +20,6 @@ from agui.handles._handle import Handle, Owner
 __all__ = ["ReasoningHandle"]
 
 S = TypeVar("S")
-_REASONING = Kind.REASONING_CONTENT
 
 
 class ReasoningHandle(Handle[S]):
@@ -59,12 +57,7 @@ class ReasoningHandle(Handle[S]):
             except UnicodeEncodeError:
                 self._text("delta", text)  # refuses it, naming this handle
         if text:
-            pipeline = self._pipeline
-            # A granted delta queues itself (see `agui._emit.pipeline`), unrolled: every token.
-            if pipeline.plain and self._grant == pipeline.verifier.revision:
-                pipeline.receiver.push_record((_REASONING, self.id, text))
-            else:
-                self._grant = pipeline.send_record(_REASONING, self.id, text)
+            self._pipeline.reasoning_delta(self.id, text)
 
     def encrypted_value(self, value: str) -> None:
         """Attach an opaque value the client stores on this reasoning message."""

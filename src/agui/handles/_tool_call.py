@@ -14,7 +14,6 @@ import pydantic_core
 from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 
 from agui._emit.pipeline import Pipeline
-from agui._emit.record import Kind
 from agui._protocol.text import argument_problems, json_text
 from agui.errors import InvalidArguments, UsageError
 from agui.events import ToolCallResultEvent, ToolCallStartEvent
@@ -25,7 +24,6 @@ __all__ = ["ToolCallHandle", "result_event"]
 
 S = TypeVar("S")
 T = TypeVar("T")
-_TOOL_ARGS, _TOOL_END = Kind.TOOL_ARGS, Kind.TOOL_END
 _tool_start = ToolCallStartEvent.trusted_builder(
     "tool_call_id", "tool_call_name", "parent_message_id"
 )
@@ -102,12 +100,7 @@ class ToolCallHandle(Handle[S]):
                 self._text("args", delta)  # refuses it, naming this handle
         if delta:
             self._fragments.append(delta)
-            pipeline = self._pipeline
-            # A granted delta queues itself (see `agui._emit.pipeline`), unrolled: every fragment.
-            if pipeline.plain and self._grant == pipeline.verifier.revision:
-                pipeline.receiver.push_record((_TOOL_ARGS, self._wire_id, delta))
-            else:
-                self._grant = pipeline.send_record(_TOOL_ARGS, self._wire_id, delta)
+            self._pipeline.tool_args(self._wire_id, delta)
 
     def args_json(self, value: object) -> None:
         """Send arguments given as a value (dict, pydantic model, dataclass) as one JSON text."""
@@ -166,7 +159,7 @@ class ToolCallHandle(Handle[S]):
         return self.result(_to_json_text(value, what=f"the result of {self.describe()}"))
 
     def _finish(self) -> None:
-        self._pipeline.send_record(_TOOL_END, self._wire_id)
+        self._pipeline.tool_end(self._wire_id)
         self._closed()
 
 

@@ -75,7 +75,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from agui._emit.record import Kind, Record, materialize
 from agui._protocol.rules import Rule
 from agui.errors import ProtocolViolation
 from agui.verify._blocks import OpenBlock, open_blocks
@@ -101,9 +100,6 @@ if TYPE_CHECKING:
 __all__ = ["OpenBlock", "Rule", "Verifier"]
 
 _IDLE, _RUNNING = Phase.IDLE, Phase.RUNNING  # module globals: the fast paths compare them often
-_LANES = (TEXT, TOOL, THOUGHT, TEXT, TOOL, TEXT)
-"""The ledger lane of each record kind, in `agui._emit.record.Kind` order."""
-_LAST_DELTA, _TEXT_START = Kind.LAST_DELTA, Kind.TEXT_START
 
 
 class Verifier:
@@ -132,22 +128,12 @@ class Verifier:
     def __init__(
         self, *, started: tuple[str, str] | None = None, known_tool_call_ids: Iterable[str] = ()
     ) -> None:
-        self.revision = 0
-        """Moves with every event accepted, except a delta into its open block, in an active run
-        with no chunk stream open (the quickest check, which changes nothing). While it stays
-        put, such a delta is accepted again: the run's pipeline lets a handle queue it itself.
-        Read it; never set it."""
         self._phase = _IDLE
         self._stream_thread: str | None = None
         self._thread_id: str | None = None
         self._run_id: str | None = None
         self._run_ids: set[str] = set()  # every run the stream has started
         self._ledger = ledger = Ledger(known_tool_call_ids)
-        # Each record kind's open blocks and the chunk streams, for the records' fast path
-        # (the ledger clears its dicts and never replaces them).
-        self._record_blocks = tuple(ledger.open[lane] for lane in _LANES)
-        self._tick = ledger.tick
-        self._lanes = ledger.lanes
         self._chunks = Chunks(ledger)
         self._scopes = Scopes(ledger)
         self._checks = self._dispatch_table()  # each event type's checks, whatever the phase
@@ -156,70 +142,30 @@ class Verifier:
             self._begin(*started)
         self._enter(_IDLE if started is None else _RUNNING)
 
-    def observe(self, item: ev.Event | Record) -> None:
+    def observe(self, event: ev.Event) -> None:
         """Accept an event, or refuse it and leave the verifier exactly as it was.
-
-        `item` may also be a queue record (`agui._emit.record`), a handle's delta, plain text start
-        or end kept as its parts: in the common case (the run active, the block open, or not
-        yet open for a start, no chunk stream involved) it is checked on a fast path that does
-        what observing its event does; otherwise its event is built and observed.
 
         Raises:
             ProtocolViolation: the event breaks a rule; `.rule` names it, `.event` is the event.
 
         Examples:
-            >>> from agui._emit.record import Kind
-            >>> from agui.events import RunFinishedEvent
+            >>> from agui.events import RunFinishedEvent, TextMessageEndEvent
+            >>> from agui.events import TextMessageContentEvent, TextMessageStartEvent
             >>> verifier = Verifier(started=("t", "r"))
-            >>> verifier.observe((Kind.TEXT_START, "m1", "assistant"))
-            >>> verifier.observe((Kind.TEXT_CONTENT, "m1", "Hi"))
-            >>> revision = verifier.revision
-            >>> verifier.observe((Kind.TEXT_CONTENT, "m1", " there"))
-            >>> verifier.revision == revision, verifier.open_messages
-            (True, ('m1',))
-            >>> verifier.observe((Kind.TEXT_END, "m1", ""))
+            >>> verifier.observe(TextMessageStartEvent(message_id="m1"))
+            >>> verifier.observe(TextMessageContentEvent(message_id="m1", delta="Hi"))
+            >>> verifier.open_messages
+            ('m1',)
+            >>> verifier.observe(TextMessageEndEvent(message_id="m1"))
             >>> verifier.observe(RunFinishedEvent(thread_id="t", run_id="r"))
             >>> verifier.running
             False
         """
-        if isinstance(item, tuple):
-            if self._phase is _RUNNING and not self._lanes:
-                kind = item[0]
-                if kind <= _LAST_DELTA:  # the commonest item of all, checked here and now
-                    if item[1] in self._record_blocks[kind]:
-                        return
-                elif self._brackets(item):
-                    self.revision += 1
-                    return
-            event = materialize(item)
-        else:
-            event = item
         try:
             self._handlers[event.type](event)
         except ProtocolViolation as violation:
             violation.event = event
             raise
-        self.revision += 1
-
-    def _brackets(self, record: Record) -> bool:
-        """Whether a start or end record is accepted on the fast path, as its event would be.
-
-        That is the block not open for a start (which opens it), open for an end (which closes
-        it); otherwise this returns `False` and changes nothing. `observe` has checked the rest
-        of the fast path: an active run with no chunk stream open.
-        """
-        kind, entity_id, _ = record
-        opened = self._record_blocks[kind]
-        if kind == _TEXT_START:
-            if entity_id in opened:
-                return False
-            opened[entity_id] = self._tick()
-            self._ledger.owners[TEXT].setdefault(entity_id, None)
-            return True
-        if entity_id not in opened:
-            return False
-        del opened[entity_id]
-        return True
 
     def finish(self) -> None:
         """Check that the stream may end here: a run did start, and none is still active.
