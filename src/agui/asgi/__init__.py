@@ -18,6 +18,8 @@ stream, as a JSON body `{"code": ..., "message": ...}` (`Content-Type: applicati
 
 | check | status | code |
 |---|---|---|
+| the request line and headers are over `max_header_bytes` | 431 | `HEADERS_TOO_LARGE` |
+| an HTTP/1.1 request has no `Host` | 400 | `MISSING_HOST` |
 | `Host` is not in `allowed_hosts` (when set) | 403 | `HOST_NOT_ALLOWED` |
 | the method is not POST | 405 (`Allow: POST`) | `METHOD_NOT_ALLOWED` |
 | `Origin` is another site's, not in `allowed_origins` | 403 | `ORIGIN_NOT_ALLOWED` |
@@ -129,7 +131,15 @@ Examples:
 from __future__ import annotations
 
 from agui.asgi._admission import Receive, Scope, Send
-from agui.asgi._app import BODY_TIMEOUT, KEEPALIVE, MAX_BODY_BYTES, AguiApp, Authorize, asgi_app
+from agui.asgi._app import (
+    BODY_TIMEOUT,
+    KEEPALIVE,
+    MAX_BODY_BYTES,
+    MAX_HEADER_BYTES,
+    AguiApp,
+    Authorize,
+    asgi_app,
+)
 from agui.asgi._identity import MAX_IDENTITY_LENGTH, Action, ThreadAccess
 from agui.asgi._origins import LOOPBACK_HOSTS
 from agui.asgi._streaming import DisconnectHook, TransformerFactory
@@ -139,6 +149,7 @@ __all__ = [
     "KEEPALIVE",
     "LOOPBACK_HOSTS",
     "MAX_BODY_BYTES",
+    "MAX_HEADER_BYTES",
     "MAX_IDENTITY_LENGTH",
     "Action",
     "AguiApp",

@@ -14,12 +14,14 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Generic, Literal, TypeVar
 
 from agui.asgi._admission import (
+    MAX_HEADER_BYTES,
     Receive,
     Refusal,
     Scope,
     Send,
     check_accept,
     check_content_type,
+    check_head,
     check_method,
     decode_input,
     read_body,
@@ -52,7 +54,15 @@ from agui.runs import SHARED
 from agui.sink import HARD_LIMIT, HIGH_WATER
 from agui.types import RunAgentInput
 
-__all__ = ["BODY_TIMEOUT", "KEEPALIVE", "MAX_BODY_BYTES", "AguiApp", "Authorize", "asgi_app"]
+__all__ = [
+    "BODY_TIMEOUT",
+    "KEEPALIVE",
+    "MAX_BODY_BYTES",
+    "MAX_HEADER_BYTES",
+    "AguiApp",
+    "Authorize",
+    "asgi_app",
+]
 
 S = TypeVar("S")
 
@@ -106,7 +116,7 @@ class AguiApp(Generic[S]):
         state: type[S] | None,
         transformers: TransformerFactory | None,
         debug: bool,
-        limits: tuple[int, float],
+        limits: tuple[int, float, int],
         keepalive: float | None,
         disconnect: Literal["cancel", "detach"],
         on_disconnect: DisconnectHook | None,
@@ -133,7 +143,7 @@ class AguiApp(Generic[S]):
             cancel_grace=cancel_grace,
             buffering=buffering,
         )
-        self._max_body_bytes, self._body_timeout = limits
+        self._max_body_bytes, self._body_timeout, self._max_header_bytes = limits
         self._authorize = authorize
         self._inspector = inspector
         self._encodings = dict(encodings)
@@ -218,6 +228,7 @@ class AguiApp(Generic[S]):
     ) -> _Admitted | None:
         """Answer a preflight or the inspector's GET, or admit a run; `None` once answered."""
         headers = request_headers(scope)
+        check_head(scope, headers, self._max_header_bytes)
         self._origins.check_host(headers)
         if is_preflight(method, headers):
             await _answer_preflight(send, self._origins.preflight(headers))
@@ -324,6 +335,7 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
     transformers: TransformerFactory | None = None,
     debug: bool = False,
     max_body_bytes: int = MAX_BODY_BYTES,
+    max_header_bytes: int = MAX_HEADER_BYTES,
     body_timeout: float = BODY_TIMEOUT,
     keepalive: float | None = KEEPALIVE,
     disconnect: Literal["cancel", "detach"] = "cancel",
@@ -351,6 +363,8 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         transformers: a factory returning a fresh transformer chain for each request.
         debug: put exception text into `RUN_ERROR.message` (never in production).
         max_body_bytes: the request body limit; larger bodies get 413.
+        max_header_bytes: the limit of the request line and headers together (16 KiB); a
+            larger head gets 431, whichever HTTP parser the server runs (h11 refuses it first).
         body_timeout: seconds a request body has to arrive whole, from its headers; a body
             that trickles or stalls gets 408.
         keepalive: seconds of idle SSE stream before a `: ping` comment frame (15); `None`
@@ -405,7 +419,7 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         state=state,
         transformers=transformers,
         debug=debug,
-        limits=(max_body_bytes, body_timeout),
+        limits=(max_body_bytes, body_timeout, max_header_bytes),
         keepalive=keepalive,
         disconnect=disconnect,
         on_disconnect=on_disconnect,

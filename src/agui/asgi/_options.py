@@ -80,7 +80,7 @@ def check_options(options: Mapping[str, object]) -> None:
 
 
 _FLAGS = ("debug", "inspector", "protobuf")
-_COUNTS = ("max_body_bytes", "max_buffered_bytes", "buffer_hard_limit")
+_COUNTS = ("max_body_bytes", "max_header_bytes", "max_buffered_bytes", "buffer_hard_limit")
 # name: (whether zero is allowed, whether None is)
 _SECONDS = {
     "body_timeout": (False, False),
