@@ -15,21 +15,14 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
-import time
-from collections.abc import Generator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
 
 import pytest
-import uvicorn
 
 import agui
-from agui.asgi import MAX_HEADER_BYTES, AguiApp
-from agui.asgi._server import LIMITS, listen
+from agui.asgi import MAX_HEADER_BYTES
+from uvicorn_server import Parser, served
 
-Parser = Literal["h11", "httptools"]
 PARSERS: tuple[Parser, ...] = ("h11", "httptools")
 SECONDS = 10.0
 BODY = b'{"threadId":"t","runId":"r"}'
@@ -39,33 +32,6 @@ HELLO = Path(__file__).parent.parent / "examples" / "hello.py"
 
 async def hello(ctx: agui.RunContext[object]) -> None:
     ctx.say("Hello!")
-
-
-@contextmanager
-def served(app: AguiApp[object], http: Parser) -> Generator[int, None, None]:
-    """Serve `app` with uvicorn's `http` parser (and agui's other limits); yield its port."""
-    sock = listen("127.0.0.1", 0)
-    config = uvicorn.Config(
-        app,
-        http=http,
-        h11_max_incomplete_event_size=LIMITS["h11_max_incomplete_event_size"],
-        timeout_keep_alive=LIMITS["timeout_keep_alive"],
-        log_level="critical",
-        lifespan="off",
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + SECONDS
-        while not server.started:
-            assert time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.01)
-        yield sock.getsockname()[1]
-    finally:
-        server.should_exit = True
-        thread.join(SECONDS)
-        sock.close()
 
 
 def exchange(port: int, request: bytes) -> bytes:

@@ -28,6 +28,7 @@ from agui.asgi._admission import (
     request_headers,
     send_refusal,
 )
+from agui.asgi._budget import BUFFER_BUDGET, Budget
 from agui.asgi._capabilities import (
     CapabilitiesSetting,
     answer_capabilities,
@@ -54,15 +55,7 @@ from agui.runs import SHARED
 from agui.sink import HARD_LIMIT, HIGH_WATER
 from agui.types import RunAgentInput
 
-__all__ = [
-    "BODY_TIMEOUT",
-    "KEEPALIVE",
-    "MAX_BODY_BYTES",
-    "MAX_HEADER_BYTES",
-    "AguiApp",
-    "Authorize",
-    "asgi_app",
-]
+__all__ = ["BODY_TIMEOUT", "KEEPALIVE", "MAX_BODY_BYTES", "AguiApp", "Authorize", "asgi_app"]
 
 S = TypeVar("S")
 
@@ -130,6 +123,7 @@ class AguiApp(Generic[S]):
         protocol_version: ProtocolSetting = "auto",
         runs: RunLog | None = None,
         thread_access: ThreadAccess | None = None,
+        buffer_budget: int | None = BUFFER_BUDGET,
     ) -> None:
         self._protocol_version: ProtocolSetting = protocol_version
         self._streamer: Streamer[S] = Streamer(
@@ -142,6 +136,7 @@ class AguiApp(Generic[S]):
             on_disconnect=on_disconnect,
             cancel_grace=cancel_grace,
             buffering=buffering,
+            budget=Budget(buffer_budget),
         )
         self._max_body_bytes, self._body_timeout, self._max_header_bytes = limits
         self._authorize = authorize
@@ -179,6 +174,20 @@ class AguiApp(Generic[S]):
     def detached_runs(self) -> int:
         """How many detached runs are still going."""
         return self._streamer.detached_runs
+
+    @property
+    def buffered_bytes(self) -> int:
+        """About how many bytes of its streams the clients have not read yet, all together.
+
+        What `buffer_budget` limits; zero while every client keeps up.
+
+        Examples:
+            >>> async def hello(ctx):
+            ...     ctx.say("Hello!")
+            >>> asgi_app(hello).buffered_bytes
+            0
+        """
+        return self._streamer.buffered_bytes
 
     async def aclose(self) -> None:
         """Cancel the runs in flight and the detached ones; wait for them (the grace period).
@@ -346,6 +355,7 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
     cancel_grace: float = 5.0,
     max_buffered_bytes: int = HIGH_WATER,
     buffer_hard_limit: int = HARD_LIMIT,
+    buffer_budget: int | None = BUFFER_BUDGET,
     inspector: bool = False,
     protobuf: bool | None = None,
     capabilities: CapabilitiesSetting = None,
@@ -387,6 +397,9 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         buffer_hard_limit: past this many unsent bytes (64 MiB by default) the run is
             cancelled and the cause logged: an agent that never awaits `ctx.writable()` for a
             client that stopped reading.
+        buffer_budget: past this many unsent bytes of all the streams together (256 MiB by
+            default; `None` for no limit), the run of the stream holding the most is cancelled
+            as at its hard limit, and logged at WARNING; see `AguiApp.buffered_bytes`.
         inspector: also answer GET at the endpoint's path with the inspector page, a browser
             view of the runs it starts (see `agui.asgi.inspector`); off by default (GET gets 405).
         protobuf: offer the protobuf binding to clients that ask for it by name: `None` when
@@ -433,4 +446,5 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         protocol_version=protocol_version,
         runs=runs,
         thread_access=thread_access,
+        buffer_budget=buffer_budget,
     )

@@ -40,6 +40,7 @@ from agui.asgi import (
     Send,
     asgi_app,
 )
+from agui.asgi._budget import BUFFER_BUDGET
 from agui.asgi._routes import parse_route
 from agui.asgi._server import (
     KEEPALIVE_TIMEOUT,
@@ -162,6 +163,17 @@ def add_serve(commands: Commands) -> None:
             f"({_GRACEFUL_SHUTDOWN_SECONDS})"
         ),
     )
+    serve.add_argument(
+        "--buffer-budget",
+        type=_mebibytes,
+        default=BUFFER_BUDGET >> 20,
+        metavar="MIB",
+        help=(
+            "the most all streams together may hold that their clients have not read, in MiB; "
+            "past it, the run of the stream holding the most is cancelled "
+            f"({BUFFER_BUDGET >> 20})"
+        ),
+    )
     serve.set_defaults(handler=_serve)
 
 
@@ -172,6 +184,18 @@ def _seconds(text: str) -> float:
         message = f"{text} is not a duration: give zero or more seconds"
         raise argparse.ArgumentTypeError(message)
     return seconds
+
+
+def _mebibytes(text: str) -> int:
+    """A size from the command line: a positive whole number of MiB."""
+    try:
+        size = int(text)
+    except ValueError:
+        size = 0
+    if size <= 0:
+        message = f"{text!r} is not a size: give a positive whole number of MiB, such as 256"
+        raise argparse.ArgumentTypeError(message)
+    return size
 
 
 def _host(text: str) -> str:
@@ -248,6 +272,7 @@ def _serve(args: argparse.Namespace) -> int:
             inspector=bool(args.inspector),
             allowed_hosts=_allowed_hosts(args.host, host),
             runs=runs,
+            buffer_budget=args.buffer_budget << 20,
         )
     except UsageError as error:  # a --state type the client's state cannot be read into, say
         sock.close()
