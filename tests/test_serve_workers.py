@@ -32,15 +32,16 @@ from redis_server import running_redis
 AGUI = Path(sys.executable).parent / "agui"
 HELLO = Path(__file__).parent.parent / "examples" / "hello.py"
 SECONDS = 30.0
-BLOCK_SECONDS = 2.0
+BLOCK_SECONDS = 3.0
 
 AGENT = f"""
-import asyncio, os, time
+import asyncio, os, pathlib, time
 
 async def agent(ctx):
     ctx.say(str(os.getpid()))
     if ctx.run_id.startswith("block"):
         await asyncio.sleep(0.2)  # the pid goes out first
+        pathlib.Path(__file__).with_name(ctx.run_id).touch()
         time.sleep({BLOCK_SECONDS})  # then this worker accepts nothing for a while
 """
 
@@ -115,8 +116,9 @@ def said(events: list[dict[str, object]]) -> int:
 
 
 @contextmanager
-def blocking(port: int, run_id: str) -> Generator[int, None, None]:
-    """Start a run that blocks its worker's loop; yield that worker's pid; read the run out."""
+def blocking(port: int, run_id: str, where: Path) -> Generator[int, None, None]:
+    """Start a run that blocks its worker's loop; yield that worker's pid once it is blocked
+    (the agent marks it in `where`); then read the run out."""
     body = json.dumps({"threadId": f"t-{run_id}", "runId": run_id}).encode()
     head = (
         "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
@@ -129,6 +131,10 @@ def blocking(port: int, run_id: str) -> Generator[int, None, None]:
             chunk = sock.recv(65536)
             assert chunk, answer
             answer += chunk
+        deadline = time.monotonic() + SECONDS
+        while not (where / run_id).exists():
+            assert time.monotonic() < deadline, f"{run_id} never blocked its worker"
+            time.sleep(0.01)
         yield int(pid[1])
         while sock.recv(65536):
             pass
@@ -145,12 +151,12 @@ def test_two_workers_serve_share_runs_through_redis_and_stop_together_on_sigterm
             process,
         ),
     ):
-        with blocking(port, "block-1") as first:
+        with blocking(port, "block-1", tmp_path) as first:
             events = post(port, "r1")  # the other worker: the first is blocked
         second = said(events)
         assert first != second
         for attempt in range(10):  # block the worker that ran r1, then read r1 through the other
-            with blocking(port, f"block-{attempt + 2}") as blocked:
+            with blocking(port, f"block-{attempt + 2}", tmp_path) as blocked:
                 if blocked != second:
                     continue
                 with httpx.Client(timeout=SECONDS) as client:
