@@ -85,8 +85,7 @@ def _stop(processes: list[SpawnProcess], seconds: float) -> None:
     """SIGTERM each worker still running, wait up to `seconds` in all, then kill the rest."""
     started = [process for process in processes if process.pid is not None]
     for process in started:
-        if process.is_alive():
-            process.terminate()
+        process.terminate()  # does nothing to one that has ended
     deadline = time.monotonic() + seconds
     for process in started:
         process.join(max(0.0, deadline - time.monotonic()))
