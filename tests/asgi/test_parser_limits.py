@@ -27,7 +27,7 @@ PARSERS: tuple[Parser, ...] = ("h11", "httptools")
 SECONDS = 10.0
 BODY = b'{"threadId":"t","runId":"r"}'
 AGUI = Path(sys.executable).parent / "agui"
-HELLO = Path(__file__).parent.parent / "examples" / "hello.py"
+HELLO = Path(__file__).parents[2] / "examples" / "hello.py"
 
 
 async def hello(ctx: agui.RunContext[object]) -> None:
