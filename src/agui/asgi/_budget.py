@@ -72,12 +72,16 @@ class Budget:
         self._holders.pop(receiver, None)
 
     def _shed(self, limit: int) -> None:
-        """Cancel the run of the stream holding the most, of those not cancelled yet."""
-        if not self._holders:
+        """Cancel the run of the stream holding the most, of those not cancelled yet.
+
+        A stream holding nothing is never cancelled: what is over the budget then is held by
+        streams cancelled already, and cancelling one more would free nothing.
+        """
+        largest = max(self._holders, key=lambda receiver: receiver.queued_bytes, default=None)
+        held = 0 if largest is None else largest.queued_bytes
+        if largest is None or held == 0:
             return
-        largest = max(self._holders, key=lambda receiver: receiver.queued_bytes)
         run_id, shed = self._holders.pop(largest)
-        held = largest.queued_bytes
         _log.warning(
             "run %s: its client has not read about %d bytes of its stream, the most of any "
             "stream, and the server's streams hold about %d, past its buffer_budget of %d; "
