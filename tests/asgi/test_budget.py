@@ -77,7 +77,7 @@ def test_twenty_stalled_clients_of_heedless_agents_hold_about_the_budget_in_all(
     # is the budget, plus what the sends that passed it carried (a stream is weighed once its
     # send waits, so its first batch counts whole) and the cancelled runs' ends.
     assert BUDGET // 2 < held <= 2 * BUDGET
-    assert sum(written.values()) > 2 * BUDGET
+    assert sum(written.values()) > BUDGET
     shed = [r.getMessage() for r in caplog.records if "buffer_budget" in r.getMessage()]
     assert shed
     assert all(r.levelno == logging.WARNING for r in caplog.records if r.name == "agui.asgi")

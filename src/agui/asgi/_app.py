@@ -177,16 +177,7 @@ class AguiApp(Generic[S]):
 
     @property
     def buffered_bytes(self) -> int:
-        """About how many bytes of its streams the clients have not read yet, all together.
-
-        What `buffer_budget` limits; zero while every client keeps up.
-
-        Examples:
-            >>> async def hello(ctx):
-            ...     ctx.say("Hello!")
-            >>> asgi_app(hello).buffered_bytes
-            0
-        """
+        """Unread bytes of all streams together, about: what `buffer_budget` limits."""
         return self._streamer.buffered_bytes
 
     async def aclose(self) -> None:
@@ -397,9 +388,8 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         buffer_hard_limit: past this many unsent bytes (64 MiB by default) the run is
             cancelled and the cause logged: an agent that never awaits `ctx.writable()` for a
             client that stopped reading.
-        buffer_budget: past this many unsent bytes of all the streams together (256 MiB by
-            default; `None` for no limit), the run of the stream holding the most is cancelled
-            as at its hard limit, and logged at WARNING; see `AguiApp.buffered_bytes`.
+        buffer_budget: past this many unsent bytes of all streams together (256 MiB; `None`
+            for no limit), the largest holder's run is cancelled, as at its hard limit.
         inspector: also answer GET at the endpoint's path with the inspector page, a browser
             view of the runs it starts (see `agui.asgi.inspector`); off by default (GET gets 405).
         protobuf: offer the protobuf binding to clients that ask for it by name: `None` when
