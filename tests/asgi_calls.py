@@ -157,7 +157,8 @@ async def call(  # noqa: PLR0913 - a request has this many parts
     scope: dict[str, Any] = {
         "type": "http",
         "asgi": {"version": "3.0"},
-        "http_version": "1.1",
+        # Only HTTP/1.0 lets a request leave out Host, as most of these do.
+        "http_version": "1.1" if any(name.lower() == "host" for name in headers) else "1.0",
         "method": method,
         "scheme": "http",
         "path": path,

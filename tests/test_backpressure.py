@@ -14,10 +14,8 @@ import json
 import logging
 import socket
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -38,6 +36,7 @@ from agui.sink import HIGH_WATER, EventReceiver
 from agui.testing import serving
 from agui.types import Tool
 from asgi_calls import post_in_process
+from uvicorn_server import silent_client
 
 Ctx = RunContext[JsonValue]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
@@ -47,27 +46,6 @@ CHUNK = 64 * 1024
 CHUNKS = 400  # 26 MB: far more than loopback's socket buffers hold
 QUESTION = UserMessage(id="u1", content="Write a lot.")
 INPUT = RunAgentInput(thread_id="t", run_id="r", protocol_version="1.0")
-
-
-@contextmanager
-def silent_client(url: str, run_input: RunAgentInput) -> Generator[socket.socket, None, None]:
-    """A connection that has sent a run's request and reads nothing until told to."""
-    port = urlsplit(url).port
-    assert port is not None
-    body = run_input.model_dump_json(by_alias=True, exclude_none=True).encode()
-    head = (
-        "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-        f"Accept: text/event-stream\r\nContent-Length: {len(body)}\r\n\r\n"
-    ).encode()
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
-        sock.settimeout(WAIT_SECONDS)
-        sock.connect(("127.0.0.1", port))
-        sock.sendall(head + body)
-        yield sock
-    finally:
-        sock.close()
 
 
 def read_events(sock: socket.socket) -> list[dict[str, Any]]:

@@ -18,6 +18,9 @@ told (`on_overflow`), to cancel the run. Counting is what keeps the hot path fas
 weighed only when it is queued while a send waits on the client, which is never while the client
 keeps up, and weighing is cheap (a record's text length; an event's text and values walked, never
 JSON-encoded), so the figure is the approximate size of the frames, not their exact bytes.
+A transport may also give a ledger (`bind(..., ledger=)`), told each change of that figure, to
+keep a budget over many streams; it is told only when the figure changes, which is at each send
+and while a send waits on the client.
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ class EventReceiver:
         self._high_water = HIGH_WATER
         self._hard_limit = HARD_LIMIT
         self._on_overflow: Callable[[int], None] | None = None
+        self._ledger: Callable[[int], None] | None = None
         self._bound = False
         self._blocked = False
         self._held = 0
@@ -107,7 +111,8 @@ class EventReceiver:
         """Take everything queued as it is (a run's receiver holds records too)."""
         items = list(self._queue)
         self._queue.clear()
-        self._counted = 0
+        if self._counted:
+            self._settle(self._held, 0)
         return items
 
     async def batches(self) -> AsyncIterator[list[Event]]:
@@ -174,15 +179,24 @@ class EventReceiver:
         """
         return self._held + self._counted
 
-    def bind(self, high_water: int, hard_limit: int, on_overflow: Callable[[int], None]) -> None:
+    def bind(
+        self,
+        high_water: int,
+        hard_limit: int,
+        on_overflow: Callable[[int], None],
+        *,
+        ledger: Callable[[int], None] | None = None,
+    ) -> None:
         """A transport will read this queue: `writable()` now waits past `high_water` bytes.
 
         `on_overflow(queued_bytes)` is called once, from the push that takes the queued bytes
-        past `hard_limit`; the transport cancels the run there.
+        past `hard_limit`; the transport cancels the run there. `ledger(change)` is told each
+        change of `queued_bytes`, until it is back to zero once the transport stopped reading.
         """
         self._high_water = high_water
         self._hard_limit = hard_limit
         self._on_overflow = on_overflow
+        self._ledger = ledger
         self._bound = True
 
     def sending(self, held: int) -> None:
@@ -192,14 +206,14 @@ class EventReceiver:
         transport holds counts too, against the hard limit: a burst the agent queued without
         awaiting was taken whole, before any send could weigh its pushes.
         """
-        self._held = held
+        self._settle(held, self._counted)
         self._blocked = True
         self._pushing("counting")
         self._count(0)
 
     def sent(self, held: int) -> None:
         """The send returned; the transport still holds `held` bytes. Wakes `writable()`."""
-        self._held = held
+        self._settle(held, self._counted)
         if self._blocked:
             self._blocked = False
             self._pushing("plain")
@@ -210,7 +224,7 @@ class EventReceiver:
     def unbind(self) -> None:
         """The transport stopped reading (the stream ended or its client left): nothing waits."""
         self._bound = False
-        self._counted = 0
+        self._settle(self._held, 0)
         self.sent(0)
 
     async def writable(self) -> None:
@@ -235,8 +249,18 @@ class EventReceiver:
                 self._writable = asyncio.get_running_loop().create_future()
             await asyncio.shield(self._writable)
 
+    def _settle(self, held: int, counted: int) -> None:
+        """Set what the transport holds and what is counted; tell the ledger the change."""
+        change = held + counted - self._held - self._counted
+        self._held = held
+        self._counted = counted
+        if self._ledger is not None:
+            self._ledger(change)
+
     def _count(self, weight: int) -> None:
         self._counted += weight
+        if self._ledger is not None:
+            self._ledger(weight)
         overflow = self._on_overflow
         if overflow is not None and self.queued_bytes > self._hard_limit:
             self._on_overflow = None  # told once

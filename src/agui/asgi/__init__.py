@@ -18,6 +18,8 @@ stream, as a JSON body `{"code": ..., "message": ...}` (`Content-Type: applicati
 
 | check | status | code |
 |---|---|---|
+| the request line and headers are over `max_header_bytes` | 431 | `HEADERS_TOO_LARGE` |
+| an HTTP/1.1 request has no `Host` | 400 | `MISSING_HOST` |
 | `Host` is not in `allowed_hosts` (when set) | 403 | `HOST_NOT_ALLOWED` |
 | the method is not POST | 405 (`Allow: POST`) | `METHOD_NOT_ALLOWED` |
 | `Origin` is another site's, not in `allowed_origins` | 403 | `ORIGIN_NOT_ALLOWED` |
@@ -104,6 +106,12 @@ keeps a reference to each detached run until it ends (`detached_runs`), and `acl
 the ones still going: the endpoint calls it on lifespan shutdown when it is the server's app;
 mounted in a framework (which keeps lifespan to itself), call it from the framework's shutdown.
 
+**Buffering.** Each stream holds what its client has not read: past `max_buffered_bytes`
+`await ctx.writable()` waits, past `buffer_hard_limit` the run is cancelled. `buffer_budget`
+(256 MiB) bounds all the streams together: past it, the run of the stream holding the most is
+cancelled the same way and logged at WARNING with its run id and bytes (`agui.asgi._budget`);
+`buffered_bytes` is the figure, zero while every client keeps up.
+
 **Protobuf.** AG-UI 1.0 defines an optional binary binding, `agui.proto`: each event is a
 4-byte big-endian length and one `ag_ui.Event` message (`Content-Type` exactly
 `application/vnd.ag-ui.event+proto`, with the same `Cache-Control`, `X-Accel-Buffering` and
@@ -128,7 +136,7 @@ Examples:
 
 from __future__ import annotations
 
-from agui.asgi._admission import Receive, Scope, Send
+from agui.asgi._admission import MAX_HEADER_BYTES, Receive, Scope, Send
 from agui.asgi._app import BODY_TIMEOUT, KEEPALIVE, MAX_BODY_BYTES, AguiApp, Authorize, asgi_app
 from agui.asgi._identity import MAX_IDENTITY_LENGTH, Action, ThreadAccess
 from agui.asgi._origins import LOOPBACK_HOSTS
@@ -139,6 +147,7 @@ __all__ = [
     "KEEPALIVE",
     "LOOPBACK_HOSTS",
     "MAX_BODY_BYTES",
+    "MAX_HEADER_BYTES",
     "MAX_IDENTITY_LENGTH",
     "Action",
     "AguiApp",

@@ -3,8 +3,14 @@
 The method, the content negotiation (`Accept`, `Content-Type`), the body (its size, counted as
 it is read, the time it takes to arrive, its JSON, its `RunAgentInput`) are each checked by one
 function here that raises `Refusal`, which `send_refusal` writes as a JSON error body;
-`agui.asgi` calls them in order, after the checks of which pages and hosts may use the endpoint
-(`agui.asgi._origins`).
+`agui.asgi` calls them in order, after `check_head` and the checks of which pages and hosts may
+use the endpoint (`agui.asgi._origins`).
+
+`check_head` holds whatever HTTP parser the server picked: h11 (uvicorn's when httptools is not
+installed, and the one `agui serve` pins) refuses a head over its size limit and an HTTP/1.1
+request without `Host` before the app sees them, while httptools has neither limit and passes
+both on. The head is weighed from the scope (the request line's parts and each header, plus
+their separators), so a request h11 admitted under the same limit is never refused here.
 
 `Content-Type` must announce JSON, and a missing one is refused too: a browser sends a
 cross-site POST without asking the server first only when its type is a form, `text/plain` or
@@ -36,6 +42,7 @@ from agui.types import RunAgentInput
 from agui.wire import json_kind, parse_input, parse_json
 
 __all__ = [
+    "MAX_HEADER_BYTES",
     "MAX_LISTED_PROBLEMS",
     "OFFERED",
     "Message",
@@ -45,6 +52,7 @@ __all__ = [
     "Send",
     "check_accept",
     "check_content_type",
+    "check_head",
     "check_method",
     "decode_input",
     "is_json_content_type",
@@ -65,6 +73,8 @@ Send = Callable[[Message], Awaitable[None]]
 
 _log = logging.getLogger("agui.asgi")
 
+MAX_HEADER_BYTES = 16 * 1024
+"""The default limit of a request's line and headers together: 16 KiB."""
 MAX_LISTED_PROBLEMS = 20
 """How many problems of an invalid input a 422 lists; it counts the others in `omitted`."""
 _UTF8_NAMES = frozenset({"utf-8", "utf8"})
@@ -153,6 +163,38 @@ def request_headers(scope: Scope) -> dict[str, str]:
         value = bytes(raw_value).decode("latin-1")
         headers[name] = f"{headers[name]}, {value}" if name in headers else value
     return headers
+
+
+def check_head(scope: Scope, headers: Mapping[str, str], limit: int) -> None:
+    """The request line and headers within `limit` bytes (431), `Host` on HTTP/1.1 (400).
+
+    Examples:
+        >>> check_head({"method": "POST", "path": "/", "http_version": "1.0"}, {}, 1024)
+        >>> check_head({"method": "POST", "path": "/", "http_version": "1.1"}, {}, 1024)
+        Traceback (most recent call last):
+        ...
+        agui.asgi._admission.Refusal: an HTTP/1.1 request must name its host ...
+    """
+    size = _head_size(scope)
+    if size > limit:
+        message = (
+            f"the request line and headers take about {size} bytes, more than this endpoint's "
+            f"limit of {limit} (max_header_bytes): send fewer or shorter headers"
+        )
+        raise Refusal(431, "HEADERS_TOO_LARGE", message, [("connection", "close")])
+    if scope.get("http_version") == "1.1" and "host" not in headers:
+        message = (
+            "an HTTP/1.1 request must name its host (RFC 9112, 3.2), and this one has no Host "
+            "header: send Host: <the server's name and port>"
+        )
+        raise Refusal(400, "MISSING_HOST", message)
+
+
+def _head_size(scope: Scope) -> int:
+    """About how many bytes the request line and headers took on the wire."""
+    line = len(scope.get("method", "")) + len(scope.get("raw_path") or scope.get("path", ""))
+    line += len(scope.get("query_string", b"")) + len(" ? HTTP/1.1\r\n\r\n")
+    return line + sum(len(name) + len(value) + 4 for name, value in scope.get("headers", ()))
 
 
 def check_method(method: str) -> None:

@@ -14,18 +14,21 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Generic, Literal, TypeVar
 
 from agui.asgi._admission import (
+    MAX_HEADER_BYTES,
     Receive,
     Refusal,
     Scope,
     Send,
     check_accept,
     check_content_type,
+    check_head,
     check_method,
     decode_input,
     read_body,
     request_headers,
     send_refusal,
 )
+from agui.asgi._budget import BUFFER_BUDGET, Budget
 from agui.asgi._capabilities import (
     CapabilitiesSetting,
     answer_capabilities,
@@ -106,7 +109,7 @@ class AguiApp(Generic[S]):
         state: type[S] | None,
         transformers: TransformerFactory | None,
         debug: bool,
-        limits: tuple[int, float],
+        limits: tuple[int, float, int],
         keepalive: float | None,
         disconnect: Literal["cancel", "detach"],
         on_disconnect: DisconnectHook | None,
@@ -120,6 +123,7 @@ class AguiApp(Generic[S]):
         protocol_version: ProtocolSetting = "auto",
         runs: RunLog | None = None,
         thread_access: ThreadAccess | None = None,
+        buffer_budget: int | None = BUFFER_BUDGET,
     ) -> None:
         self._protocol_version: ProtocolSetting = protocol_version
         self._streamer: Streamer[S] = Streamer(
@@ -132,8 +136,9 @@ class AguiApp(Generic[S]):
             on_disconnect=on_disconnect,
             cancel_grace=cancel_grace,
             buffering=buffering,
+            budget=Budget(buffer_budget),
         )
-        self._max_body_bytes, self._body_timeout = limits
+        self._max_body_bytes, self._body_timeout, self._max_header_bytes = limits
         self._authorize = authorize
         self._inspector = inspector
         self._encodings = dict(encodings)
@@ -169,6 +174,11 @@ class AguiApp(Generic[S]):
     def detached_runs(self) -> int:
         """How many detached runs are still going."""
         return self._streamer.detached_runs
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Unread bytes of all streams together, about: what `buffer_budget` limits."""
+        return self._streamer.buffered_bytes
 
     async def aclose(self) -> None:
         """Cancel the runs in flight and the detached ones; wait for them (the grace period).
@@ -218,6 +228,7 @@ class AguiApp(Generic[S]):
     ) -> _Admitted | None:
         """Answer a preflight or the inspector's GET, or admit a run; `None` once answered."""
         headers = request_headers(scope)
+        check_head(scope, headers, self._max_header_bytes)
         self._origins.check_host(headers)
         if is_preflight(method, headers):
             await _answer_preflight(send, self._origins.preflight(headers))
@@ -324,6 +335,7 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
     transformers: TransformerFactory | None = None,
     debug: bool = False,
     max_body_bytes: int = MAX_BODY_BYTES,
+    max_header_bytes: int = MAX_HEADER_BYTES,
     body_timeout: float = BODY_TIMEOUT,
     keepalive: float | None = KEEPALIVE,
     disconnect: Literal["cancel", "detach"] = "cancel",
@@ -334,6 +346,7 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
     cancel_grace: float = 5.0,
     max_buffered_bytes: int = HIGH_WATER,
     buffer_hard_limit: int = HARD_LIMIT,
+    buffer_budget: int | None = BUFFER_BUDGET,
     inspector: bool = False,
     protobuf: bool | None = None,
     capabilities: CapabilitiesSetting = None,
@@ -351,6 +364,8 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         transformers: a factory returning a fresh transformer chain for each request.
         debug: put exception text into `RUN_ERROR.message` (never in production).
         max_body_bytes: the request body limit; larger bodies get 413.
+        max_header_bytes: the limit of the request line and headers together (16 KiB); a
+            larger head gets 431, whichever HTTP parser the server runs (h11 refuses it first).
         body_timeout: seconds a request body has to arrive whole, from its headers; a body
             that trickles or stalls gets 408.
         keepalive: seconds of idle SSE stream before a `: ping` comment frame (15); `None`
@@ -373,6 +388,8 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         buffer_hard_limit: past this many unsent bytes (64 MiB by default) the run is
             cancelled and the cause logged: an agent that never awaits `ctx.writable()` for a
             client that stopped reading.
+        buffer_budget: past this many unsent bytes of all streams together (256 MiB; `None`
+            for no limit), the largest holder's run is cancelled, as at its hard limit.
         inspector: also answer GET at the endpoint's path with the inspector page, a browser
             view of the runs it starts (see `agui.asgi.inspector`); off by default (GET gets 405).
         protobuf: offer the protobuf binding to clients that ask for it by name: `None` when
@@ -405,7 +422,7 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         state=state,
         transformers=transformers,
         debug=debug,
-        limits=(max_body_bytes, body_timeout),
+        limits=(max_body_bytes, body_timeout, max_header_bytes),
         keepalive=keepalive,
         disconnect=disconnect,
         on_disconnect=on_disconnect,
@@ -419,4 +436,5 @@ def asgi_app(  # noqa: PLR0913 - every option is keyword-only and has a default
         protocol_version=protocol_version,
         runs=runs,
         thread_access=thread_access,
+        buffer_budget=buffer_budget,
     )

@@ -69,18 +69,13 @@ def check_options(options: Mapping[str, object]) -> None:
         *_choices(options),
     ]
     found = [problem for problem in problems if problem is not None]
-    high, hard = (options.get(name, default) for name, default in _BUFFERING)
-    if type(high) is int and type(hard) is int and 0 < hard < high:
-        found.append(
-            f"buffer_hard_limit must be at least max_buffered_bytes ({high}), not {hard}: past "
-            "it, a run whose client stopped reading ends"
-        )
+    found += _buffering(options)
     if found:
         raise UsageError("; ".join(found))
 
 
 _FLAGS = ("debug", "inspector", "protobuf")
-_COUNTS = ("max_body_bytes", "max_buffered_bytes", "buffer_hard_limit")
+_COUNTS = ("max_body_bytes", "max_header_bytes", "max_buffered_bytes", "buffer_hard_limit")
 # name: (whether zero is allowed, whether None is)
 _SECONDS = {
     "body_timeout": (False, False),
@@ -90,6 +85,31 @@ _SECONDS = {
 _HOOKS = ("transformers", "on_disconnect", "authorize", "thread_access")
 _BUFFERING = (("max_buffered_bytes", HIGH_WATER), ("buffer_hard_limit", HARD_LIMIT))
 _PROTOCOLS = ("auto", "1.0", "0.x")
+
+
+def _buffering(options: Mapping[str, object]) -> list[str]:
+    """The buffer limits in their order: high-water mark <= hard limit, high-water <= budget."""
+    found: list[str] = []
+    high, hard = (options.get(name, default) for name, default in _BUFFERING)
+    if type(high) is int and type(hard) is int and 0 < hard < high:
+        found.append(
+            f"buffer_hard_limit must be at least max_buffered_bytes ({high}), not {hard}: past "
+            "it, a run whose client stopped reading ends"
+        )
+    budget = options.get("buffer_budget")
+    if budget is None:
+        return found
+    count = whole(budget)
+    if count is None or count <= 0:
+        found.append(
+            f"buffer_budget must be a positive whole number of bytes, or None, not {budget!r}"
+        )
+    elif type(high) is int and 0 < count < high:
+        found.append(
+            f"buffer_budget must be at least max_buffered_bytes ({high}), not {count}: a "
+            "stream whose agent awaits ctx.writable() holds that much"
+        )
+    return found
 
 
 def _flag(name: str, value: object) -> str | None:

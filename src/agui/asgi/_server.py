@@ -12,9 +12,18 @@ small SSE frame, waits that long.
 
 The uvicorn limits are stated once here (`LIMITS`), so `agui serve` and `serving` run with
 the same: a request's line and headers together at most `MAX_HEADER_BYTES` (uvicorn answers a
-larger head with 400, and h11 is the HTTP implementation it picks when httptools is not
-installed), an idle keep-alive connection closed after `KEEPALIVE_TIMEOUT` seconds, and a
-backlog of `BACKLOG` connections waiting to be accepted.
+larger head with 400), an idle keep-alive connection closed after `KEEPALIVE_TIMEOUT` seconds,
+and a backlog of `BACKLOG` connections waiting to be accepted.
+
+The HTTP parser is pinned to h11, even where httptools is installed (uvicorn would pick it):
+httptools has no limit on a request's head, so a client sending one endless header line grows
+the server's memory until the connection ends, and only a limit applied while the head is read
+bounds that. The endpoint refuses what reaches it over the limit, or an HTTP/1.1 request without
+`Host` (`agui.asgi._admission`), under any parser; h11 refuses them before they take memory.
+What the pin costs was measured with a bare ASGI app streaming small frames: about 5 us of
+server CPU per send (a quarter of a bare server's cost per send); an unknown method, which
+httptools answers itself with a plain-text 400, reaches the endpoint under h11 and gets its JSON
+405.
 
 Left to itself, uvicorn shuts down by waiting for open connections to close, up to its graceful
 timeout, and then cancels them: an endless stream is cut without its terminal event, and the
@@ -38,7 +47,9 @@ import socket
 import threading
 import time
 from collections.abc import Awaitable, Callable, Generator
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Literal, TypedDict
+
+from agui.asgi._admission import MAX_HEADER_BYTES
 
 if TYPE_CHECKING:
     import uvicorn
@@ -61,8 +72,6 @@ _log = logging.getLogger("agui.asgi")
 AsgiApp = Callable[..., Awaitable[None]]
 """Any ASGI 3 application: `await app(scope, receive, send)`."""
 
-MAX_HEADER_BYTES = 16 * 1024
-"""The largest request line and headers uvicorn reads (a larger head gets 400)."""
 KEEPALIVE_TIMEOUT = 5
 """Seconds an idle keep-alive connection stays open."""
 BACKLOG = 2048
@@ -72,12 +81,14 @@ BACKLOG = 2048
 class Limits(TypedDict):
     """The limits, as the `uvicorn.Config` keyword arguments that set them."""
 
+    http: Literal["h11"]
     h11_max_incomplete_event_size: int
     timeout_keep_alive: int
     backlog: int
 
 
 LIMITS = Limits(
+    http="h11",
     h11_max_incomplete_event_size=MAX_HEADER_BYTES,
     timeout_keep_alive=KEEPALIVE_TIMEOUT,
     backlog=BACKLOG,
@@ -195,7 +206,8 @@ def _cancel_left(loop: asyncio.AbstractEventLoop, grace: float) -> int:
 def serving(app: AsgiApp, *, port: int = 0, timeout: float = 10.0) -> Generator[str, None, None]:
     """Serve an ASGI `app` with uvicorn on 127.0.0.1 in a thread; yield its URL; stop it after.
 
-    `port=0` picks a free port. Needs uvicorn (`agui-server[serve]`). Raises `TimeoutError`
+    `port=0` picks a free port. Needs uvicorn (`agui-server[serve]`); it runs on asyncio's own
+    loop, as the test it serves does, even where uvloop is installed. Raises `TimeoutError`
     when the server does not start within `timeout` seconds, and at once, saying why, when it
     stops before it starts (an app uvicorn cannot load, say).
 
@@ -213,6 +225,7 @@ def serving(app: AsgiApp, *, port: int = 0, timeout: float = 10.0) -> Generator[
     sock = listen("127.0.0.1", port)
     config = uvicorn.Config(
         app,
+        loop="asyncio",  # the loop tests know: uvloop, where installed, warns of what a cut leaves
         log_level="warning",
         access_log=False,
         ws="none",

@@ -8,7 +8,8 @@ the run's events onto the wire (see "Streaming" and "Disconnects" there), in the
 Backpressure: the writer tells the run's receiver what it holds and when a send waits on the
 client (`agui.sink`), in slices of at most `MAX_SEND_BYTES`. Past the hard limit the run is
 cancelled and the cause logged; its stream still ends with its terminal event if the client
-reads again.
+reads again. The streams of one endpoint share a `Budget` (`agui.asgi._budget`): past it, the
+run of the stream holding the most is cancelled the same way.
 
 Shutdown: `Streamer.aclose` cancels every run in flight (its stream ends with `RUN_FINISHED`,
 outcome `cancelled`, as when its client leaves, and the agent's `finally` blocks run) and waits
@@ -28,6 +29,7 @@ from typing import Generic, Literal, TypeVar
 
 from agui._emit.receiver import run_receiver
 from agui.asgi._admission import Receive, Refusal, Send, send_refusal
+from agui.asgi._budget import Budget
 from agui.asgi._encoding import Encoding
 from agui.asgi._hooks import new_chain
 from agui.asgi._writer import Outcome, Writer, try_send
@@ -88,8 +90,10 @@ class Streamer(Generic[S]):
         on_disconnect: DisconnectHook | None,
         cancel_grace: float,
         buffering: tuple[int, int] = (HIGH_WATER, HARD_LIMIT),
+        budget: Budget | None = None,
     ) -> None:
         self._agent = agent
+        self._budget = Budget(None) if budget is None else budget
         self._state = state
         self._transformers = transformers
         self._debug = debug
@@ -105,6 +109,11 @@ class Streamer(Generic[S]):
     def detached_runs(self) -> int:
         """How many detached runs are still going."""
         return len(self._detached)
+
+    @property
+    def buffered_bytes(self) -> int:
+        """About how many bytes the streams hold that their clients have not read yet."""
+        return self._budget.total
 
     async def aclose(self) -> None:
         """Cancel the runs in flight and the detached ones; wait for their streams to end.
@@ -149,13 +158,16 @@ class Streamer(Generic[S]):
             drive(self._agent, ctx, debug=self._debug), name=f"agui run {run_input.run_id}"
         )
         overflow = functools.partial(_overflow, run, token, (run_input.run_id, self._hard_limit))
-        ctx.receiver.bind(self._high_water, self._hard_limit, overflow)
+        shed = functools.partial(_over_budget, run, token)
+        ledger = self._budget.enter(ctx.receiver, run_input.run_id, shed)
+        ctx.receiver.bind(self._high_water, self._hard_limit, overflow, ledger=ledger)
         ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._live[run] = (token, ended)
         try:
             await self._relay(run, token, ctx, encoding, (receive, send))
         finally:
             del self._live[run]
+            self._budget.leave(ctx.receiver)
             ended.set_result(None)
 
     async def _relay(
@@ -289,6 +301,8 @@ def _overflow(
     run: asyncio.Task[None], token: CancellationToken, limit: tuple[str, int], queued: int
 ) -> None:
     """The client left about `queued` bytes unread, past the hard limit: cancel the run."""
+    if token.cancelled:  # by the budget already, which said why
+        return
     run_id, hard_limit = limit
     _log.error(
         "run %s: its client has not read about %d bytes of its stream, past the limit of %d "
@@ -298,6 +312,12 @@ def _overflow(
         hard_limit,
     )
     token.cancel("its client stopped reading the stream")
+    run.cancel()
+
+
+def _over_budget(run: asyncio.Task[None], token: CancellationToken, _queued: int) -> None:
+    """The server's streams hold more than its budget, this one the most: cancel its run."""
+    token.cancel("the server holds too much of its clients' streams unread")
     run.cancel()
 
 

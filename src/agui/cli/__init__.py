@@ -25,7 +25,13 @@ agui serve myapp.agents:support --state myapp.state:Draft --debug
 `agui: serving on http://HOST:PORT/PATH` (PATH percent-encoded), so scripts and tests can read
 the address; the socket is already listening then. Bound to a loopback address, it answers only
 requests whose `Host` names this machine (`localhost`, `127.0.0.1`, `::1`) or the `--host`
-given. Ctrl-C (SIGINT) shuts the server down gracefully, with status 0. A target that cannot be
+given. It parses HTTP with h11, which bounds a request's head while reading it, even where
+httptools is installed. `--buffer-budget MIB` (256) caps what all streams together hold for
+clients that do not read (see `agui.asgi`'s `buffer_budget`); a size that is not a positive
+whole number of MiB is a usage error (status 2). `--workers N` serves from N processes sharing
+the socket (`agui.cli._workers`); durable runs then need a log they share (`--runs redis://...`),
+and SIGTERM or Ctrl-C stops them all, each gracefully.
+Ctrl-C (SIGINT) shuts the server down gracefully, with status 0. A target that cannot be
 loaded is reported in one line on stderr, naming what is wrong: the file or module, the
 attribute, or why the object is not an agent.
 

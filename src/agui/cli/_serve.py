@@ -15,17 +15,17 @@ cannot be bound is reported with what to do instead (status 2).
 from __future__ import annotations
 
 import argparse
+import functools
 import inspect
 import ipaddress
-import json
 import logging
 import math
 import os
 import signal
+import socket
 import sys
 import threading
 import typing
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -35,12 +35,10 @@ from agui.asgi import (
     KEEPALIVE,
     LOOPBACK_HOSTS,
     MAX_BODY_BYTES,
-    Receive,
-    Scope,
-    Send,
+    AguiApp,
     asgi_app,
 )
-from agui.asgi._routes import parse_route
+from agui.asgi._budget import BUFFER_BUDGET
 from agui.asgi._server import (
     KEEPALIVE_TIMEOUT,
     LIMITS,
@@ -50,7 +48,9 @@ from agui.asgi._server import (
     run_to_end,
 )
 from agui.cli._main import EXIT_OK, fail, seconds_of, statuses
+from agui.cli._mount import PathApp
 from agui.cli._targets import load_agent, load_state_type
+from agui.cli._workers import supervise
 from agui.context import RunContext
 from agui.errors import TargetError, UsageError
 from agui.runs import MemoryRunLog, RedisRunLog, RunLog
@@ -162,6 +162,27 @@ def add_serve(commands: Commands) -> None:
             f"({_GRACEFUL_SHUTDOWN_SECONDS})"
         ),
     )
+    serve.add_argument(
+        "--buffer-budget",
+        type=_mebibytes,
+        default=BUFFER_BUDGET >> 20,
+        metavar="MIB",
+        help=(
+            "the most all streams together may hold that their clients have not read, in MiB; "
+            "past it, the run of the stream holding the most is cancelled "
+            f"({BUFFER_BUDGET >> 20})"
+        ),
+    )
+    serve.add_argument(
+        "--workers",
+        type=_workers,
+        default=1,
+        metavar="N",
+        help=(
+            "serve from N processes sharing the socket (1); durable runs then need a run log "
+            "they share: --runs redis://..."
+        ),
+    )
     serve.set_defaults(handler=_serve)
 
 
@@ -172,6 +193,30 @@ def _seconds(text: str) -> float:
         message = f"{text} is not a duration: give zero or more seconds"
         raise argparse.ArgumentTypeError(message)
     return seconds
+
+
+def _workers(text: str) -> int:
+    """A number of worker processes from the command line: 1 or more."""
+    try:
+        workers = int(text)
+    except ValueError:
+        workers = 0
+    if workers < 1:
+        message = f"{text!r} is not a number of workers: give a whole number, 1 or more"
+        raise argparse.ArgumentTypeError(message)
+    return workers
+
+
+def _mebibytes(text: str) -> int:
+    """A size from the command line: a positive whole number of MiB."""
+    try:
+        size = int(text)
+    except ValueError:
+        size = 0
+    if size <= 0:
+        message = f"{text!r} is not a size: give a positive whole number of MiB, such as 256"
+        raise argparse.ArgumentTypeError(message)
+    return size
 
 
 def _host(text: str) -> str:
@@ -216,9 +261,7 @@ def _port(text: str) -> int:
 def _serve(args: argparse.Namespace) -> int:
     path = "/" + str(args.path).strip("/")
     try:
-        agent = load_agent(args.target)
-        state = load_state_type(args.state) if args.state else _annotated_state(agent)
-        runs = _run_log(args.runs)
+        loaded = _load(args)
     except (TargetError, UsageError) as error:
         return fail("serve", str(error))
     try:
@@ -228,6 +271,7 @@ def _serve(args: argparse.Namespace) -> int:
             "serve",
             'serving needs uvicorn, which is not installed: pip install "agui-server[serve]"',
         )
+    del uvicorn  # each server imports it where it runs (a worker, in its own process)
     try:
         sock = listen(args.host, args.port)
     except OSError as error:
@@ -239,37 +283,79 @@ def _serve(args: argparse.Namespace) -> int:
         return fail("serve", message)
     host, port = sock.getsockname()[:2]
     try:
-        endpoint = asgi_app(
-            agent,
-            cancel_grace=args.grace,
-            keepalive=args.keepalive or None,
-            state=state,
-            debug=bool(args.debug),
-            inspector=bool(args.inspector),
-            allowed_hosts=_allowed_hosts(args.host, host),
-            runs=runs,
-        )
+        endpoint = _endpoint(args, loaded, host)  # in a worker too: checked here, told once
     except UsageError as error:  # a --state type the client's state cannot be read into, say
         sock.close()
         return fail("serve", str(error))
-    app = _PathApp(endpoint, path, routes=runs is not None)
-    grace = math.ceil(args.grace)
-    config = uvicorn.Config(app, host=host, port=port, timeout_graceful_shutdown=grace, **LIMITS)
     shown = f"[{host}]" if ":" in str(host) else host
     shown += f":{port}{quote(path, safe=_PATH_SAFE)}"
+    status = EXIT_OK
+    with sock:
+        print(f"agui: serving on http://{shown}", flush=True)  # noqa: T201
+        if args.workers == 1:
+            _run(args, endpoint, sock)
+        else:
+            work = functools.partial(_work, args)
+            status = supervise(work, sock, args.workers, grace=args.grace)
+    exit_past_lingering_threads()
+    return status
+
+
+def _load(args: argparse.Namespace) -> tuple[AgentLike[Any], type[Any] | None, RunLog | None]:
+    """The agent, its state type and the run log the options name (raises what they raise)."""
+    agent = load_agent(args.target)
+    state = load_state_type(args.state) if args.state else _annotated_state(agent)
+    if args.workers > 1 and args.runs == "memory":
+        message = (
+            f"--workers {args.workers} with --runs memory would keep each worker's runs to "
+            "itself: give a redis:// URL the workers share, or one worker"
+        )
+        raise UsageError(message)
+    return agent, state, _run_log(args.runs)
+
+
+def _endpoint(
+    args: argparse.Namespace,
+    loaded: tuple[AgentLike[Any], type[Any] | None, RunLog | None],
+    host: str,
+) -> AguiApp[Any]:
+    agent, state, runs = loaded
+    return asgi_app(
+        agent,
+        cancel_grace=args.grace,
+        keepalive=args.keepalive or None,
+        state=state,
+        debug=bool(args.debug),
+        inspector=bool(args.inspector),
+        allowed_hosts=_allowed_hosts(args.host, host),
+        runs=runs,
+        buffer_budget=args.buffer_budget << 20,
+    )
+
+
+def _run(args: argparse.Namespace, endpoint: AguiApp[Any], sock: socket.socket) -> None:
+    """Serve `endpoint` on `sock` until a signal stops it, gracefully."""
+    import uvicorn  # noqa: PLC0415 - an optional dependency, needed by this command only
+
+    host, port = sock.getsockname()[:2]
+    app = PathApp(endpoint, "/" + str(args.path).strip("/"), routes=args.runs is not None)
+    grace = math.ceil(args.grace)
+    config = uvicorn.Config(app, host=host, port=port, timeout_graceful_shutdown=grace, **LIMITS)
     # uvicorn re-raises the signal it shut down on once it is done: SIGTERM, like Ctrl-C, then
     # raises KeyboardInterrupt here rather than killing the process (status 0, not -15).
     terminate = signal.signal(signal.SIGTERM, signal.default_int_handler)
-    with sock:
-        try:
-            print(f"agui: serving on http://{shown}", flush=True)  # noqa: T201
-            run_to_end(graceful_server(config, endpoint.aclose), [sock], grace=args.grace)
-        except KeyboardInterrupt:  # uvicorn has shut down gracefully and re-raised the signal
-            pass
-        finally:
-            signal.signal(signal.SIGTERM, terminate)
+    try:
+        run_to_end(graceful_server(config, endpoint.aclose), [sock], grace=args.grace)
+    except KeyboardInterrupt:  # uvicorn has shut down gracefully and re-raised the signal
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, terminate)
+
+
+def _work(args: argparse.Namespace, sock: socket.socket) -> None:  # pragma: no cover - a worker
+    """A worker of `--workers N`: load the target again and serve on the shared socket."""
+    _run(args, _endpoint(args, _load(args), sock.getsockname()[0]), sock)
     exit_past_lingering_threads()
-    return EXIT_OK
 
 
 def exit_past_lingering_threads() -> None:
@@ -330,37 +416,3 @@ def _annotated_state(agent: AgentLike[Any]) -> type[Any] | None:
     # A generic alias (`dict[str, int]`) passes `isinstance(..., type)` on Python 3.10.
     is_class = isinstance(state, type) and typing.get_origin(state) is None
     return state if is_class and state is not object else None
-
-
-class _PathApp:
-    """Answers at one path (with or without a trailing slash) and its routes; 404s the rest.
-
-    The routes are the capabilities route and, with a run log, those of durable runs.
-    """
-
-    def __init__(
-        self, app: Callable[[Scope, Receive, Send], Any], path: str, *, routes: bool = False
-    ) -> None:
-        self._app = app
-        self._paths = {path, path.rstrip("/") + "/", path.rstrip("/") or "/"}
-        self._paths |= {path.rstrip("/") + "/capabilities", path.rstrip("/") + "/capabilities/"}
-        self._below = (path.rstrip("/") + "/") if routes else None
-
-    def _answers(self, scope: Scope) -> bool:
-        path = str(scope.get("path"))
-        if path in self._paths:
-            return True
-        # With a run log, the routes of durable runs below PATH too.
-        below = self._below
-        return below is not None and path.startswith(below) and parse_route(scope) is not None
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not self._answers(scope):
-            body = json.dumps(
-                {"code": "NOT_FOUND", "message": f"no agent at {scope.get('path')!r}"}
-            ).encode()
-            headers = [(b"content-type", b"application/json"), (b"vary", b"Accept")]
-            await send({"type": "http.response.start", "status": 404, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
-            return
-        await self._app(scope, receive, send)
