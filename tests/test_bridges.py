@@ -53,7 +53,8 @@ from asgi_calls import Cutting
 from fake_endpoint import FakeEndpoint, Reply
 from fake_endpoint import serving as serving_script
 from node_clients import official_client_run
-from test_backpressure import CHUNK, CHUNKS, INPUT, read_events, silent_client, wait_for
+from test_backpressure import CHUNK, CHUNKS, INPUT, read_events, wait_for
+from uvicorn_server import silent_client
 
 E = TypeVar("E")
 HIDDEN = "hunter2-do-not-leak"
