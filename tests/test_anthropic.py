@@ -1076,6 +1076,7 @@ def _ask(
     return asyncio.run(main()), endpoint
 
 
+@pytest.mark.ag_ui_validate
 def test_images_and_documents_reach_the_model_as_image_and_document_blocks_in_order() -> None:
     parts: list[ContentPart] = [
         TextPart(text="Compare these."),

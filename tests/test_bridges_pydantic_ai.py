@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -373,7 +374,7 @@ async def test_importing_the_bridges_imports_no_framework() -> None:
         "print(sorted(m for m in ('pydantic_ai', 'agents') if m in sys.modules))"
     )
     process = await asyncio.create_subprocess_exec(
-        "python", "-c", code, stdout=asyncio.subprocess.PIPE
+        sys.executable, "-c", code, stdout=asyncio.subprocess.PIPE
     )
     out, _ = await process.communicate()
     assert out.decode().strip() == "[]"
