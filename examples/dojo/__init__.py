@@ -1,1 +1,1 @@
-"""The AG-UI dojo's features, one route each: `uvicorn examples.dojo.app:app`."""
+"""The AG-UI dojo's features, one route each: `agui serve examples/dojo/app.py:app`."""

@@ -27,13 +27,12 @@ endpoint. Point the dojo's integration, or any CopilotKit runtime, at
 
 Run it (from the repository root):
 
-    uvicorn examples.dojo.app:app
+    agui serve examples/dojo/app.py:app
 
 Each agent is also this module's attribute of its route's name, to serve one alone with what
 its route adds (its state type, its transformers) given again:
 `agui serve examples.dojo.app:agentic_chat`, `agui serve examples.dojo.app:agentic_generative_ui
---state examples.dojo.progress:Plan`. `agui serve` serves one agent: the whole dojo is an ASGI
-application, for uvicorn.
+--state examples.dojo.progress:Plan`.
 """
 
 from __future__ import annotations
@@ -120,10 +119,17 @@ class Routes:
             if message["type"] == "lifespan.startup":
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                for endpoint in self.endpoints.values():
-                    await endpoint.aclose()
+                await self.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+    async def aclose(self) -> None:
+        """Cancel every endpoint's runs in flight and wait for their streams to end.
+
+        `agui serve` awaits it before it shuts down, as it awaits an agui endpoint's.
+        """
+        for endpoint in self.endpoints.values():
+            await endpoint.aclose()
 
     async def _not_found(self, scope: Scope, send: Send) -> None:
         routes = ", ".join(f"/{name}" for name in self.endpoints)
@@ -135,4 +141,4 @@ class Routes:
 
 
 app: Callable[[Scope, Receive, Send], Any] = Routes(endpoints())
-"""The dojo: `uvicorn examples.dojo.app:app`."""
+"""The dojo: `agui serve examples/dojo/app.py:app`, or `uvicorn examples.dojo.app:app`."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import inspect
 import json
 import os
@@ -27,6 +29,7 @@ from agui.cli._serve import exit_past_lingering_threads
 from agui.testing import fold
 from agui_command import (
     AGUI,
+    ROOT,
     STARTUP_SECONDS,
     App,
     agui_serve,
@@ -80,6 +83,79 @@ def test_serve_prints_its_url_percent_encoded_and_answers_at_it(project: Path) -
         events = post_run(url, {"threadId": "t", "runId": "r"})
 
     assert [m.content for m in fold(events).messages] == ["Hello from a file"]
+
+
+def test_serve_serves_an_asgi_application_target_as_it_is() -> None:
+    # The dojo's app routes to one endpoint per feature; its file imports its own package.
+    with agui_serve("examples/dojo/app.py:app", cwd=ROOT) as url:
+        events = post_run(url + "agentic_chat", {"threadId": "t", "runId": "r", "messages": []})
+        with httpx.Client(timeout=STARTUP_SECONDS) as client:
+            elsewhere = client.post(url + "nowhere", json={})
+
+    assert events[-1].type == "RUN_FINISHED"
+    assert elsewhere.status_code == 404
+    assert elsewhere.json()["code"] == "NOT_FOUND"
+
+
+APP_FILE = """
+async def app(scope, receive, send):
+    await send({"type": "http.response.start", "status": 204, "headers": []})
+    await send({"type": "http.response.body", "body": b""})
+"""
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        (["--state", "agents:Counter"], "--state"),
+        (["--runs", "memory", "--debug"], "--debug and --runs"),
+        (["--path", "/agent", "--inspector"], "--path and --inspector"),
+        (["--keepalive", "1", "--buffer-budget", "8"], "--keepalive and --buffer-budget"),
+    ],
+)
+def test_serve_refuses_the_endpoints_options_for_an_asgi_application(
+    project: Path, capsys: pytest.CaptureFixture[str], options: list[str], named: str
+) -> None:
+    (project / "apps.py").write_text(APP_FILE)
+
+    assert main(["serve", "apps.py:app", *options]) == 2
+
+    assert capsys.readouterr().err == (
+        f"agui serve: error: {named} configure the endpoint agui builds for an agent, and "
+        "'apps.py:app' is an ASGI application, which configures its own: leave them out, or "
+        "serve an agent\n"
+    )
+
+
+def test_serve_loads_an_asgi_application_target_to_serve_as_it_is(project: Path) -> None:
+    (project / "apps.py").write_text(APP_FILE)
+    parser = argparse.ArgumentParser(prog="agui")
+    _serve.add_serve(parser.add_subparsers())
+    args = parser.parse_args(["serve", "apps.py:app"])
+
+    served = _serve._endpoint(args, _serve._load(args), "127.0.0.1")  # pyright: ignore[reportPrivateUsage]
+
+    assert inspect.getfile(served.app) == str(project / "apps.py")
+    assert served.before_shutdown is _serve._nothing  # pyright: ignore[reportPrivateUsage]
+
+
+def test_serve_awaits_an_applications_aclose_before_shutdown_if_it_has_one() -> None:
+    closed: list[str] = []
+
+    class Closing:
+        async def __call__(self, scope: object, receive: object, send: object) -> None: ...
+
+        async def aclose(self) -> None:
+            closed.append("closed")
+
+    async def bare(scope: object, receive: object, send: object) -> None: ...
+
+    async def close_both() -> None:
+        await _serve._closer(Closing())()  # pyright: ignore[reportPrivateUsage]
+        await _serve._closer(bare)()  # pyright: ignore[reportPrivateUsage]
+
+    asyncio.run(close_both())
+    assert closed == ["closed"]
 
 
 def test_serve_reports_a_bad_target_with_exit_status_2(project: Path) -> None:

@@ -15,6 +15,7 @@ from agui.cli import (
     load_target,
     main,
 )
+from agui.cli._targets import is_asgi_app
 from agui.errors import TargetError
 
 # -- the command line, in process --------------------------------------------------------------
@@ -243,3 +244,21 @@ def test_a_file_whose_module_name_is_taken_loads_beside_the_other(project: Path)
     assert first is not second
     assert sys.modules["agents"].__file__ == str(project / "agents.py")
     assert inspect.getmodule(second) is not inspect.getmodule(first)
+
+
+def test_an_asgi_application_is_told_from_an_agent_by_its_three_arguments() -> None:
+    class App:
+        async def __call__(self, scope: object, receive: object, send: object) -> None: ...
+
+    class Agent:
+        async def __call__(self, ctx: object) -> None: ...
+
+    async def app(scope: object, receive: object, send: object) -> None: ...
+
+    def sync_app(scope: object, receive: object, send: object) -> None: ...
+
+    assert is_asgi_app(App())
+    assert is_asgi_app(app)
+    assert not is_asgi_app(Agent())
+    assert not is_asgi_app(sync_app)
+    assert not is_asgi_app(len)  # a builtin: no coroutine function

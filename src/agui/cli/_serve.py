@@ -1,5 +1,10 @@
 """The `agui serve` command: an agent over HTTP with uvicorn, one POST per run.
 
+The target may also be an ASGI application (several agui endpoints behind one router, say),
+served as it is: the options that configure the endpoint agui builds for an agent are refused
+with it, and an `aclose()` coroutine method of its own is awaited before shutdown, as an agui
+endpoint's is, so the runs in flight end with their terminal events.
+
 The socket is bound and listening before the command prints `agui: serving on URL`, so a script
 may connect as soon as it reads that line. Ctrl-C or SIGTERM shuts down gracefully and ends with
 status 0, the one way `serve` is meant to stop: the runs in flight are cancelled first, so each
@@ -15,6 +20,7 @@ cannot be bound is reported with what to do instead (status 2).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import inspect
 import ipaddress
@@ -26,7 +32,8 @@ import socket
 import sys
 import threading
 import typing
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote
 
 from agui._protocol.text import unicode_problem
@@ -35,7 +42,6 @@ from agui.asgi import (
     KEEPALIVE,
     LOOPBACK_HOSTS,
     MAX_BODY_BYTES,
-    AguiApp,
     asgi_app,
 )
 from agui.asgi._budget import BUFFER_BUDGET
@@ -49,7 +55,7 @@ from agui.asgi._server import (
 )
 from agui.cli._main import EXIT_OK, fail, seconds_of, statuses
 from agui.cli._mount import PathApp
-from agui.cli._targets import load_agent, load_state_type
+from agui.cli._targets import AsgiApp, is_asgi_app, load_served, load_state_type
 from agui.cli._workers import supervise
 from agui.context import RunContext
 from agui.errors import TargetError, UsageError
@@ -64,6 +70,33 @@ __all__ = ["add_serve", "exit_past_lingering_threads"]
 _GRACEFUL_SHUTDOWN_SECONDS = 5
 _PATH_SAFE = "/!$&'()*+,;=:@"  # RFC 3986 path characters that need no percent-encoding
 _HIGHEST_PORT = 65535
+_ENDPOINT_OPTIONS: dict[str, object] = {
+    "path": "/",
+    "state": None,
+    "debug": False,
+    "inspector": False,
+    "runs": None,
+    "keepalive": KEEPALIVE,
+    "buffer_budget": BUFFER_BUDGET >> 20,
+}
+"""The options that configure the endpoint agui builds for an agent, with their defaults."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Agent:
+    """An agent target, loaded: the agent, its state type and its run log."""
+
+    agent: AgentLike[Any]
+    state: type[Any] | None
+    runs: RunLog | None
+
+
+@dataclasses.dataclass(frozen=True)
+class _Served:
+    """What `agui serve` serves, and what the server awaits before it shuts down."""
+
+    app: AsgiApp
+    before_shutdown: Callable[[], Awaitable[None]]
 
 
 def add_serve(commands: Commands) -> None:
@@ -108,7 +141,12 @@ def add_serve(commands: Commands) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     serve.add_argument(
-        "target", metavar="TARGET", help="the agent, as package.module:attr or path/to/file.py:attr"
+        "target",
+        metavar="TARGET",
+        help=(
+            "the agent (or an ASGI application, served as it is), as package.module:attr or "
+            "path/to/file.py:attr"
+        ),
     )
     serve.add_argument(
         "--host",
@@ -283,7 +321,7 @@ def _serve(args: argparse.Namespace) -> int:
         return fail("serve", message)
     host, port = sock.getsockname()[:2]
     try:
-        endpoint = _endpoint(args, loaded, host)  # in a worker too: checked here, told once
+        served = _endpoint(args, loaded, host)  # in a worker too: checked here, told once
     except UsageError as error:  # a --state type the client's state cannot be read into, say
         sock.close()
         return fail("serve", str(error))
@@ -293,7 +331,7 @@ def _serve(args: argparse.Namespace) -> int:
     with sock:
         print(f"agui: serving on http://{shown}", flush=True)  # noqa: T201
         if args.workers == 1:
-            _run(args, endpoint, sock)
+            _run(args, served, sock)
         else:
             work = functools.partial(_work, args)
             status = supervise(work, sock, args.workers, grace=args.grace)
@@ -301,9 +339,13 @@ def _serve(args: argparse.Namespace) -> int:
     return status
 
 
-def _load(args: argparse.Namespace) -> tuple[AgentLike[Any], type[Any] | None, RunLog | None]:
-    """The agent, its state type and the run log the options name (raises what they raise)."""
-    agent = load_agent(args.target)
+def _load(args: argparse.Namespace) -> _Agent | AsgiApp:
+    """The agent, its state type and run log, or the ASGI application (raises what they raise)."""
+    served = load_served(args.target)
+    if is_asgi_app(served):
+        _check_app_options(args)
+        return cast("AsgiApp", served)
+    agent = cast("AgentLike[Any]", served)
     state = load_state_type(args.state) if args.state else _annotated_state(agent)
     if args.workers > 1 and args.runs == "memory":
         message = (
@@ -311,45 +353,74 @@ def _load(args: argparse.Namespace) -> tuple[AgentLike[Any], type[Any] | None, R
             "itself: give a redis:// URL the workers share, or one worker"
         )
         raise UsageError(message)
-    return agent, state, _run_log(args.runs)
+    return _Agent(agent, state, _run_log(args.runs))
 
 
-def _endpoint(
-    args: argparse.Namespace,
-    loaded: tuple[AgentLike[Any], type[Any] | None, RunLog | None],
-    host: str,
-) -> AguiApp[Any]:
-    agent, state, runs = loaded
-    return asgi_app(
-        agent,
+def _check_app_options(args: argparse.Namespace) -> None:
+    """Refuse the endpoint's options for an ASGI application target, which has its own."""
+    given = [
+        "--" + name.replace("_", "-")
+        for name, default in _ENDPOINT_OPTIONS.items()
+        if getattr(args, name) != default
+    ]
+    if given:
+        message = (
+            f"{' and '.join(given)} configure the endpoint agui builds for an agent, and "
+            f"{args.target!r} is an ASGI application, which configures its own: leave them out, "
+            "or serve an agent"
+        )
+        raise UsageError(message)
+
+
+def _endpoint(args: argparse.Namespace, loaded: _Agent | AsgiApp, host: str) -> _Served:
+    """What serves: an agent's endpoint at `--path` with its routes, or the application itself."""
+    if not isinstance(loaded, _Agent):
+        return _Served(loaded, _closer(loaded))
+    endpoint = asgi_app(
+        loaded.agent,
         cancel_grace=args.grace,
         keepalive=args.keepalive or None,
-        state=state,
+        state=loaded.state,
         debug=bool(args.debug),
         inspector=bool(args.inspector),
         allowed_hosts=_allowed_hosts(args.host, host),
-        runs=runs,
+        runs=loaded.runs,
         buffer_budget=args.buffer_budget << 20,
     )
+    path = "/" + str(args.path).strip("/")
+    return _Served(PathApp(endpoint, path, routes=args.runs is not None), endpoint.aclose)
 
 
-def _run(args: argparse.Namespace, endpoint: AguiApp[Any], sock: socket.socket) -> None:
-    """Serve `endpoint` on `sock` until a signal stops it, gracefully."""
+def _run(args: argparse.Namespace, served: _Served, sock: socket.socket) -> None:
+    """Serve on `sock` until a signal stops it, gracefully."""
     import uvicorn  # noqa: PLC0415 - an optional dependency, needed by this command only
 
     host, port = sock.getsockname()[:2]
-    app = PathApp(endpoint, "/" + str(args.path).strip("/"), routes=args.runs is not None)
     grace = math.ceil(args.grace)
-    config = uvicorn.Config(app, host=host, port=port, timeout_graceful_shutdown=grace, **LIMITS)
+    config = uvicorn.Config(
+        served.app, host=host, port=port, timeout_graceful_shutdown=grace, **LIMITS
+    )
     # uvicorn re-raises the signal it shut down on once it is done: SIGTERM, like Ctrl-C, then
     # raises KeyboardInterrupt here rather than killing the process (status 0, not -15).
     terminate = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        run_to_end(graceful_server(config, endpoint.aclose), [sock], grace=args.grace)
+        run_to_end(graceful_server(config, served.before_shutdown), [sock], grace=args.grace)
     except KeyboardInterrupt:  # uvicorn has shut down gracefully and re-raised the signal
         pass
     finally:
         signal.signal(signal.SIGTERM, terminate)
+
+
+def _closer(app: object) -> Callable[[], Awaitable[None]]:
+    """What the server awaits before it shuts down: the application's `aclose()`, if it has one."""
+    aclose: object = getattr(app, "aclose", None)
+    if inspect.iscoroutinefunction(aclose):
+        return cast("Callable[[], Awaitable[None]]", aclose)
+    return _nothing
+
+
+async def _nothing() -> None:
+    """Nothing to close: an ASGI application without `aclose()` has its lifespan's shutdown."""
 
 
 def _work(args: argparse.Namespace, sock: socket.socket) -> None:  # pragma: no cover - a worker

@@ -1,7 +1,8 @@
 """Targets: the `package.module:attr` or `path/to/file.py:attr` names the command line loads.
 
 A module target is imported with the current directory on `sys.path`, as `python -m` would; a
-file target is loaded from its path with its own directory on `sys.path`, and only once: the
+file target is loaded from its path with its own directory on `sys.path`, then the current
+directory (as uvicorn has it: a file in a package may import its package), and only once: the
 agent and the `--state` type may come from the same file and then share their classes. Anything
 that goes wrong (no such file, an import that raises or exits, a missing attribute, an object
 that is not an agent) is one `TargetError` that names what is wrong and how to name the target
@@ -13,9 +14,11 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import os
 import sys
 import zlib
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
@@ -25,9 +28,13 @@ from agui.errors import TargetError
 if TYPE_CHECKING:
     from agui.runner import AgentLike
 
-__all__ = ["load_agent", "load_state_type", "load_target"]
+__all__ = ["is_asgi_app", "load_agent", "load_served", "load_state_type", "load_target"]
 
 _SHAPE = "package.module:attr or path/to/file.py:attr"
+_ASGI_ARGUMENTS = 3  # scope, receive, send
+
+AsgiApp = Callable[[Any, Any, Any], Awaitable[None]]
+"""An ASGI application, served by `agui serve` as it is."""
 
 
 def load_target(target: str) -> object:
@@ -88,6 +95,41 @@ def load_agent(target: str) -> AgentLike[Any]:
     return cast("AgentLike[Any]", value)
 
 
+def load_served(target: str) -> AgentLike[Any] | AsgiApp:
+    """Load a target that is an agent, or an ASGI application to serve as it is.
+
+    Examples:
+        >>> load_served("agui.cli:load_agent")
+        Traceback (most recent call last):
+        ...
+        agui.errors.TargetError: 'agui.cli:load_agent' is not an agent: ...
+    """
+    value = load_target(target)
+    if is_asgi_app(value):
+        return cast("AsgiApp", value)
+    return load_agent(target)
+
+
+def is_asgi_app(value: object) -> bool:
+    """Whether `value` is an ASGI application: an async callable of `(scope, receive, send)`.
+
+    An agent is an async callable of the run context alone, so the two never mix.
+
+    Examples:
+        >>> async def app(scope, receive, send): ...
+        >>> async def agent(ctx): ...
+        >>> is_asgi_app(app), is_asgi_app(agent), is_asgi_app(42)
+        (True, False, False)
+    """
+    call = (
+        value if inspect.isroutine(value) else inspect.getattr_static(type(value), "__call__", None)
+    )
+    if not inspect.iscoroutinefunction(call):
+        return False
+    parameters = inspect.signature(cast("Callable[..., object]", value)).parameters
+    return len(parameters) == _ASGI_ARGUMENTS
+
+
 def load_state_type(target: str) -> type[Any]:
     """Load a `MODULE:TYPE` target and check that it is a type.
 
@@ -125,6 +167,7 @@ def _load_file(where: str) -> ModuleType:
     if spec is None or spec.loader is None:
         message = f"cannot load {where!r}: it is not a Python file; a file target ends in .py"
         raise TargetError(message)
+    _with_working_directory()
     sys.path.insert(0, str(path.parent))
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
@@ -153,9 +196,13 @@ def _file_of(module: ModuleType) -> Path | None:
     return Path(where).resolve() if isinstance(where, str) else None
 
 
-def _load_module(where: str) -> ModuleType:
+def _with_working_directory() -> None:
     if os.getcwd() not in sys.path:  # noqa: PTH109 - sys.path holds strings
         sys.path.insert(0, os.getcwd())  # noqa: PTH109
+
+
+def _load_module(where: str) -> ModuleType:
+    _with_working_directory()
     try:
         return importlib.import_module(where)
     except ModuleNotFoundError as error:
