@@ -36,7 +36,6 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote
 
-from agui._protocol.text import unicode_problem
 from agui.asgi import (
     BODY_TIMEOUT,
     KEEPALIVE,
@@ -53,7 +52,8 @@ from agui.asgi._server import (
     listen,
     run_to_end,
 )
-from agui.cli._main import EXIT_OK, fail, seconds_of, statuses
+from agui.cli._arguments import duration, host_name, mebibytes, port_number, url_path, worker_count
+from agui.cli._main import EXIT_OK, fail, statuses
 from agui.cli._mount import PathApp
 from agui.cli._targets import AsgiApp, is_asgi_app, load_served, load_state_type
 from agui.cli._workers import supervise
@@ -69,7 +69,6 @@ __all__ = ["add_serve", "exit_past_lingering_threads"]
 
 _GRACEFUL_SHUTDOWN_SECONDS = 5
 _PATH_SAFE = "/!$&'()*+,;=:@"  # RFC 3986 path characters that need no percent-encoding
-_HIGHEST_PORT = 65535
 _ENDPOINT_OPTIONS: dict[str, object] = {
     "path": "/",
     "state": None,
@@ -150,14 +149,16 @@ def add_serve(commands: Commands) -> None:
     )
     serve.add_argument(
         "--host",
-        type=_host,
+        type=host_name,
         default="127.0.0.1",
         help="interface to bind; 0.0.0.0 for all of them (127.0.0.1)",
     )
     serve.add_argument(
-        "--port", type=_port, default=8000, help="port to bind; 0 picks a free one (8000)"
+        "--port", type=port_number, default=8000, help="port to bind; 0 picks a free one (8000)"
     )
-    serve.add_argument("--path", type=_path, default="/", help="the URL path of the endpoint (/)")
+    serve.add_argument(
+        "--path", type=url_path, default="/", help="the URL path of the endpoint (/)"
+    )
     serve.add_argument(
         "--state", metavar="MODULE:TYPE", help="the run state type, loaded like TARGET"
     )
@@ -181,7 +182,7 @@ def add_serve(commands: Commands) -> None:
     )
     serve.add_argument(
         "--keepalive",
-        type=_seconds,
+        type=duration,
         default=KEEPALIVE,
         metavar="SECONDS",
         help=(
@@ -191,7 +192,7 @@ def add_serve(commands: Commands) -> None:
     )
     serve.add_argument(
         "--grace",
-        type=_seconds,
+        type=duration,
         default=_GRACEFUL_SHUTDOWN_SECONDS,
         metavar="SECONDS",
         help=(
@@ -202,7 +203,7 @@ def add_serve(commands: Commands) -> None:
     )
     serve.add_argument(
         "--buffer-budget",
-        type=_mebibytes,
+        type=mebibytes,
         default=BUFFER_BUDGET >> 20,
         metavar="MIB",
         help=(
@@ -213,7 +214,7 @@ def add_serve(commands: Commands) -> None:
     )
     serve.add_argument(
         "--workers",
-        type=_workers,
+        type=worker_count,
         default=1,
         metavar="N",
         help=(
@@ -222,78 +223,6 @@ def add_serve(commands: Commands) -> None:
         ),
     )
     serve.set_defaults(handler=_serve)
-
-
-def _seconds(text: str) -> float:
-    """A duration from the command line: zero or more seconds."""
-    seconds = seconds_of(text)
-    if not 0 <= seconds < math.inf:
-        message = f"{text} is not a duration: give zero or more seconds"
-        raise argparse.ArgumentTypeError(message)
-    return seconds
-
-
-def _workers(text: str) -> int:
-    """A number of worker processes from the command line: 1 or more."""
-    try:
-        workers = int(text)
-    except ValueError:
-        workers = 0
-    if workers < 1:
-        message = f"{text!r} is not a number of workers: give a whole number, 1 or more"
-        raise argparse.ArgumentTypeError(message)
-    return workers
-
-
-def _mebibytes(text: str) -> int:
-    """A size from the command line: a positive whole number of MiB."""
-    try:
-        size = int(text)
-    except ValueError:
-        size = 0
-    if size <= 0:
-        message = f"{text!r} is not a size: give a positive whole number of MiB, such as 256"
-        raise argparse.ArgumentTypeError(message)
-    return size
-
-
-def _host(text: str) -> str:
-    """An interface to bind: an address or a name, never blank, which would bind them all."""
-    if not text.strip():
-        message = (
-            f"{text!r} names no interface: give an address, such as 127.0.0.1, or "
-            "--host 0.0.0.0 to serve on all interfaces"
-        )
-        raise argparse.ArgumentTypeError(message)
-    if any(char.isspace() for char in text):
-        message = f"{text!r} has a space in it: give the address or name alone, such as 127.0.0.1"
-        raise argparse.ArgumentTypeError(message)
-    return _utf8(text)
-
-
-def _path(text: str) -> str:
-    """The endpoint's URL path, which is percent-encoded to be shown: UTF-8 text."""
-    return _utf8(text)
-
-
-def _utf8(text: str) -> str:
-    if unicode_problem(text) is not None:  # argv's undecodable bytes: lone surrogates
-        message = f"{text!r} holds bytes that are not UTF-8; give it as UTF-8 text"
-        raise argparse.ArgumentTypeError(message)
-    return text
-
-
-def _port(text: str) -> int:
-    """A TCP port from the command line: 0 (any free one) to 65535."""
-    try:
-        port = int(text)
-    except ValueError:
-        message = f"invalid int value: {text!r}"
-        raise argparse.ArgumentTypeError(message) from None
-    if not 0 <= port <= _HIGHEST_PORT:
-        message = f"{port} is not a port: a port is 0 to {_HIGHEST_PORT}, and 0 picks a free one"
-        raise argparse.ArgumentTypeError(message)
-    return port
 
 
 def _serve(args: argparse.Namespace) -> int:
