@@ -29,24 +29,28 @@ def node(package: str, tests: str) -> str:
     return found
 
 
-def official_client_run(url: str) -> dict[str, Any]:
-    """Run `client.test.mjs` (the official `HttpAgent`) against `url`; return what it ended with.
+def run_script(found: str, argv: list[str], env: dict[str, str]) -> dict[str, Any]:
+    """Run `node ARGV` in tests/js with `env` added; return what it wrote to its result file.
 
     The script fails on any error or warning the client reports; so does this, with its output.
     """
-    found = node("@ag-ui/client", "the TypeScript client tests")
     with tempfile.TemporaryDirectory() as scratch:
         result_file = Path(scratch) / "result.json"
-        env = {**os.environ, "AGUI_URL": url, "AGUI_RESULT_FILE": str(result_file)}
         completed = subprocess.run(  # noqa: S603 - a fixed command line
-            [found, "--test", "client.test.mjs"],
+            [found, *argv],
             cwd=JS_DIR,
-            env=env,
+            env={**os.environ, **env, "AGUI_RESULT_FILE": str(result_file)},
             capture_output=True,
             text=True,
             timeout=60,
             check=False,
         )
         assert completed.returncode == 0, completed.stdout + completed.stderr
-        ended: dict[str, Any] = json.loads(result_file.read_text())
-    return ended
+        result: dict[str, Any] = json.loads(result_file.read_text())
+    return result
+
+
+def official_client_run(url: str) -> dict[str, Any]:
+    """Run `client.test.mjs` (the official `HttpAgent`) against `url`; return what it ended with."""
+    found = node("@ag-ui/client", "the TypeScript client tests")
+    return run_script(found, ["--test", "client.test.mjs"], {"AGUI_URL": url})

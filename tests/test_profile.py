@@ -35,7 +35,7 @@ from agui.messages import ImagePart, TextPart, UrlSource
 from agui.testing import fold, serving
 from agui.transform import FilterToolCalls
 from agui.types import CancelledOutcome, SuccessOutcome
-from node_clients import node
+from node_clients import node, run_script
 
 Ctx = RunContext[JsonValue]
 JS_DIR = Path(__file__).parent / "js"
@@ -349,28 +349,8 @@ def _node() -> str:
 
 
 def run_client(client: str, url: str, *messages: str) -> dict[str, Any]:
-    node = _node()
-    with tempfile.TemporaryDirectory() as scratch:
-        result_file = Path(scratch) / "result.json"
-        env = {
-            **os.environ,
-            "AGUI_URL": url,
-            "AGUI_CLIENT": client,
-            "AGUI_MESSAGES": json.dumps(list(messages)),
-            "AGUI_RESULT_FILE": str(result_file),
-        }
-        completed = subprocess.run(  # noqa: S603 - a fixed command line
-            [node, "subagents.mjs"],
-            cwd=JS_DIR,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert completed.returncode == 0, completed.stdout + completed.stderr
-        result: dict[str, Any] = json.loads(result_file.read_text())
-    return result
+    env = {"AGUI_URL": url, "AGUI_CLIENT": client, "AGUI_MESSAGES": json.dumps(list(messages))}
+    return run_script(_node(), ["subagents.mjs"], env)
 
 
 def test_the_1_0_client_runs_the_supervisor_and_keeps_the_researchers_messages_attributed() -> None:

@@ -10,13 +10,11 @@ import asyncio
 import gc
 import hmac
 import json
-import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
@@ -39,7 +37,7 @@ from agui.capabilities import AgentCapabilities, IdentityCapabilities
 from agui.messages import UserMessage
 from agui.sse import event_json
 from agui.testing import assert_valid, collect, fold, serving
-from node_clients import node
+from node_clients import node, run_script
 
 Ctx = RunContext[JsonValue]
 App = Callable[[MutableMapping[str, Any], Any, Any], Awaitable[None]]
@@ -237,25 +235,9 @@ def test_the_official_typescript_client_runs_cleanly_and_ends_where_fold_does(
         received.append(ctx.input)
         return await showcase(ctx)
 
-    with tempfile.TemporaryDirectory() as scratch, serving(asgi_app(recording)) as url:
-        result_file = Path(scratch) / "result.json"
-        env = {
-            **os.environ,
-            "AGUI_URL": url,
-            "AGUI_RESULT_FILE": str(result_file),
-            "AGUI_TRANSPORT": transport,
-        }
-        completed = subprocess.run(  # noqa: S603 - a fixed command line
-            [node, "--test", "client.test.mjs"],
-            cwd=JS_DIR,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert completed.returncode == 0, completed.stdout + completed.stderr
-        client: dict[str, Any] = json.loads(result_file.read_text())
+    with serving(asgi_app(recording)) as url:
+        env = {"AGUI_URL": url, "AGUI_TRANSPORT": transport}
+        client = run_script(node, ["--test", "client.test.mjs"], env)
 
     [sent] = received
     assert client["contentTypes"] == [content_type]
