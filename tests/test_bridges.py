@@ -397,22 +397,25 @@ def test_chunk_events_pass_as_the_verifier_allows() -> None:
     assert [message.model_dump()["content"] for message in fold(events).messages] == ["Hello"]
 
 
+THINKING: list[Wire] = [
+    {"type": "THINKING_START", "title": "pondering"},
+    {"type": "THINKING_TEXT_MESSAGE_START"},
+    {"type": "THINKING_TEXT_MESSAGE_CONTENT", "delta": "Paris is in France."},
+    {"type": "THINKING_TEXT_MESSAGE_END"},
+    {"type": "THINKING_END"},
+]
+REASONING = [
+    EventType.REASONING_START,
+    EventType.REASONING_MESSAGE_START,
+    EventType.REASONING_MESSAGE_CONTENT,
+    EventType.REASONING_MESSAGE_END,
+    EventType.REASONING_END,
+]
+
+
 def test_retired_thinking_events_become_reasoning_events_under_one_minted_id() -> None:
-    thinking: list[Wire] = [
-        {"type": "THINKING_START", "title": "pondering"},
-        {"type": "THINKING_TEXT_MESSAGE_START"},
-        {"type": "THINKING_TEXT_MESSAGE_CONTENT", "delta": "Paris is in France."},
-        {"type": "THINKING_TEXT_MESSAGE_END"},
-        {"type": "THINKING_END"},
-    ]
-    events = relayed(scripted(*thinking, finished()))
-    assert types_of(events)[1:-1] == [
-        EventType.REASONING_START,
-        EventType.REASONING_MESSAGE_START,
-        EventType.REASONING_MESSAGE_CONTENT,
-        EventType.REASONING_MESSAGE_END,
-        EventType.REASONING_END,
-    ]
+    events = relayed(scripted(*THINKING, finished()))
+    assert types_of(events)[1:-1] == REASONING
     assert {getattr(event, "message_id", None) for event in events[1:-1]} == {"r-thinking-1"}
     content = events[3]
     assert isinstance(content, ReasoningMessageContentEvent)
@@ -514,17 +517,78 @@ def test_snapshots_become_deltas_where_smaller_against_the_last_published_state(
     assert fold(events).state == {"step": 3}
 
 
-def test_a_delta_is_applied_to_the_state_and_one_that_does_not_apply_is_repaired_or_fatal(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    good: Wire = {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/n", "value": 1}]}
-    bad: Wire = {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/no/x", "value": 1}]}
-    with caplog.at_level(logging.WARNING, logger="agui.bridges"):
-        events = relayed(scripted(good, bad, finished()), given=request(state={"a": 0}))
+def delta(*ops: Wire) -> Wire:
+    return {"type": "STATE_DELTA", "delta": list(ops)}
+
+
+def state_events(events: Sequence[Event]) -> list[StateSnapshotEvent | StateDeltaEvent]:
+    return [event for event in events if isinstance(event, (StateSnapshotEvent, StateDeltaEvent))]
+
+
+def test_a_delta_is_applied_to_the_state_and_one_that_does_not_apply_is_fatal_in_strict_mode() -> (
+    None
+):
+    good = delta({"op": "add", "path": "/n", "value": 1})
+    bad = delta({"op": "test", "path": "/n", "value": 2})
+    events = relayed(scripted(good, finished()), given=request(state={"a": 0}))
     assert fold(events, state={"a": 0}).state == {"a": 0, "n": 1}
-    assert "breaks rule PATCH_ERROR" in caplog.text
     refused = relayed(strict(scripted(good, bad, finished())), given=request(state={"a": 0}))
     assert last(refused, RunErrorEvent).code == "PATCH_ERROR"
+
+
+UNAPPLIABLE: list[tuple[list[Wire], JsonValue]] = [
+    ([{"op": "replace", "path": "/mood", "value": "glad"}], {"a": 0, "n": 1, "mood": "glad"}),
+    (
+        [{"op": "add", "path": "/todos/-", "value": "buy milk"}],
+        {"a": 0, "n": 1, "todos": ["buy milk"]},
+    ),
+    (
+        [
+            {"op": "add", "path": "/plan", "value": [{}]},
+            {"op": "add", "path": "/plan/0/steps/0", "value": "x"},
+            {"op": "remove", "path": "/z"},
+        ],
+        {"a": 0, "n": 1, "plan": [{"steps": ["x"]}]},
+    ),
+    ([{"op": "add", "path": "/a/b/c", "value": 1}], {"a": 0, "n": 1}),
+    ([{"op": "test", "path": "/n", "value": 2}], {"a": 0, "n": 1}),
+    ([{"op": "move", "from": "/x", "path": "/y"}], {"a": 0, "n": 1}),
+]
+
+
+@pytest.mark.parametrize(
+    ("ops", "implied"),
+    UNAPPLIABLE,
+    ids=[
+        "replace-of-a-missing-member",
+        "append-to-a-missing-array",
+        "add-below-missing-members",
+        "add-below-a-number-is-unknown",
+        "a-failed-test-is-unknown",
+        "a-move-from-nowhere-is-unknown",
+    ],
+)
+def test_a_delta_that_does_not_apply_becomes_a_snapshot_of_the_state_it_implies_or_the_run_s(
+    ops: list[Wire], implied: JsonValue, caplog: pytest.LogCaptureFixture
+) -> None:
+    good = delta({"op": "add", "path": "/n", "value": 1})
+    after = delta({"op": "add", "path": "/after", "value": True})
+    with caplog.at_level(logging.WARNING, logger="agui.bridges"):
+        events = relayed(
+            scripted(good, delta(*ops), after, finished()), given=request(state={"a": 0})
+        )
+    published, resync, _ = state_events(events)  # the good delta's, the snapshot, the last
+    assert isinstance(published, StateSnapshotEvent)
+    assert published.snapshot == {"a": 0, "n": 1}
+    assert isinstance(resync, StateSnapshotEvent)
+    assert resync.snapshot == implied
+    assert fold(events, state={"a": 0}).state == {
+        **cast("dict[str, JsonValue]", implied),
+        "after": True,
+    }
+    assert "breaks rule PATCH_ERROR" in caplog.text
+    known = implied != {"a": 0, "n": 1}
+    assert ("STATE_SNAPSHOT of the state it implies" in caplog.text) is known
 
 
 def test_a_subagent_s_state_event_passes_as_it_came() -> None:
@@ -833,6 +897,19 @@ def test_remote_drops_raw_material_by_default_and_keeps_it_on_request() -> None:
     kept = asyncio.run(main("keep"))
     assert types_of(kept) == [RS, EventType.RAW, EventType.CUSTOM, RF]
     assert kept[2].raw_event == {"k": 1}
+
+
+def test_remote_reads_an_older_far_side_s_thinking_events_as_reasoning() -> None:
+    future: Wire = {"type": "FUTURE_EVENT", "x": 1}
+    end: Wire = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
+    stream = sse(UPSTREAM_START, *THINKING, future, *UPSTREAM_TEXT, end)
+    with pytest.warns(UnknownMemberWarning, match="FUTURE_EVENT"):  # still skipped
+        events = scripted_upstream(Reply(pieces=[stream]))
+    assert types_of(events)[1:6] == REASONING
+    assert {getattr(event, "message_id", None) for event in events[1:6]} == {"r-thinking-1"}
+    content = events[3]
+    assert isinstance(content, ReasoningMessageContentEvent)
+    assert content.delta == "Paris is in France."
 
 
 def test_a_far_side_that_cannot_be_asked_to_cancel_is_only_logged(
