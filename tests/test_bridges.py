@@ -40,6 +40,7 @@ from agui.events import (
     RunFinishedEvent,
     StateDeltaEvent,
     StateSnapshotEvent,
+    TextMessageContentEvent,
     ToolCallArgsEvent,
 )
 from agui.fold import fold
@@ -495,6 +496,64 @@ def foreign_event_type(wire: Wire) -> type[foreign.BaseEvent]:
     name = "".join(word.capitalize() for word in str(wire["type"]).split("_")) + "Event"
     found: type[foreign.BaseEvent] = getattr(foreign, name)
     return found
+
+
+class Text(str):
+    """A `str` subclass: validation copies it to a `str`, so it is never taken on trust."""
+
+    __slots__ = ()
+
+
+DELTA_CLASSES: list[tuple[type[foreign.BaseEvent], type[Event], str]] = [
+    (foreign.TextMessageContentEvent, TextMessageContentEvent, "message_id"),
+    (foreign.ToolCallArgsEvent, ToolCallArgsEvent, "tool_call_id"),
+    (foreign.ReasoningMessageContentEvent, ReasoningMessageContentEvent, "message_id"),
+]
+LOOSE: st.SearchStrategy[object] = st.one_of(
+    st.text(max_size=5), st.builds(Text, st.text(max_size=5)), st.integers(), st.none()
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    classes=st.sampled_from(DELTA_CLASSES),
+    ident=LOOSE,
+    delta=LOOSE,
+    timestamp=st.one_of(st.none(), st.integers(), st.text(max_size=3)),
+    subagent=st.one_of(st.none(), st.text(max_size=3)),
+)
+def test_a_delta_object_is_read_as_agui_s_model_validates_its_values(
+    classes: tuple[type[foreign.BaseEvent], type[Event], str],
+    ident: object,
+    delta: object,
+    timestamp: object,
+    subagent: object,
+) -> None:
+    """Objects built without validation too (`model_construct`), any value in any field."""
+    official, model, id_field = classes
+    values: dict[str, Any] = {
+        id_field: ident,
+        "delta": delta,
+        "timestamp": timestamp,
+        "subagent_run_id": subagent,
+    }
+    item = official.model_construct(**values)
+    present = {name: value for name, value in values.items() if value is not None}
+    try:
+        expected: Event | None = model.model_validate(present)
+    except pydantic.ValidationError:
+        expected = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # dumping a field of the wrong type warns
+        read = read_or_refusal(lambda: ForeignReader("r", keep_raw=False).read(item))
+    if expected is None:
+        assert isinstance(read, type)
+        assert issubclass(read, DecodeError)
+    else:
+        assert isinstance(read, model)
+        assert read == expected
+        assert read.model_dump_json() == expected.model_dump_json()
+        assert {type(value) for value in read.__dict__.values()} <= {str, int, type(None)}
 
 
 # -- state -------------------------------------------------------------------------------------
