@@ -8,9 +8,9 @@ the bridge turns into `UPSTREAM_TRUNCATED`. It reads each frame with the bridge'
 (`ForeignReader.decode`), so a far side on an older protocol is read as `from_events` reads an
 adapter: its retired `THINKING_*` events arrive as `REASONING_*` ones. The client's own
 verifier is off: the run's verifier checks every event, with the bridge's repair or strict
-mode. When the run is
-cancelled (our client left, the server shuts down), the response is closed, which the far
-side takes as its client leaving, and a durable far side is asked to cancel the run too.
+mode. When the run is cancelled (our client left, the server shuts down), the response is
+closed, which the far side takes as its client leaving, and a durable far side is asked to
+cancel the run too.
 """
 
 from __future__ import annotations
