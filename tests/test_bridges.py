@@ -40,6 +40,7 @@ from agui.events import (
     RunFinishedEvent,
     StateDeltaEvent,
     StateSnapshotEvent,
+    TextMessageContentEvent,
     ToolCallArgsEvent,
 )
 from agui.fold import fold
@@ -397,22 +398,25 @@ def test_chunk_events_pass_as_the_verifier_allows() -> None:
     assert [message.model_dump()["content"] for message in fold(events).messages] == ["Hello"]
 
 
+THINKING: list[Wire] = [
+    {"type": "THINKING_START", "title": "pondering"},
+    {"type": "THINKING_TEXT_MESSAGE_START"},
+    {"type": "THINKING_TEXT_MESSAGE_CONTENT", "delta": "Paris is in France."},
+    {"type": "THINKING_TEXT_MESSAGE_END"},
+    {"type": "THINKING_END"},
+]
+REASONING = [
+    EventType.REASONING_START,
+    EventType.REASONING_MESSAGE_START,
+    EventType.REASONING_MESSAGE_CONTENT,
+    EventType.REASONING_MESSAGE_END,
+    EventType.REASONING_END,
+]
+
+
 def test_retired_thinking_events_become_reasoning_events_under_one_minted_id() -> None:
-    thinking: list[Wire] = [
-        {"type": "THINKING_START", "title": "pondering"},
-        {"type": "THINKING_TEXT_MESSAGE_START"},
-        {"type": "THINKING_TEXT_MESSAGE_CONTENT", "delta": "Paris is in France."},
-        {"type": "THINKING_TEXT_MESSAGE_END"},
-        {"type": "THINKING_END"},
-    ]
-    events = relayed(scripted(*thinking, finished()))
-    assert types_of(events)[1:-1] == [
-        EventType.REASONING_START,
-        EventType.REASONING_MESSAGE_START,
-        EventType.REASONING_MESSAGE_CONTENT,
-        EventType.REASONING_MESSAGE_END,
-        EventType.REASONING_END,
-    ]
+    events = relayed(scripted(*THINKING, finished()))
+    assert types_of(events)[1:-1] == REASONING
     assert {getattr(event, "message_id", None) for event in events[1:-1]} == {"r-thinking-1"}
     content = events[3]
     assert isinstance(content, ReasoningMessageContentEvent)
@@ -494,6 +498,64 @@ def foreign_event_type(wire: Wire) -> type[foreign.BaseEvent]:
     return found
 
 
+class Text(str):
+    """A `str` subclass: validation copies it to a `str`, so it is never taken on trust."""
+
+    __slots__ = ()
+
+
+DELTA_CLASSES: list[tuple[type[foreign.BaseEvent], type[Event], str]] = [
+    (foreign.TextMessageContentEvent, TextMessageContentEvent, "message_id"),
+    (foreign.ToolCallArgsEvent, ToolCallArgsEvent, "tool_call_id"),
+    (foreign.ReasoningMessageContentEvent, ReasoningMessageContentEvent, "message_id"),
+]
+LOOSE: st.SearchStrategy[object] = st.one_of(
+    st.text(max_size=5), st.builds(Text, st.text(max_size=5)), st.integers(), st.none()
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    classes=st.sampled_from(DELTA_CLASSES),
+    ident=LOOSE,
+    delta=LOOSE,
+    timestamp=st.one_of(st.none(), st.integers(), st.text(max_size=3)),
+    subagent=st.one_of(st.none(), st.text(max_size=3)),
+)
+def test_a_delta_object_is_read_as_agui_s_model_validates_its_values(
+    classes: tuple[type[foreign.BaseEvent], type[Event], str],
+    ident: object,
+    delta: object,
+    timestamp: object,
+    subagent: object,
+) -> None:
+    """Objects built without validation too (`model_construct`), any value in any field."""
+    official, model, id_field = classes
+    values: dict[str, Any] = {
+        id_field: ident,
+        "delta": delta,
+        "timestamp": timestamp,
+        "subagent_run_id": subagent,
+    }
+    item = official.model_construct(**values)
+    present = {name: value for name, value in values.items() if value is not None}
+    try:
+        expected: Event | None = model.model_validate(present)
+    except pydantic.ValidationError:
+        expected = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # dumping a field of the wrong type warns
+        read = read_or_refusal(lambda: ForeignReader("r", keep_raw=False).read(item))
+    if expected is None:
+        assert isinstance(read, type)
+        assert issubclass(read, DecodeError)
+    else:
+        assert isinstance(read, model)
+        assert read == expected
+        assert read.model_dump_json() == expected.model_dump_json()
+        assert {type(value) for value in read.__dict__.values()} <= {str, int, type(None)}
+
+
 # -- state -------------------------------------------------------------------------------------
 
 
@@ -514,17 +576,78 @@ def test_snapshots_become_deltas_where_smaller_against_the_last_published_state(
     assert fold(events).state == {"step": 3}
 
 
-def test_a_delta_is_applied_to_the_state_and_one_that_does_not_apply_is_repaired_or_fatal(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    good: Wire = {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/n", "value": 1}]}
-    bad: Wire = {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/no/x", "value": 1}]}
-    with caplog.at_level(logging.WARNING, logger="agui.bridges"):
-        events = relayed(scripted(good, bad, finished()), given=request(state={"a": 0}))
+def delta(*ops: Wire) -> Wire:
+    return {"type": "STATE_DELTA", "delta": list(ops)}
+
+
+def state_events(events: Sequence[Event]) -> list[StateSnapshotEvent | StateDeltaEvent]:
+    return [event for event in events if isinstance(event, (StateSnapshotEvent, StateDeltaEvent))]
+
+
+def test_a_delta_is_applied_to_the_state_and_one_that_does_not_apply_is_fatal_in_strict_mode() -> (
+    None
+):
+    good = delta({"op": "add", "path": "/n", "value": 1})
+    bad = delta({"op": "test", "path": "/n", "value": 2})
+    events = relayed(scripted(good, finished()), given=request(state={"a": 0}))
     assert fold(events, state={"a": 0}).state == {"a": 0, "n": 1}
-    assert "breaks rule PATCH_ERROR" in caplog.text
     refused = relayed(strict(scripted(good, bad, finished())), given=request(state={"a": 0}))
     assert last(refused, RunErrorEvent).code == "PATCH_ERROR"
+
+
+UNAPPLIABLE: list[tuple[list[Wire], JsonValue]] = [
+    ([{"op": "replace", "path": "/mood", "value": "glad"}], {"a": 0, "n": 1, "mood": "glad"}),
+    (
+        [{"op": "add", "path": "/todos/-", "value": "buy milk"}],
+        {"a": 0, "n": 1, "todos": ["buy milk"]},
+    ),
+    (
+        [
+            {"op": "add", "path": "/plan", "value": [{}]},
+            {"op": "add", "path": "/plan/0/steps/0", "value": "x"},
+            {"op": "remove", "path": "/z"},
+        ],
+        {"a": 0, "n": 1, "plan": [{"steps": ["x"]}]},
+    ),
+    ([{"op": "add", "path": "/a/b/c", "value": 1}], {"a": 0, "n": 1}),
+    ([{"op": "test", "path": "/n", "value": 2}], {"a": 0, "n": 1}),
+    ([{"op": "move", "from": "/x", "path": "/y"}], {"a": 0, "n": 1}),
+]
+
+
+@pytest.mark.parametrize(
+    ("ops", "implied"),
+    UNAPPLIABLE,
+    ids=[
+        "replace-of-a-missing-member",
+        "append-to-a-missing-array",
+        "add-below-missing-members",
+        "add-below-a-number-is-unknown",
+        "a-failed-test-is-unknown",
+        "a-move-from-nowhere-is-unknown",
+    ],
+)
+def test_a_delta_that_does_not_apply_becomes_a_snapshot_of_the_state_it_implies_or_the_run_s(
+    ops: list[Wire], implied: JsonValue, caplog: pytest.LogCaptureFixture
+) -> None:
+    good = delta({"op": "add", "path": "/n", "value": 1})
+    after = delta({"op": "add", "path": "/after", "value": True})
+    with caplog.at_level(logging.WARNING, logger="agui.bridges"):
+        events = relayed(
+            scripted(good, delta(*ops), after, finished()), given=request(state={"a": 0})
+        )
+    published, resync, _ = state_events(events)  # the good delta's, the snapshot, the last
+    assert isinstance(published, StateSnapshotEvent)
+    assert published.snapshot == {"a": 0, "n": 1}
+    assert isinstance(resync, StateSnapshotEvent)
+    assert resync.snapshot == implied
+    assert fold(events, state={"a": 0}).state == {
+        **cast("dict[str, JsonValue]", implied),
+        "after": True,
+    }
+    assert "breaks rule PATCH_ERROR" in caplog.text
+    known = implied != {"a": 0, "n": 1}
+    assert ("STATE_SNAPSHOT of the state it implies" in caplog.text) is known
 
 
 def test_a_subagent_s_state_event_passes_as_it_came() -> None:
@@ -833,6 +956,19 @@ def test_remote_drops_raw_material_by_default_and_keeps_it_on_request() -> None:
     kept = asyncio.run(main("keep"))
     assert types_of(kept) == [RS, EventType.RAW, EventType.CUSTOM, RF]
     assert kept[2].raw_event == {"k": 1}
+
+
+def test_remote_reads_an_older_far_side_s_thinking_events_as_reasoning() -> None:
+    future: Wire = {"type": "FUTURE_EVENT", "x": 1}
+    end: Wire = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
+    stream = sse(UPSTREAM_START, *THINKING, future, *UPSTREAM_TEXT, end)
+    with pytest.warns(UnknownMemberWarning, match="FUTURE_EVENT"):  # still skipped
+        events = scripted_upstream(Reply(pieces=[stream]))
+    assert types_of(events)[1:6] == REASONING
+    assert {getattr(event, "message_id", None) for event in events[1:6]} == {"r-thinking-1"}
+    content = events[3]
+    assert isinstance(content, ReasoningMessageContentEvent)
+    assert content.delta == "Paris is in France."
 
 
 def test_a_far_side_that_cannot_be_asked_to_cancel_is_only_logged(

@@ -40,7 +40,7 @@ from agui import Event, RunAgentInput, run
 from agui.bridges import pydantic_ai
 from agui.client import AGUIClient
 from agui.events import RunErrorEvent, StateDeltaEvent, StateSnapshotEvent
-from agui.messages import Message, UserMessage
+from agui.messages import Message, ToolMessage, UserMessage
 from agui.testing import assert_valid, collect, fold, serving
 from agui.types import ResumeEntry, Tool
 from bridge_runs import (
@@ -200,11 +200,16 @@ async def test_a_tool_that_requires_approval_ends_the_run_with_an_interrupt() ->
     assert ran == []
 
 
-async def _resumed(payload: JsonValue, ran: list[dict[str, JsonValue]]) -> list[Event]:
+async def _resumed(
+    payload: JsonValue, ran: list[dict[str, JsonValue]], *, app_answer: str | None = None
+) -> list[Event]:
+    """The approval's run, then its resume; `app_answer`: the app's tool message for the call."""
     script = Scripted([[_call("book", '{"hotel": "Lumen"}', "c1")], ["Done."]])
     agent = pydantic_ai(_approval_agent(script, ran))
     first = _input()
     history = fold(await collect(agent, first), messages=first.messages).messages
+    if app_answer is not None:
+        history.append(ToolMessage(id="app-1", tool_call_id="c1", content=app_answer))
     answer = ResumeEntry(interrupt_id="int-c1", status="resolved", payload=payload)
     second = _input(*history, run_id="r2", resume=[answer])
     events = await collect(agent, second)
@@ -230,6 +235,18 @@ async def test_a_declined_call_does_not_run_the_tool() -> None:
     [result] = [e.model_dump(by_alias=True) for e in events if e.type == "TOOL_CALL_RESULT"]
     assert result["toolCallId"] == "c1"
     assert "too dear" in result["content"]
+
+
+@synced
+async def test_an_approval_the_app_also_answered_with_a_tool_message_is_taken_from_resume() -> None:
+    """CopilotKit's `useInterrupt` sends a tool message for the call as well as `resume[]`."""
+    ran: list[dict[str, JsonValue]] = []
+    events = await _resumed({"approved": True}, ran, app_answer='{"approved":true}')
+    assert ran == [{"hotel": "Lumen"}]
+    assert terminal(events).model_dump(by_alias=True)["outcome"]["type"] == "success"
+    declined: list[dict[str, JsonValue]] = []
+    await _resumed({"approved": False}, declined, app_answer='{"approved":false}')
+    assert declined == []
 
 
 @synced

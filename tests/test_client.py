@@ -52,6 +52,7 @@ from agui.runs import MemoryRunLog
 from agui.sse import event_json
 from agui.testing import serving as serving_in_thread
 from agui.verify import Rule
+from agui.wire import parse_event
 from asgi_calls import Cutting
 
 # -- the SSE parser --------------------------------------------------------------------------
@@ -668,6 +669,43 @@ def test_an_unknown_event_type_is_skipped_with_a_warning() -> None:
         assert messages[0].startswith("Dropped frame 1 from http://")
         assert "unknown event type 'FUTURE_EVENT'" in messages[0]
         assert messages[1] == "Removed unrecognised material at '/colour' on RUN_FINISHED"
+
+    against_server(test)
+
+
+def test_a_decode_hook_reads_each_frame_and_may_drop_one() -> None:
+    read: list[str] = []
+
+    def decode(data: str) -> Event | None:
+        read.append(data)
+        wire = json.loads(data)
+        if wire["type"] == "FUTURE_EVENT":
+            return CustomEvent(name="future", value=wire["x"])
+        if wire["type"] == "RUN_FINISHED":
+            wire.pop("colour")
+        return None if wire["type"] == "RUN_STARTED" else parse_event(wire)
+
+    async def test(base: str, _app: Recorder) -> None:
+        client = AGUIClient(base + "/unknown", verify=False)
+        events = [event async for event in client.stream(INPUT, decode=decode)]
+        assert [event.type for event in events] == ["CUSTOM", "RUN_FINISHED"]
+        assert events[0] == CustomEvent(name="future", value=1)
+
+    against_server(test)
+    assert len(read) == len(UNKNOWN_TYPE_STREAM)
+
+
+def test_a_decode_hook_s_refusal_is_named_at_its_frame() -> None:
+    def decode(data: str) -> Event | None:
+        if "FUTURE_EVENT" in data:
+            refusal = "no thanks"
+            raise MalformedEvent(refusal, path="/type")
+        return parse_event(data)
+
+    async def test(base: str, _app: Recorder) -> None:
+        client = AGUIClient(base + "/unknown")
+        with pytest.raises(MalformedEvent, match=r"frame 1 from http://.*: no thanks"):
+            [event async for event in client.stream(INPUT, decode=decode)]
 
     against_server(test)
 

@@ -5,6 +5,8 @@
 //   AGUI_TRAVEL_URL   the travel example's endpoint
 //   AGUI_BOARD_URL    the task board example's endpoint
 //   AGUI_SLOW_URL     an agent that streams until it is cancelled (for "stop")
+//   AGUI_SHOPPING_URL the pydantic-ai bridge's example (tests/test_bridges_copilotkit.py)
+//   AGUI_DESK_URL     the OpenAI Agents SDK bridge's example (tests/test_bridges_copilotkit.py)
 //   AGUI_RESULT_FILE  where to write what the app ends with, as JSON
 //
 // It does what an app does (copilotkit-harness.mjs): a CopilotRuntime whose agents are
@@ -53,6 +55,18 @@ function boardTools(core, { deleteHandler } = {}) {
 async function boardAwaitingDelete(core, agent) {
   await say(core, agent, "add buy milk, call mum");
   await say(core, agent, "delete 1");
+}
+
+// A framework's approval through a bridge: what comes first, the request the agent asks
+// about, then useInterrupt().resolve() with the user's answer.
+async function bridgedApproval(core, name, first, request, approved) {
+  const agent = core.getAgent(name);
+  const watched = watchInterrupts(agent);
+  await say(core, agent, first);
+  await say(core, agent, request);
+  const asked = summary(agent);
+  const sent = await resolveInterrupt(core, agent, watched, { approved });
+  return { asked, sent, outcomes: watched.outcomes, ...summary(agent) };
 }
 
 const SCENARIOS = {
@@ -125,6 +139,11 @@ const SCENARIOS = {
     return { sent, outcomes: watched.outcomes, ...summary(agent) };
   },
 
+  "shopping-approve": ({ core }) => bridgedApproval(core, "shopping", "add milk", "clear", true),
+  "shopping-decline": ({ core }) => bridgedApproval(core, "shopping", "add milk", "clear", false),
+  "desk-approve": ({ core }) => bridgedApproval(core, "desk", "hotels in Lisbon", "book Lumen", true),
+  "desk-decline": ({ core }) => bridgedApproval(core, "desk", "hotels in Lisbon", "book Lumen", false),
+
   // Stop while the agent streams: core.stopAgent, as the chat's stop button does.
   async stop({ core }) {
     const agent = core.getAgent("slow");
@@ -148,6 +167,8 @@ for (const [name, variable] of [
   ["travel", "AGUI_TRAVEL_URL"],
   ["task_board", "AGUI_BOARD_URL"],
   ["slow", "AGUI_SLOW_URL"],
+  ["shopping", "AGUI_SHOPPING_URL"],
+  ["desk", "AGUI_DESK_URL"],
 ]) {
   const url = process.env[variable];
   if (url) agents[name] = new AguiAgent({ url, description: `agui's ${name}` });

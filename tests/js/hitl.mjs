@@ -6,6 +6,8 @@
 //   AGUI_TRAVEL_URL   the travel assistant's endpoint
 //   AGUI_SHOPPING_URL the pydantic-ai shopping list (tests/test_bridges_clients.py)
 //   AGUI_DESK_URL     the OpenAI Agents SDK front desk (tests/test_bridges_clients.py)
+//   AGUI_BRIDGE_URL   an adapter's stream served by from_events, or by remote in front of it
+//                     (tests/test_bridges_clients.py)
 //   AGUI_CLIENT       "current" (@ag-ui/client 1.0.0) or "legacy" (0.0.59, what CopilotKit pins)
 //   AGUI_SCENARIO     one of the names in SCENARIOS below
 //   AGUI_RESULT_FILE  where to write what the client ends with, as JSON
@@ -151,6 +153,19 @@ const SCENARIOS = {
     await ask(agent, "hotels in Lisbon", "run-find");
     await ask(agent, "book Lumen", "run-book");
     await run(agent, { runId: "run-approve", resume: answer(agent.pendingInterrupts[0], true) });
+    return agent;
+  },
+  // An adapter's own approval, relayed by a bridge: ask, then answer its interrupt each way.
+  async "bridge-approve"() {
+    const agent = new HttpAgent({ url: env.AGUI_BRIDGE_URL, threadId: "bridge" });
+    await ask(agent, "delete task 1", "run-ask");
+    await run(agent, { runId: "run-answer", resume: answer(agent.pendingInterrupts[0], true) });
+    return agent;
+  },
+  async "bridge-decline"() {
+    const agent = new HttpAgent({ url: env.AGUI_BRIDGE_URL, threadId: "bridge" });
+    await ask(agent, "delete task 1", "run-ask");
+    await run(agent, { runId: "run-answer", resume: answer(agent.pendingInterrupts[0], false) });
     return agent;
   },
   async decline() {

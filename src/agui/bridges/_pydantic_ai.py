@@ -153,6 +153,12 @@ class _Run(Generic[D]):
         except UserError as error:
             message = f"the run's resume entries do not answer the agent's approvals: {error}"
             raise InvalidInput(message, errors=[("/resume", message)]) from None
+        if answers is not None:
+            # CopilotKit's `useInterrupt` also answers each interrupted call with a tool message
+            # of its own; pydantic-ai would read that as the call's result and refuse the
+            # approval. The approval in `resume[]` is the answer, as in agui's own approvals.
+            answered = {*answers.approvals, *answers.calls}
+            adapter = AGUIAdapter[D, object](agent=agent, run_input=_official(ctx, answered))
         token = PydanticCancellationToken()
         ctx.token.on_cancel(token.cancel)
         events = adapter.run_stream_native(
@@ -260,9 +266,21 @@ class _Run(Generic[D]):
         return None
 
 
-def _official(ctx: RunContext[JsonValue]) -> ag_ui.core.RunAgentInput:
-    """The run's input as the official SDK's model, which the adapter reads."""
+def _official(
+    ctx: RunContext[JsonValue], answered: set[str] | None = None
+) -> ag_ui.core.RunAgentInput:
+    """The run's input as the official SDK's model, which the adapter reads.
+
+    Without the tool messages for the calls in `answered`, whose answers are in `resume[]`.
+    """
     wire = ctx.input.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if answered:
+        messages = cast("list[dict[str, JsonValue]]", wire.get("messages", []))
+        wire["messages"] = [
+            message
+            for message in messages
+            if message.get("role") != "tool" or message.get("toolCallId") not in answered
+        ]
     return ag_ui.core.RunAgentInput.model_validate(wire)
 
 

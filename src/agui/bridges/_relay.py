@@ -15,6 +15,7 @@ not passed on but read.
 | anything after a terminal event | dropped, and logged |
 | no terminal event at all | `agui.errors.UpstreamTruncated` (`UPSTREAM_TRUNCATED`) |
 | `STATE_SNAPSHOT` / `STATE_DELTA` | set or applied to the run's state, then published |
+| a `STATE_DELTA` that does not apply | a `STATE_SNAPSHOT` of the state it implies, or fatal |
 | any other | `ctx.emit`, verified: a refusal is dropped and logged, or fatal (strict) |
 
 Publishing the state sends the smaller of snapshot or delta against what the client holds (the
@@ -28,6 +29,8 @@ only the calls this run started and did not answer. Every repair is logged (logg
 
 from __future__ import annotations
 
+import copy
+import itertools
 import logging
 from typing import TYPE_CHECKING, cast, get_args
 
@@ -151,9 +154,32 @@ class Relay:
             try:
                 ctx.state = apply(ctx.state, ops)
             except PatchError as error:
-                self.refuse(event.type, error.code, error)
+                self._resync(ops, error)
                 return
         ctx.publish_state()
+
+    def _resync(self, ops: list[dict[str, JsonValue]], error: PatchError) -> None:
+        """A foreign delta that does not apply: fatal (strict), or a snapshot in its place.
+
+        Dropping it would leave the client on a state the upstream no longer builds on, each
+        later delta drifting further, so the client gets a `STATE_SNAPSHOT` of the state the
+        delta implies where that is known (`_implied`), else of the state the run holds.
+        """
+        if self._strict:
+            raise error
+        ctx = self._ctx
+        implied = _implied(ctx.state, ops)
+        _log.warning(
+            "replaced a STATE_DELTA from the upstream of run %s that breaks rule %s (%s) with a "
+            "STATE_SNAPSHOT of %s",
+            ctx.run_id,
+            error.code,
+            error,
+            "the state it implies" if implied is not None else "the run's state",
+        )
+        if implied is not None:
+            ctx.state = implied
+        self.emit(StateSnapshotEvent(snapshot=ctx.state))
 
     def outcome(self) -> RunOutcome | None:
         """The run's outcome, from the upstream's terminal event.
@@ -201,3 +227,47 @@ class Relay:
                 )
                 return SuccessOutcome(pending_tool_call_ids=kept or None)
         return outcome
+
+
+def _implied(state: JsonValue, ops: list[dict[str, JsonValue]]) -> JsonValue | None:
+    """The state a delta that does not apply was meant to make, where that is plain; else `None`.
+
+    The deltas adapters get wrong are ones written against a state with more in it: a
+    `replace` of a member that is not there yet, an `add` below a member that is not there
+    (`/todos/-` before any todo). Each operation is applied in turn, and one that fails is
+    read the way it was meant: a `replace` or `add` adds its value, making the members on its
+    path (an array where the next token is `-` or an index), and a `remove` of what is absent
+    leaves it absent. What else fails (a `test`, a `move` from nowhere) says no more.
+    """
+    for op in ops:
+        try:
+            state = apply(state, [op])
+            continue
+        except PatchError:
+            pass
+        if op["op"] == "remove":
+            continue
+        if op["op"] not in ("add", "replace"):
+            return None
+        made = _with_path(state, cast("str", op["path"]))
+        try:
+            state = apply(made, [{"op": "add", "path": op["path"], "value": op["value"]}])
+        except PatchError:
+            return None  # a member on the path that is not a container
+    return state
+
+
+def _with_path(state: JsonValue, path: str) -> JsonValue:
+    """A copy of `state` with the objects and arrays on `path` up to its last token made."""
+    copied = copy.deepcopy(state)
+    tokens = [token.replace("~1", "/").replace("~0", "~") for token in path.split("/")[1:]]
+    node: JsonValue = copied
+    for token, after in itertools.pairwise(tokens):
+        if isinstance(node, dict):
+            empty: JsonValue = [] if after == "-" or after.isdigit() else {}
+            node = node.setdefault(token, empty)
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            break  # the add then fails, and says why
+    return copied

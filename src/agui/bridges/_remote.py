@@ -4,10 +4,13 @@ Each run POSTs its input to the far endpoint (the same thread and run ids, so it
 `RUN_STARTED` matches) and relays the answer with `from_events`' rules. `agui.client` reads the
 stream: it resumes a broken stream by `Last-Event-ID` where the far side numbers its frames (an
 agui server with durable runs does), and reports one that ends without a terminal event, which
-the bridge turns into `UPSTREAM_TRUNCATED`. The client's own verifier is off: the run's
-verifier checks every event, with the bridge's repair or strict mode. When the run is
-cancelled (our client left, the server shuts down), the response is closed, which the far
-side takes as its client leaving, and a durable far side is asked to cancel the run too.
+the bridge turns into `UPSTREAM_TRUNCATED`. It reads each frame with the bridge's reader
+(`ForeignReader.decode`), so a far side on an older protocol is read as `from_events` reads an
+adapter: its retired `THINKING_*` events arrive as `REASONING_*` ones. The client's own
+verifier is off: the run's verifier checks every event, with the bridge's repair or strict
+mode. When the run is cancelled (our client left, the server shuts down), the response is
+closed, which the far side takes as its client leaving, and a durable far side is asked to
+cancel the run too.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, cast
 from urllib.parse import quote
 
@@ -64,9 +67,9 @@ class RemoteAgent:
     async def run(self, ctx: RunContext[JsonValue]) -> RunOutcome | None:
         """Relay one run to the far endpoint and its answer back through `ctx`."""
         reader = ForeignReader(ctx.run_id, keep_raw=self.raw == "keep")
-        events = _upstream(self.client.stream(ctx.input))
+        events = _upstream(self.client.stream(ctx.input, decode=reader.decode))
         try:
-            return await relay(ctx, events, _tidy(reader), strict=self.mode == "strict")
+            return await relay(ctx, events, _decoded, strict=self.mode == "strict")
         except (asyncio.CancelledError, Cancelled):
             await self._cancel(ctx.run_id)
             raise
@@ -120,8 +123,6 @@ async def _upstream(stream: AsyncGenerator[Event, None]) -> AsyncIterator[Event]
             raise UpstreamTruncated(str(violation)) from violation
 
 
-def _tidy(reader: ForeignReader) -> Callable[[object], Event | None]:
-    def tidy(item: object) -> Event | None:
-        return reader.tidy(cast("Event", item))
-
-    return tidy
+def _decoded(item: object) -> Event | None:
+    """An event the client read with the run's `ForeignReader.decode`: read already."""
+    return cast("Event", item)

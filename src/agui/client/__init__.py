@@ -68,7 +68,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
@@ -84,6 +84,7 @@ from agui.fold import FoldedRun, fold
 from agui.runner import PROTOCOL_VERSION
 from agui.sse import SSE_MEDIA_TYPE
 from agui.types import RunAgentInput
+from agui.wire import parse_event
 
 if TYPE_CHECKING:
     import httpx
@@ -176,11 +177,20 @@ class AGUIClient:
         if owned is not None:
             await owned.aclose()
 
-    async def stream(self, input: RunAgentInput) -> AsyncGenerator[Event, None]:  # noqa: A002
+    async def stream(
+        self,
+        input: RunAgentInput,  # noqa: A002
+        *,
+        decode: Callable[[str], Event | None] = parse_event,
+    ) -> AsyncGenerator[Event, None]:
         """POST `input` and yield each event of the answer as it arrives.
 
         An input without `protocol_version` goes out declaring "1.0", the protocol this client
         reads, so that a server which downgrades for older clients sends it the 1.0 stream.
+
+        `decode` reads each frame's data as an event (`None`: drop the frame); its errors are
+        the frame's, as `agui.parse_event`'s are. A reader of older protocols passes its own:
+        `agui.bridges.remote` reads the retired `THINKING_*` events as `REASONING_*` ones.
 
         Stop early with `aclose()` on the iterator (or `contextlib.aclosing`); that closes the
         connection, which an agui server takes as a disconnect.
@@ -200,11 +210,11 @@ class AGUIClient:
         """
         shared = self._given if self._given is not None else self._owned
         if shared is not None:
-            async for event in self._stream(shared, input):
+            async for event in self._stream(shared, input, decode):
                 yield event
             return
         async with self._new_http_client() as http:
-            async for event in self._stream(http, input):
+            async for event in self._stream(http, input, decode):
                 yield event
 
     async def run(self, input: RunAgentInput) -> list[Event]:  # noqa: A002
@@ -229,10 +239,13 @@ class AGUIClient:
         self,
         http: httpx.AsyncClient,
         input: RunAgentInput,  # noqa: A002
+        decode: Callable[[str], Event | None],
     ) -> AsyncIterator[Event]:
         request, headers = self._post(http, input)
         limit = self.max_frame_bytes
-        reader = StreamReader(self.url, input, max_frame_bytes=limit, verify=self.verify)
+        reader = StreamReader(
+            self.url, input, max_frame_bytes=limit, verify=self.verify, decode=decode
+        )
         events_url = _events_url(self.url, input.run_id)
         response: httpx.Response | None = await self._open(http, request)
         failure: Exception | None = None  # why the last response ended early, or never came

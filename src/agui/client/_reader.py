@@ -8,6 +8,7 @@ one is fatal, a stream must end after a terminal event) is one method that names
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agui.client._parser import SSEParser
@@ -43,8 +44,10 @@ class StreamReader:
         *,
         max_frame_bytes: int,
         verify: bool,
+        decode: Callable[[str], Event | None] = parse_event,
     ) -> None:
         self._url = url
+        self._read = decode
         self._limit = max_frame_bytes
         self._parser = SSEParser(max_frame_bytes=max_frame_bytes)
         known = {
@@ -121,7 +124,7 @@ class StreamReader:
 
     def _decode(self, data: str, index: int) -> Event | None:
         try:
-            return parse_event(data)
+            return self._read(data)
         except UnknownEventType as error:
             message = f"Dropped frame {index} from {self._url}: {error}"
             warnings.warn(UnknownMemberWarning(message), stacklevel=2)
