@@ -74,10 +74,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
+from weakref import proxy
 
 from agui._protocol.rules import Rule
 from agui.errors import ProtocolViolation
 from agui.verify._blocks import OpenBlock, open_blocks
+from agui.verify._checks import Runs, tables
 from agui.verify._chunks import Chunks
 from agui.verify._kinds import KINDS, SPAN, TEXT, THOUGHT, TOOL
 from agui.verify._ledger import Ledger
@@ -89,7 +91,6 @@ from agui.verify._lifecycle import (
     check_new_run,
     check_pending,
     check_thread,
-    dispatch,
     refusal,
 )
 from agui.verify._scopes import Scopes
@@ -134,10 +135,10 @@ class Verifier:
         self._run_id: str | None = None
         self._run_ids: set[str] = set()  # every run the stream has started
         self._ledger = ledger = Ledger(known_tool_call_ids)
-        self._chunks = Chunks(ledger)
-        self._scopes = Scopes(ledger)
-        self._checks = self._dispatch_table()  # each event type's checks, whatever the phase
-        self._tables: dict[Phase, dict[str, Callable[[Any], None]]] = {}
+        self._scopes = scopes = Scopes(ledger)
+        # The parts each event type is checked on (`_checks.check_of`); the verifier's own is a
+        # proxy, so it holds no cycle and a run's verifier goes as soon as its run does.
+        self._parts = (ledger, Chunks(ledger), scopes, proxy(self))
         if started is not None:
             self._begin(*started)
         self._enter(_IDLE if started is None else _RUNNING)
@@ -161,8 +162,9 @@ class Verifier:
             >>> verifier.running
             False
         """
+        part, check = self._handlers[event.type]
         try:
-            self._handlers[event.type](event)
+            check(self._parts[part], event)
         except ProtocolViolation as violation:
             violation.event = event
             raise
@@ -323,30 +325,17 @@ class Verifier:
             self._scopes.snapshot(), self._ledger.snapshot(),
         )  # fmt: skip
 
-    def _dispatch_table(self) -> dict[str, Callable[[Any], None]]:
-        return {
-            **self._ledger.handlers(),
-            **self._chunks.handlers(),
-            **self._scopes.handlers(),
-            "RUN_STARTED": self._run_started,
-            "RUN_FINISHED": self._run_finished,
-            "RUN_ERROR": self._run_error,
-            "RAW": _stand_aside,
-        }
-
-    # The lifecycle table, compiled: each phase's row becomes the dispatch table `observe` uses
-    # in that phase (built when the phase is first entered), so an event costs one lookup.
+    # The lifecycle table, compiled: each phase's row is a dispatch table built once per process
+    # (`_TABLES`, at the end of the class), shared by every verifier.
 
     def _enter(self, phase: Phase) -> None:
-        if (table := self._tables.get(phase)) is None:
-            table = self._tables[phase] = dispatch(phase, self._checks, self._refuse, self._move)
-        self._phase, self._handlers = phase, table
+        self._phase, self._handlers = phase, self._TABLES[phase]
 
     def _refuse(self, event: ev.Event) -> None:
         raise refusal(self._phase, event.type, self._run_id)
 
-    def _move(self, check: Callable[[Any], None], after: Phase, event: ev.Event) -> None:
-        check(event)
+    def _move(self, event: ev.Event, *, check: Callable[[Any, Any], None], after: Phase) -> None:
+        check(self, event)
         self._enter(after)
 
     # The run boundaries: each checks everything first and changes state only at its end.
@@ -381,6 +370,4 @@ class Verifier:
         # resort, so the chunk streams it closes are not checked and it is never refused.
         self._ledger.drop_lanes()
 
-
-def _stand_aside(_event: ev.RawEvent) -> None:
-    """RAW takes part in nothing but the run's lifecycle, which `observe` checks."""
+    _TABLES = tables(Runs(_run_started, _run_finished, _run_error, _refuse, _move))

@@ -18,10 +18,12 @@ module only decides what a chunk does to them, and like the ledger checks everyt
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from typing_extensions import assert_never
 
 from agui._protocol.rules import Rule
+from agui.events import ReasoningMessageChunkEvent, TextMessageChunkEvent, ToolCallChunkEvent
 from agui.verify._kinds import KINDS, TEXT, THOUGHT, TOOL, Stream, fail, who
 
 if TYPE_CHECKING:
@@ -39,13 +41,19 @@ class Chunks:
     def __init__(self, ledger: Ledger) -> None:
         self._ledger = ledger
 
-    def handlers(self) -> dict[str, Callable[[Any], None]]:
-        """The chunk event types, each with its expansion."""
-        return {
-            "TEXT_MESSAGE_CHUNK": self.text_chunk,
-            "TOOL_CALL_CHUNK": self.tool_chunk,
-            "REASONING_MESSAGE_CHUNK": self.thought_chunk,
-        }
+    def chunk(
+        self, e: ev.TextMessageChunkEvent | ev.ToolCallChunkEvent | ev.ReasoningMessageChunkEvent
+    ) -> None:
+        """Expand a chunk of any kind."""
+        match e:
+            case TextMessageChunkEvent():
+                self.text_chunk(e)
+            case ToolCallChunkEvent():
+                self.tool_chunk(e)
+            case ReasoningMessageChunkEvent():
+                self.thought_chunk(e)
+            case _:
+                assert_never(e)
 
     def text_chunk(self, e: ev.TextMessageChunkEvent) -> None:
         """Expand a text chunk."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from itertools import count
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agui._protocol.rules import Rule
 from agui.messages import AssistantMessage, Message
@@ -114,34 +114,6 @@ class Ledger:
                     Rule.OPEN_BLOCKS_AT_RUN_FINISHED,
                     f"Cannot send 'RUN_FINISHED' while {what} are still active: {', '.join(left)}",
                 )
-
-    def handlers(self) -> dict[str, Callable[[Any], None]]:
-        """The event types the ledger checks, each with its handler.
-
-        Each is a bound method, not a `partial` over a kind: a verifier builds these for every
-        run, and a bound method costs a fifth of a `partial` to make.
-        """
-        return {
-            "TEXT_MESSAGE_START": self.text_start,
-            "TEXT_MESSAGE_CONTENT": self.text_content,
-            "TEXT_MESSAGE_END": self.text_end,
-            "TOOL_CALL_START": self.tool_start,
-            "TOOL_CALL_ARGS": self.tool_args,
-            "TOOL_CALL_END": self.tool_end,
-            "TOOL_CALL_RESULT": self.tool_result,
-            "REASONING_START": self.span_start,
-            "REASONING_MESSAGE_START": self.thought_start,
-            "REASONING_MESSAGE_CONTENT": self.thought_content,
-            "REASONING_MESSAGE_END": self.thought_end,
-            "REASONING_END": self.span_end,
-            "REASONING_ENCRYPTED_VALUE": self.encrypted_value,
-            "STATE_SNAPSHOT": self.lane_event,
-            "STATE_DELTA": self.lane_event,
-            "CUSTOM": self.lane_event,
-            "MESSAGES_SNAPSHOT": self.messages_snapshot,
-            "ACTIVITY_SNAPSHOT": self.activity_snapshot,
-            "ACTIVITY_DELTA": self.activity_delta,
-        }
 
     # Explicit events.
 
