@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from itertools import count
 from typing import TYPE_CHECKING
 
+from agui._protocol.chunk_lanes import Stream
 from agui._protocol.rules import Rule
 from agui.messages import AssistantMessage, Message
 from agui.verify._kinds import (
@@ -29,7 +30,6 @@ from agui.verify._kinds import (
     TEXT,
     THOUGHT,
     TOOL,
-    Stream,
     fail,
     holds,
     mismatch,
