@@ -10,7 +10,8 @@ It is a pure function of its input: no I/O, no verifier (a stream the verifier r
 folds the way the client would fold it). It works on the wire form of each event (camelCase
 JSON), because that is what the client reduces; the result is validated back into `Message`
 models once, at the end. Where the client tolerates a bad event (a JSON Patch that does not
-apply, a text event aimed at an activity message), so does the fold.
+apply, a text event aimed at an activity message), so does the fold. The reducer that applies
+each event type, and how, is beside it (`agui.fold._reducer`).
 """
 
 from __future__ import annotations

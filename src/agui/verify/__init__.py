@@ -8,7 +8,7 @@ it is emitted, so a broken rule is named where it was broken, in the call that b
 `agui.errors.ProtocolViolation` naming one `Rule` and leaves its state exactly as it was (every
 check runs before anything changes), so the run driver can still end the run with `RUN_ERROR`.
 `finish()` checks the end of the stream. The rules mirror the official 1.0 TypeScript client
-(`verifyEvents` after its chunk expansion, which `agui.verify._chunks` models), and where that
+(`verifyEvents` after its chunk expansion, `agui._protocol.chunk_lanes`), and where that
 client has an error text, our message contains it verbatim. We are stricter on purpose in six
 places: a stream must end with a terminal event; a `RUN_FINISHED` must name the run and thread of
 its `RUN_STARTED` (and all runs of a stream one thread); a `RUN_STARTED` may not name a run the
@@ -22,7 +22,9 @@ calls this run started and did not answer: the client takes a non-empty list on 
 
 Each concern has its module: the run lifecycle is a transition table in the h11 style, consulted
 first for every event (`_lifecycle`); messages, tool calls and reasoning are kept in a ledger
-(`_ledger`, with `_kinds` and the chunk expansion `_chunks`); steps and subagents are `_scopes`.
+(`_ledger`, with `_kinds` and the chunk expansion checked, `_chunks`); steps and subagents are
+`_scopes`. Which of them checks each event type is one exhaustive `match` (`_checks`), compiled
+with the lifecycle table into dispatch tables once per process, so a verifier builds none.
 `Rule` sits below `agui.errors` (`agui._protocol.rules`, so `ProtocolViolation.rule` is a `Rule`
 with no import cycle); this module is its public home.
 

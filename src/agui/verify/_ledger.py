@@ -8,9 +8,10 @@ chunks that omit the id, closed by a chunk with another id, by an explicit event
 by the subagent's terminal event, by `MESSAGES_SNAPSHOT` and by the run's boundaries. The START,
 CONTENT and END a client would synthesize are checked like explicit ones, in the same order.
 
-What tells the four kinds apart is data (`agui.verify._kinds`), and what a chunk does to its
-lane is decided in `agui.verify._chunks`; this module keeps the books both work on, and closes
-a lane's stream when an explicit event of the lane arrives. The verifier's fast paths for the
+What tells the four kinds apart is data (`agui.verify._kinds`), and where a chunk lands is
+decided by the protocol's chunk expansion (`agui._protocol.chunk_lanes`) and checked in
+`agui.verify._chunks`; this module keeps the books both work on, and closes a lane's stream
+when an explicit event of the lane arrives. The verifier's fast paths for the
 run context read `open` (the open ids of each kind, in opening order) and `lanes` (empty unless
 a chunk stream is open; while one is, only the full check may decide).
 """
