@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 import importlib
 import inspect
 import re
@@ -1302,6 +1303,23 @@ def test_the_module_docstring_table_lists_every_rule_with_its_description() -> N
 
 def test_every_event_type_has_a_handler() -> None:
     assert set(Verifier()._handlers) == {member.value for member in EventType}
+
+
+def test_every_verifier_shares_its_phases_dispatch_tables() -> None:
+    first, second = Verifier(), Verifier(started=("t", "r"))
+    second.observe(RunFinishedEvent(thread_id="t", run_id="r"))
+    first.observe(RunStartedEvent(thread_id="t", run_id="r"))
+    first.observe(RunFinishedEvent(thread_id="t", run_id="r"))
+
+    assert first._handlers is second._handlers
+
+
+def test_a_copied_verifier_checks_its_own_run_and_leaves_the_original_as_it_was() -> None:
+    original = Verifier(started=("t", "r"))
+    copied = copy.deepcopy(original)
+    copied.observe(RunFinishedEvent(thread_id="t", run_id="r"))
+
+    assert (copied.running, original.running) == (False, True)
 
 
 # The run lifecycle, in the test's own words: each phase, each run boundary and an ordinary

@@ -76,7 +76,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
-from weakref import proxy
 
 from agui._protocol.rules import Rule
 from agui.errors import ProtocolViolation
@@ -138,9 +137,9 @@ class Verifier:
         self._run_ids: set[str] = set()  # every run the stream has started
         self._ledger = ledger = Ledger(known_tool_call_ids)
         self._scopes = scopes = Scopes(ledger)
-        # The parts each event type is checked on (`_checks.check_of`); the verifier's own is a
-        # proxy, so it holds no cycle and a run's verifier goes as soon as its run does.
-        self._parts = (ledger, Chunks(ledger), scopes, proxy(self))
+        # The parts each event type is checked on (`_checks.check_of`), by index; the verifier
+        # itself is part 0 (`RUNS`).
+        self._parts = (self, ledger, Chunks(ledger), scopes)
         if started is not None:
             self._begin(*started)
         self._enter(_IDLE if started is None else _RUNNING)

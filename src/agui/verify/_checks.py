@@ -25,8 +25,8 @@ from agui.verify._scopes import Scopes
 
 __all__ = ["CHUNKS", "LEDGER", "RUNS", "SCOPES", "Check", "Runs", "check_of", "tables"]
 
-LEDGER, CHUNKS, SCOPES, RUNS = range(4)
-"""The index of each part in a verifier's parts; `RUNS` is the verifier itself."""
+RUNS, LEDGER, CHUNKS, SCOPES = range(4)
+"""The index of each part in a verifier's parts; `RUNS`, 0, is the verifier itself."""
 
 Check = tuple[int, Callable[[Any, Any], None]]
 """A part's index and the function that checks an event on that part."""
