@@ -81,7 +81,6 @@ from agui._protocol.rules import Rule
 from agui.errors import ProtocolViolation
 from agui.verify._blocks import OpenBlock, open_blocks
 from agui.verify._checks import Runs, tables
-from agui.verify._chunks import Chunks
 from agui.verify._kinds import KINDS, SPAN, TEXT, THOUGHT, TOOL
 from agui.verify._ledger import Ledger
 from agui.verify._lifecycle import (
@@ -139,7 +138,7 @@ class Verifier:
         self._scopes = scopes = Scopes(ledger)
         # The parts each event type is checked on (`_checks.check_of`), by index; the verifier
         # itself is part 0 (`RUNS`).
-        self._parts = (self, ledger, Chunks(ledger), scopes)
+        self._parts = (self, ledger, scopes)
         if started is not None:
             self._begin(*started)
         self._enter(_IDLE if started is None else _RUNNING)

@@ -1,12 +1,13 @@
 """Which part of the verifier checks each event type: one exhaustive `match` over `EventType`.
 
-The verifier keeps its books in parts (the ledger of messages, calls and reasoning; the chunk
-expansion; the scopes of steps and subagents; the run boundaries it keeps itself), and every
-event type is checked by one function of one part. `check_of` says which, as a `match` that ends
-in `assert_never`, so a new event type is a type error here until it is given its checks. The
-verifier compiles these pairs with the lifecycle table into four dispatch tables, once per
-process (`tables`): a table entry is a part's index and a plain function of that part and the
-event, so no verifier builds a table or a bound method of its own, and an event costs one lookup.
+The verifier keeps its books in parts (the ledger of messages, calls and reasoning, which the
+chunk expansion is checked on too; the scopes of steps and subagents; the run boundaries it
+keeps itself), and every event type is checked by one function of one part. `check_of` says
+which, as a `match` that ends in `assert_never`, so a new event type is a type error here until
+it is given its checks. The verifier compiles these pairs with the lifecycle table into four
+dispatch tables, once per process (`tables`): a table entry is a part's index and a plain
+function of that part and the event, so no verifier builds a table or a bound method of its own,
+and an event costs one lookup.
 """
 
 from __future__ import annotations
@@ -18,14 +19,14 @@ from typing import Any, NamedTuple
 from typing_extensions import assert_never
 
 from agui.events import EventType
-from agui.verify._chunks import Chunks
+from agui.verify._chunks import check_chunk
 from agui.verify._ledger import Ledger
 from agui.verify._lifecycle import Phase, dispatch
 from agui.verify._scopes import Scopes
 
-__all__ = ["CHUNKS", "LEDGER", "RUNS", "SCOPES", "Check", "Runs", "check_of", "tables"]
+__all__ = ["LEDGER", "RUNS", "SCOPES", "Check", "Runs", "check_of", "tables"]
 
-RUNS, LEDGER, CHUNKS, SCOPES = range(4)
+RUNS, LEDGER, SCOPES = range(3)
 """The index of each part in a verifier's parts; `RUNS`, 0, is the verifier itself."""
 
 Check = tuple[int, Callable[[Any, Any], None]]
@@ -89,7 +90,7 @@ def check_of(kind: EventType, runs: Runs) -> Check:  # noqa: C901, PLR0911, PLR0
             | EventType.TOOL_CALL_CHUNK
             | EventType.REASONING_MESSAGE_CHUNK
         ):
-            return CHUNKS, Chunks.chunk
+            return LEDGER, check_chunk
         case EventType.STEP_STARTED:
             return SCOPES, Scopes.step_started
         case EventType.STEP_FINISHED:

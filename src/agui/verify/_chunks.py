@@ -33,36 +33,29 @@ if TYPE_CHECKING:
     from agui.errors import ProtocolViolation
     from agui.verify._ledger import Ledger
 
-__all__ = ["Chunks"]
+__all__ = ["check_chunk"]
 
 
-class Chunks:
-    """Expands the chunk events of a stream into checks and changes on its ledger."""
-
-    def __init__(self, ledger: Ledger) -> None:
-        self._ledger = ledger
-
-    def chunk(self, e: Chunk) -> None:
-        """Check a chunk's expansion on the ledger, then take it."""
-        ledger = self._ledger
-        placed = place(ledger.lanes, e)
-        if not isinstance(placed, Placement):
-            raise _refusal(placed)
-        lane, stream = placed.lane, placed.stream
-        k = stream.kind
-        if not placed.opens:
-            if placed.content:
-                ledger.check_alive(lane, stream, KINDS[k].content)
-            return
-        closing = placed.closing
-        if closing is not None:
-            ledger.check_alive(lane, closing, KINDS[closing.kind].end)
-        parent = stream.established[1] if k == TOOL else None
-        ledger.check_start(k, stream.entity_id, lane, closing, parent)
-        if closing is not None:
-            ledger.close(lane)
-        ledger.do_start(k, stream.entity_id, lane, parent)
-        ledger.lanes[lane] = stream
+def check_chunk(ledger: Ledger, e: Chunk) -> None:
+    """Check a chunk's expansion on the ledger, then take it."""
+    placed = place(ledger.lanes, e)
+    if not isinstance(placed, Placement):
+        raise _refusal(placed)
+    lane, stream = placed.lane, placed.stream
+    k = stream.kind
+    if not placed.opens:
+        if placed.content:
+            ledger.check_alive(lane, stream, KINDS[k].content)
+        return
+    closing = placed.closing
+    if closing is not None:
+        ledger.check_alive(lane, closing, KINDS[closing.kind].end)
+    parent = stream.established[1] if k == TOOL else None
+    ledger.check_start(k, stream.entity_id, lane, closing, parent)
+    if closing is not None:
+        ledger.close(lane)
+    ledger.do_start(k, stream.entity_id, lane, parent)
+    ledger.lanes[lane] = stream
 
 
 def _refusal(refusal: Refusal) -> ProtocolViolation:
