@@ -84,6 +84,7 @@ __all__ = [
     "Refusal",
     "Stream",
     "closed_lanes",
+    "end_of",
     "place",
 ]
 
@@ -402,9 +403,19 @@ def _content(chunk: Chunk, entity_id: str, lane: str | None) -> Event:
             assert_never(chunk)
 
 
+def end_of(kind: int, entity_id: str, lane: str | None) -> Event:
+    """The END that closes the item `entity_id` of a chunk stream's `kind`, in `lane`.
+
+    Examples:
+        >>> end_of(TOOL, "c1", "s1").model_dump_json()
+        '{"type":"TOOL_CALL_END","subagentRunId":"s1","toolCallId":"c1"}'
+    """
+    if kind == TEXT:
+        return TextMessageEndEvent(message_id=entity_id, subagent_run_id=lane)
+    if kind == TOOL:
+        return ToolCallEndEvent(tool_call_id=entity_id, subagent_run_id=lane)
+    return ReasoningMessageEndEvent(message_id=entity_id, subagent_run_id=lane)
+
+
 def _end(stream: Stream, lane: str | None) -> Event:
-    if stream.kind == TEXT:
-        return TextMessageEndEvent(message_id=stream.entity_id, subagent_run_id=lane)
-    if stream.kind == TOOL:
-        return ToolCallEndEvent(tool_call_id=stream.entity_id, subagent_run_id=lane)
-    return ReasoningMessageEndEvent(message_id=stream.entity_id, subagent_run_id=lane)
+    return end_of(stream.kind, stream.entity_id, lane)
