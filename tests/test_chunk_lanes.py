@@ -245,6 +245,15 @@ _chunks = st.one_of(
     ),
     st.builds(CustomEvent, name=st.just("c"), value=st.none(), subagent_run_id=_TAGS),
     st.builds(RawEvent, event=st.just({})),
+    st.builds(StateSnapshotEvent, snapshot=st.just({}), subagent_run_id=_TAGS),
+    _TAGS.map(
+        lambda tag: ActivitySnapshotEvent(
+            message_id="a1", activity_type="progress", content={}, subagent_run_id=tag
+        )
+    ),
+    st.just(SubagentStartedEvent(subagent_run_id="s1", name="helper")),
+    st.just(SubagentErrorEvent(subagent_run_id="s1", message="x")),
+    st.just(MessagesSnapshotEvent(messages=[])),
 )
 _PLACEMENT_RULES = {
     Rule.CHUNK_MISSING_ID,
@@ -269,7 +278,7 @@ def open_lanes(lanes: ChunkLanes) -> tuple[tuple[str | None, str, str], ...]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(events=st.lists(_chunks, max_size=14))
+@given(events=st.lists(_chunks, max_size=16))
 def test_the_verifier_and_the_fold_expand_any_chunk_stream_alike(events: list[Event]) -> None:
     """Accepted chunks expand to explicit events the verifier accepts; refused ones are dropped."""
     chunked, explicit, lanes = Verifier(), Verifier(), ChunkLanes()
