@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from agui._protocol.chunk_lanes import ChunkLanes
+from agui._protocol.chunk_lanes import ChunkLanes, Stream, closed_lanes
+from agui.errors import ProtocolViolation
 from agui.events import (
     ActivitySnapshotEvent,
     CustomEvent,
@@ -16,6 +19,7 @@ from agui.events import (
     ReasoningMessageEndEvent,
     ReasoningMessageStartEvent,
     RunFinishedEvent,
+    RunStartedEvent,
     StateSnapshotEvent,
     SubagentErrorEvent,
     SubagentStartedEvent,
@@ -28,6 +32,7 @@ from agui.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
+from agui.verify import Rule, Verifier
 
 
 def expand_all(*events: Event) -> list[Event]:
@@ -163,7 +168,7 @@ def test_a_chunk_that_cannot_be_placed_expands_to_nothing_and_says_why() -> None
         (
             TextMessageChunkEvent(message_id="m1", delta="Hi"),
             TextMessageChunkEvent(message_id="m1", role="user", delta=" x"),
-            "this TEXT_MESSAGE_CHUNK sets role 'user', but its stream 'm1' opened with (absent)",
+            "this TEXT_MESSAGE_CHUNK sets role 'user', but its stream 'm1' opened with 'assistant'",
         ),
         (
             TextMessageChunkEvent(message_id="m1", name="a", delta="Hi"),
@@ -193,3 +198,101 @@ def test_a_continuation_the_client_refuses_expands_to_nothing_and_says_why(
     # The stream stays open as it was: the run's end still closes it.
     ends, _ = lanes.expand(RunFinishedEvent(thread_id="t", run_id="r"))
     assert ends[0].type.endswith("_END")
+
+
+def test_a_continuation_may_repeat_the_role_its_opener_took_by_default() -> None:
+    assert expand_all(
+        TextMessageChunkEvent(message_id="m1", delta="Hi"),
+        TextMessageChunkEvent(role="assistant", delta="!"),
+    ) == [
+        TextMessageStartEvent(message_id="m1", role="assistant"),
+        TextMessageContentEvent(message_id="m1", delta="Hi"),
+        TextMessageContentEvent(message_id="m1", delta="!"),
+    ]
+
+
+def test_every_event_type_outside_a_chunk_stream_says_which_lanes_it_closes() -> None:
+    lanes: dict[str | None, Stream] = {None: Stream(0, "m1", ("assistant", None))}
+
+    assert closed_lanes(SubagentErrorEvent(subagent_run_id="s1", message="x"), lanes) == []
+    assert closed_lanes(ReasoningMessageChunkEvent(message_id="r1"), lanes) == []
+    assert closed_lanes(MessagesSnapshotEvent(messages=[]), lanes) == [None]
+
+
+_TAGS = st.sampled_from([None, None, "s1"])
+_DELTAS = st.sampled_from([None, "x"])
+_chunks = st.one_of(
+    st.builds(
+        TextMessageChunkEvent,
+        message_id=st.sampled_from([None, None, "m1", "m2"]),
+        role=st.sampled_from([None, None, "assistant", "user"]),
+        name=st.sampled_from([None, None, "a"]),
+        delta=_DELTAS,
+        subagent_run_id=_TAGS,
+    ),
+    st.builds(
+        ToolCallChunkEvent,
+        tool_call_id=st.sampled_from([None, None, "c1", "c2"]),
+        tool_call_name=st.sampled_from([None, "f", "g"]),
+        delta=_DELTAS,
+        subagent_run_id=_TAGS,
+    ),
+    st.builds(
+        ReasoningMessageChunkEvent,
+        message_id=st.sampled_from([None, None, "r1"]),
+        delta=_DELTAS,
+        subagent_run_id=_TAGS,
+    ),
+    st.builds(CustomEvent, name=st.just("c"), value=st.none(), subagent_run_id=_TAGS),
+    st.builds(RawEvent, event=st.just({})),
+    st.builds(StateSnapshotEvent, snapshot=st.just({}), subagent_run_id=_TAGS),
+    _TAGS.map(
+        lambda tag: ActivitySnapshotEvent(
+            message_id="a1", activity_type="progress", content={}, subagent_run_id=tag
+        )
+    ),
+    st.just(SubagentStartedEvent(subagent_run_id="s1", name="helper")),
+    st.just(SubagentErrorEvent(subagent_run_id="s1", message="x")),
+    st.just(MessagesSnapshotEvent(messages=[])),
+)
+_PLACEMENT_RULES = {
+    Rule.CHUNK_MISSING_ID,
+    Rule.CHUNK_MISSING_NAME,
+    Rule.CHUNK_CONFLICT,
+    Rule.CHUNK_AMBIGUOUS,
+}
+
+
+def unplaceable(violation: ProtocolViolation) -> bool:
+    """Whether the verifier refused a chunk for where it lands, not for the ledger's books."""
+    misplaced = violation.rule is Rule.SUBAGENT_ATTRIBUTION_MISMATCH and str(violation).startswith(
+        "Cannot continue"
+    )
+    return violation.rule in _PLACEMENT_RULES or misplaced
+
+
+def open_lanes(lanes: ChunkLanes) -> tuple[tuple[str | None, str, str], ...]:
+    kinds = ("TEXT_MESSAGE_CHUNK", "TOOL_CALL_CHUNK", "REASONING_MESSAGE_CHUNK")
+    held = lanes._lanes.items()  # pyright: ignore[reportPrivateUsage]
+    return tuple((lane, kinds[stream.kind], stream.entity_id) for lane, stream in held)
+
+
+@settings(max_examples=300, deadline=None)
+@given(events=st.lists(_chunks, max_size=16))
+def test_the_verifier_and_the_fold_expand_any_chunk_stream_alike(events: list[Event]) -> None:
+    """Accepted chunks expand to explicit events the verifier accepts; refused ones are dropped."""
+    chunked, explicit, lanes = Verifier(), Verifier(), ChunkLanes()
+    for event in [RunStartedEvent(thread_id="t", run_id="r"), *events]:
+        try:
+            chunked.observe(event)
+        except ProtocolViolation as violation:
+            if unplaceable(violation):
+                before = open_lanes(lanes)
+                assert lanes.expand(event)[0] == []
+                assert open_lanes(lanes) == before
+            continue
+        expanded, dropped = lanes.expand(event)
+        assert dropped is None
+        for each in expanded:
+            explicit.observe(each)
+        assert open_lanes(lanes) == chunked.open_chunks

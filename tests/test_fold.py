@@ -18,6 +18,7 @@ from agui.events import (
     ActivitySnapshotEvent,
     CustomEvent,
     Event,
+    EventType,
     MessagesSnapshotEvent,
     RawEvent,
     ReasoningEncryptedValueEvent,
@@ -45,6 +46,7 @@ from agui.events import (
     ToolCallStartEvent,
 )
 from agui.fold import FoldedRun, FoldedSubagent, fold
+from agui.fold._reducer import _STEPS  # pyright: ignore[reportPrivateUsage]
 from agui.messages import (
     ActivityMessage,
     AssistantMessage,
@@ -1013,3 +1015,20 @@ def test_a_thread_puts_each_result_after_its_message_and_the_results_already_the
     assert [record["id"] for record in thread.records()] == [
         "a1", "t1", "t3", "t5", "a2", "t2", "t4", "u1",
     ]  # fmt: skip
+
+
+def test_every_event_type_has_a_step_in_the_fold_or_is_one_a_client_holds_nothing_of() -> None:
+    ignored = {kind for kind, step in _STEPS.items() if step is None}
+
+    assert set(_STEPS) == {member.value for member in EventType}
+    assert ignored == {
+        "RAW",
+        "CUSTOM",
+        "STEP_STARTED",
+        "STEP_FINISHED",
+        "REASONING_START",
+        "REASONING_END",
+        "TEXT_MESSAGE_CHUNK",
+        "TOOL_CALL_CHUNK",
+        "REASONING_MESSAGE_CHUNK",
+    }

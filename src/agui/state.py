@@ -233,16 +233,17 @@ class StateManager(Generic[S]):
 
     def observe(self, event: StateSnapshotEvent | StateDeltaEvent) -> None:
         """Move the baseline with a `STATE_*` event that went out some other way."""
-        if isinstance(event, StateSnapshotEvent):
-            self._rebase(event.snapshot)
-            return
-        if self._published_bytes is None:
-            return
-        ops = [op.model_dump(mode="json") for op in event.delta]
-        try:
-            self._rebase(patch.apply(self._published, ops))
-        except PatchError:
-            self.reset()
+        match event:
+            case StateSnapshotEvent():
+                self._rebase(event.snapshot)
+            case StateDeltaEvent() if self._published_bytes is not None:
+                ops = [op.model_dump(mode="json") for op in event.delta]
+                try:
+                    self._rebase(patch.apply(self._published, ops))
+                except PatchError:
+                    self.reset()
+            case _:
+                pass  # a delta over no published baseline moves nothing
 
     def _rebase(self, value: JsonValue) -> None:
         self._published = value
@@ -382,11 +383,13 @@ def carries_state(event: Event, published: Event) -> bool:
         >>> carries_state(StateSnapshotEvent(snapshot={"n": 1}), published)
         False
     """
-    if isinstance(event, StateSnapshotEvent):
-        return isinstance(published, StateSnapshotEvent) and event.snapshot is published.snapshot
-    if isinstance(event, StateDeltaEvent):
-        return isinstance(published, StateDeltaEvent) and event.delta is published.delta
-    return False
+    match event, published:
+        case StateSnapshotEvent(), StateSnapshotEvent():
+            return event.snapshot is published.snapshot
+        case StateDeltaEvent(), StateDeltaEvent():
+            return event.delta is published.delta
+        case _:
+            return False  # only a state event of the same kind carries its state
 
 
 def _snapshot(value: JsonValue) -> StateSnapshotEvent:

@@ -30,6 +30,8 @@ from agui.errors import InvalidArguments, ProtocolViolation, UsageError
 from agui.events import (
     Event,
     ReasoningEncryptedValueEvent,
+    RunErrorEvent,
+    RunFinishedEvent,
     StateDeltaEvent,
     StateSnapshotEvent,
     ToolCallArgsEvent,
@@ -124,9 +126,13 @@ def apply_transformers(transformers: Iterable[Transformer], event: Event) -> lis
         >>> len(apply_transformers([Double(), Double()], CustomEvent(name="x", value=1)))
         4
     """
-    if event.type == "RUN_ERROR":
-        return _run_error(transformers, event)
-    finishing = event.type == "RUN_FINISHED"
+    match event:
+        case RunErrorEvent():
+            return _run_error(transformers, event)
+        case RunFinishedEvent():
+            finishing = True
+        case _:
+            finishing = False  # only the run's end is held to a rule here
     events: Sequence[Event] = (event,)
     for transformer in transformers:
         events = _step(transformer, events)
@@ -180,7 +186,7 @@ def chain_refusal(
     return UsageError(message)
 
 
-def _run_error(transformers: Iterable[Transformer], event: Event) -> list[Event]:
+def _run_error(transformers: Iterable[Transformer], event: RunErrorEvent) -> list[Event]:
     """The chain's output for the run's last resort end, or that end as it came if it fails."""
     events: Sequence[Event] = (event,)
     for transformer in transformers:

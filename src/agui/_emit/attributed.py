@@ -88,26 +88,29 @@ class Attributed(Pipeline[B]):
 
     def send(self, event: Event, *, forced: bool = False) -> None:
         """Stamp the view's id on `event` (when attributable and untagged), then send it."""
-        if isinstance(event, (RunStartedEvent, RunFinishedEvent, RunErrorEvent)):
-            message = (
-                f"cannot emit {event.type} from subagent '{self.subagent_run_id}': a run's "
-                "boundaries are its own; leave the subagent's block to end the invocation"
-            )
-            raise UsageError(message)
-        if (
-            isinstance(event, (SubagentFinishedEvent, SubagentErrorEvent))
-            and event.subagent_run_id == self.subagent_run_id
-        ):
-            # Sent from inside, the end leaves the handle open, and its own end is then refused.
-            message = (
-                f"cannot emit {event.type} for subagent '{self.subagent_run_id}' from inside it: "
-                "its handle sends the invocation's one end; call finish(result=...) or leave "
-                "the block"
-            )
-            raise UsageError(message)
+        match event:
+            case RunStartedEvent() | RunFinishedEvent() | RunErrorEvent():
+                message = (
+                    f"cannot emit {event.type} from subagent '{self.subagent_run_id}': a run's "
+                    "boundaries are its own; leave the subagent's block to end the invocation"
+                )
+                raise UsageError(message)
+            case SubagentFinishedEvent() | SubagentErrorEvent() if (
+                event.subagent_run_id == self.subagent_run_id
+            ):
+                # Sent from inside, the end leaves the handle open, and its own end is then
+                # refused.
+                message = (
+                    f"cannot emit {event.type} for subagent '{self.subagent_run_id}' from "
+                    "inside it: its handle sends the invocation's one end; call "
+                    "finish(result=...) or leave the block"
+                )
+                raise UsageError(message)
+            case TextMessageStartEvent():
+                self.last_text = ""
+            case _:
+                pass  # every other event is the subagent's to send, stamped below
         self.terminated = self._root.terminated
-        if isinstance(event, TextMessageStartEvent):
-            self.last_text = ""
         stamped = event
         if isinstance(event, AttributableEvent) and event.subagent_run_id is None:
             stamped = event.model_copy(update={"subagent_run_id": self.subagent_run_id})

@@ -109,10 +109,12 @@ def _block(event: Event) -> tuple[Kind, str] | None:
     """
     if event.metadata is not None:
         return None
-    if isinstance(event, TextMessageContentEvent):
-        return Kind.TEXT_CONTENT, event.message_id
-    if isinstance(event, ReasoningMessageContentEvent):
-        return Kind.REASONING_CONTENT, event.message_id
-    if isinstance(event, ToolCallArgsEvent):
-        return Kind.TOOL_ARGS, event.tool_call_id
-    return None
+    match event:
+        case TextMessageContentEvent():
+            return Kind.TEXT_CONTENT, event.message_id
+        case ReasoningMessageContentEvent():
+            return Kind.REASONING_CONTENT, event.message_id
+        case ToolCallArgsEvent():
+            return Kind.TOOL_ARGS, event.tool_call_id
+        case _:
+            return None  # only a delta joins its block's run

@@ -15,22 +15,36 @@ and each run's last state is shown when the run ends, as `[Final State] {...}`.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from pydantic import JsonValue
+from typing_extensions import assert_never
 
+from agui import events as ev
 from agui import patch
 from agui.errors import PatchError
 from agui.events import Event, RunErrorEvent, RunFinishedEvent
 from agui.types import InterruptOutcome, SuccessOutcome
 
 if TYPE_CHECKING:
-    from agui import events as ev
     from agui.cli._capture import Finding
 
 _LIMIT = 300
 _CALL_EVENTS = frozenset({"TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_CHUNK"})
+_OneLine = (
+    ev.RunStartedEvent
+    | ev.MessagesSnapshotEvent
+    | ev.StepStartedEvent
+    | ev.StepFinishedEvent
+    | ev.CustomEvent
+    | ev.RawEvent
+    | ev.ActivitySnapshotEvent
+    | ev.ActivityDeltaEvent
+    | ev.SubagentFinishedEvent
+    | ev.SubagentErrorEvent
+    | ev.ReasoningEncryptedValueEvent
+)
+"""The events shown whole, each on a line of its own."""
 
 
 def compact(value: object) -> str:
@@ -58,7 +72,6 @@ class Renderer:
         self._shown: set[str] = set()  # open calls already shown, by an event inside them
         self._chunk_call: str | None = None
         self._chunk_text: str | None = None
-        self._handlers: dict[str, Callable[[Any], None]] = self._table()
 
     # -- lines -----------------------------------------------------------------------------
 
@@ -112,59 +125,77 @@ class Renderer:
             self._show_open_calls()  # state published inside a call shows after the call
         if event.type not in {"TEXT_MESSAGE_CHUNK", "REASONING_MESSAGE_CHUNK"}:
             self._chunk_text = None
-        handler = self._handlers.get(event.type)
-        if handler is not None:
-            handler(event)
-        else:
-            self.line(f"[{event.type.replace('_', ' ').title()}]")
+        self._show(event)
 
-    def _table(self) -> dict[str, Callable[[Any], None]]:
-        return {
-            "RUN_STARTED": lambda _: self.line("[Run Started]"),
-            "RUN_FINISHED": self._run_finished,
-            "RUN_ERROR": self._run_error,
-            "TEXT_MESSAGE_START": self._text_start,
-            "TEXT_MESSAGE_CONTENT": lambda e: self._write(e.message_id, e.delta),
-            "TEXT_MESSAGE_END": lambda e: self._end(e.message_id),
-            "TEXT_MESSAGE_CHUNK": self._text_chunk,
-            "REASONING_START": _nothing,
-            "REASONING_END": _nothing,
-            "REASONING_MESSAGE_START": lambda e: self._open(e.message_id, "[Reasoning] "),
-            "REASONING_MESSAGE_CONTENT": lambda e: self._write(e.message_id, e.delta),
-            "REASONING_MESSAGE_END": lambda e: self._end(e.message_id),
-            "REASONING_MESSAGE_CHUNK": self._reasoning_chunk,
-            "TOOL_CALL_START": self._call_start,
-            "TOOL_CALL_ARGS": self._call_args,
-            "TOOL_CALL_END": self._call_end,
-            "TOOL_CALL_CHUNK": self._call_chunk,
-            "TOOL_CALL_RESULT": self._call_result,
-            "STATE_SNAPSHOT": self._snapshot,
-            "STATE_DELTA": self._delta,
-            "MESSAGES_SNAPSHOT": lambda e: self.line(
-                f"[Messages Snapshot] {len(e.messages)} message(s)"
-            ),
-            "STEP_STARTED": lambda e: self.line(f"[Step Started: {e.step_name}]"),
-            "STEP_FINISHED": lambda e: self.line(f"[Step Finished: {e.step_name}]"),
-            "CUSTOM": lambda e: self.line(f"[Custom: {e.name}] {_short(compact(e.value))}"),
-            "RAW": lambda e: self.line(f"[Raw] {_short(compact(e.event))}"),
-            "ACTIVITY_SNAPSHOT": lambda e: self.line(
-                f"[Activity: {e.activity_type}] {_short(compact(e.content))}"
-            ),
-            "ACTIVITY_DELTA": lambda e: self.line(
-                f"[Activity Delta: {e.activity_type}] {_short(compact(_dump(e.patch)))}"
-            ),
-            "SUBAGENT_STARTED": self._subagent_started,
-            "SUBAGENT_FINISHED": lambda e: self.line(
-                f"[Subagent Finished: {self._subagent(e.subagent_run_id)}]"
-            ),
-            "SUBAGENT_ERROR": lambda e: self.line(
-                f"[Subagent Error: {self._subagent(e.subagent_run_id)}] {_short(e.message)}"
-            ),
-        }
+    def _show(self, event: Event) -> None:  # noqa: C901, PLR0912 - a case an event type
+        match event:
+            case ev.RunFinishedEvent():
+                self._run_finished(event)
+            case ev.RunErrorEvent():
+                self._run_error(event)
+            case ev.TextMessageStartEvent():
+                self._text_start(event)
+            case ev.TextMessageContentEvent() | ev.ReasoningMessageContentEvent():
+                self._write(event.message_id, event.delta)
+            case ev.TextMessageEndEvent() | ev.ReasoningMessageEndEvent():
+                self._end(event.message_id)
+            case ev.TextMessageChunkEvent():
+                self._text_chunk(event)
+            case ev.ReasoningStartEvent() | ev.ReasoningEndEvent():
+                pass  # a reasoning span shows through the messages inside it
+            case ev.ReasoningMessageStartEvent():
+                self._open(event.message_id, "[Reasoning] ")
+            case ev.ReasoningMessageChunkEvent():
+                self._reasoning_chunk(event)
+            case ev.ToolCallStartEvent():
+                self._call_start(event)
+            case ev.ToolCallArgsEvent():
+                self._call_args(event)
+            case ev.ToolCallEndEvent():
+                self._call_end(event)
+            case ev.ToolCallChunkEvent():
+                self._call_chunk(event)
+            case ev.ToolCallResultEvent():
+                self._call_result(event)
+            case ev.StateSnapshotEvent():
+                self._snapshot(event)
+            case ev.StateDeltaEvent():
+                self._delta(event)
+            case ev.SubagentStartedEvent():
+                self._subagent_names[event.subagent_run_id] = event.name
+                self.line(f"[Subagent Started: {event.name}]")
+            case _:
+                self.line(self._line_of(event))
 
-    def _subagent_started(self, event: ev.SubagentStartedEvent) -> None:
-        self._subagent_names[event.subagent_run_id] = event.name
-        self.line(f"[Subagent Started: {event.name}]")
+    def _line_of(self, event: _OneLine) -> str:  # noqa: C901, PLR0911 - a case an event type
+        """The line of an event shown whole, on one line of its own."""
+        match event:
+            case ev.RunStartedEvent():
+                return "[Run Started]"
+            case ev.MessagesSnapshotEvent():
+                return f"[Messages Snapshot] {len(event.messages)} message(s)"
+            case ev.StepStartedEvent():
+                return f"[Step Started: {event.step_name}]"
+            case ev.StepFinishedEvent():
+                return f"[Step Finished: {event.step_name}]"
+            case ev.CustomEvent():
+                return f"[Custom: {event.name}] {_short(compact(event.value))}"
+            case ev.RawEvent():
+                return f"[Raw] {_short(compact(event.event))}"
+            case ev.ActivitySnapshotEvent():
+                return f"[Activity: {event.activity_type}] {_short(compact(event.content))}"
+            case ev.ActivityDeltaEvent():
+                patch_text = _short(compact(_dump(event.patch)))
+                return f"[Activity Delta: {event.activity_type}] {patch_text}"
+            case ev.SubagentFinishedEvent():
+                return f"[Subagent Finished: {self._subagent(event.subagent_run_id)}]"
+            case ev.SubagentErrorEvent():
+                name = self._subagent(event.subagent_run_id)
+                return f"[Subagent Error: {name}] {_short(event.message)}"
+            case ev.ReasoningEncryptedValueEvent():
+                return "[Reasoning Encrypted Value]"
+            case _:
+                assert_never(event)
 
     def _subagent(self, subagent_run_id: str) -> str:
         """A subagent by the name it started with (its id when its start was not seen)."""
@@ -282,10 +313,6 @@ class Renderer:
             self._state = patch.apply(self._state if self._state is not None else {}, ops)
         except PatchError as error:
             self.line(f"[Note] the state delta does not apply to the state shown: {error}")
-
-
-def _nothing(_event: object) -> None:
-    """Events with nothing to show of their own (a reasoning span's brackets)."""
 
 
 def _dump(values: list[Any]) -> list[dict[str, JsonValue]]:

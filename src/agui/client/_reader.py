@@ -141,11 +141,14 @@ class StreamReader:
             raise ProtocolViolation(message, rule=violation.rule, event=event) from violation
 
     def _track(self, event: Event) -> None:
-        if isinstance(event, RunStartedEvent):
-            self._active = event.run_id
-        elif isinstance(event, (RunFinishedEvent, RunErrorEvent)):
-            self._active = None
-            self._ended = True
+        match event:
+            case RunStartedEvent():
+                self._active = event.run_id
+            case RunFinishedEvent() | RunErrorEvent():
+                self._active = None
+                self._ended = True
+            case _:
+                pass  # only the run's boundaries move where the stream is
 
     def stalled(self) -> str:
         """Where a stream that stopped sending stopped: the start of a timeout's message."""

@@ -8,7 +8,7 @@ it is emitted, so a broken rule is named where it was broken, in the call that b
 `agui.errors.ProtocolViolation` naming one `Rule` and leaves its state exactly as it was (every
 check runs before anything changes), so the run driver can still end the run with `RUN_ERROR`.
 `finish()` checks the end of the stream. The rules mirror the official 1.0 TypeScript client
-(`verifyEvents` after its chunk expansion, which `agui.verify._chunks` models), and where that
+(`verifyEvents` after its chunk expansion, `agui._protocol.chunk_lanes`), and where that
 client has an error text, our message contains it verbatim. We are stricter on purpose in six
 places: a stream must end with a terminal event; a `RUN_FINISHED` must name the run and thread of
 its `RUN_STARTED` (and all runs of a stream one thread); a `RUN_STARTED` may not name a run the
@@ -22,7 +22,9 @@ calls this run started and did not answer: the client takes a non-empty list on 
 
 Each concern has its module: the run lifecycle is a transition table in the h11 style, consulted
 first for every event (`_lifecycle`); messages, tool calls and reasoning are kept in a ledger
-(`_ledger`, with `_kinds` and the chunk expansion `_chunks`); steps and subagents are `_scopes`.
+(`_ledger`, with `_kinds` and the chunk expansion checked, `_chunks`); steps and subagents are
+`_scopes`. Which of them checks each event type is one exhaustive `match` (`_checks`), compiled
+with the lifecycle table into dispatch tables once per process, so a verifier builds none.
 `Rule` sits below `agui.errors` (`agui._protocol.rules`, so `ProtocolViolation.rule` is a `Rule`
 with no import cycle); this module is its public home.
 
@@ -78,7 +80,7 @@ from typing import TYPE_CHECKING, Any
 from agui._protocol.rules import Rule
 from agui.errors import ProtocolViolation
 from agui.verify._blocks import OpenBlock, open_blocks
-from agui.verify._chunks import Chunks
+from agui.verify._checks import Runs, tables
 from agui.verify._kinds import KINDS, SPAN, TEXT, THOUGHT, TOOL
 from agui.verify._ledger import Ledger
 from agui.verify._lifecycle import (
@@ -89,7 +91,6 @@ from agui.verify._lifecycle import (
     check_new_run,
     check_pending,
     check_thread,
-    dispatch,
     refusal,
 )
 from agui.verify._scopes import Scopes
@@ -134,10 +135,10 @@ class Verifier:
         self._run_id: str | None = None
         self._run_ids: set[str] = set()  # every run the stream has started
         self._ledger = ledger = Ledger(known_tool_call_ids)
-        self._chunks = Chunks(ledger)
-        self._scopes = Scopes(ledger)
-        self._checks = self._dispatch_table()  # each event type's checks, whatever the phase
-        self._tables: dict[Phase, dict[str, Callable[[Any], None]]] = {}
+        self._scopes = scopes = Scopes(ledger)
+        # The parts each event type is checked on (`_checks.check_of`), by index; the verifier
+        # itself is part 0 (`RUNS`).
+        self._parts = (self, ledger, scopes)
         if started is not None:
             self._begin(*started)
         self._enter(_IDLE if started is None else _RUNNING)
@@ -161,8 +162,9 @@ class Verifier:
             >>> verifier.running
             False
         """
+        part, check = self._handlers[event.type]
         try:
-            self._handlers[event.type](event)
+            check(self._parts[part], event)
         except ProtocolViolation as violation:
             violation.event = event
             raise
@@ -323,30 +325,17 @@ class Verifier:
             self._scopes.snapshot(), self._ledger.snapshot(),
         )  # fmt: skip
 
-    def _dispatch_table(self) -> dict[str, Callable[[Any], None]]:
-        return {
-            **self._ledger.handlers(),
-            **self._chunks.handlers(),
-            **self._scopes.handlers(),
-            "RUN_STARTED": self._run_started,
-            "RUN_FINISHED": self._run_finished,
-            "RUN_ERROR": self._run_error,
-            "RAW": _stand_aside,
-        }
-
-    # The lifecycle table, compiled: each phase's row becomes the dispatch table `observe` uses
-    # in that phase (built when the phase is first entered), so an event costs one lookup.
+    # The lifecycle table, compiled: each phase's row is a dispatch table built once per process
+    # (`_TABLES`, at the end of the class), shared by every verifier.
 
     def _enter(self, phase: Phase) -> None:
-        if (table := self._tables.get(phase)) is None:
-            table = self._tables[phase] = dispatch(phase, self._checks, self._refuse, self._move)
-        self._phase, self._handlers = phase, table
+        self._phase, self._handlers = phase, self._TABLES[phase]
 
     def _refuse(self, event: ev.Event) -> None:
         raise refusal(self._phase, event.type, self._run_id)
 
-    def _move(self, check: Callable[[Any], None], after: Phase, event: ev.Event) -> None:
-        check(event)
+    def _move(self, event: ev.Event, *, check: Callable[[Any, Any], None], after: Phase) -> None:
+        check(self, event)
         self._enter(after)
 
     # The run boundaries: each checks everything first and changes state only at its end.
@@ -381,6 +370,4 @@ class Verifier:
         # resort, so the chunk streams it closes are not checked and it is never refused.
         self._ledger.drop_lanes()
 
-
-def _stand_aside(_event: ev.RawEvent) -> None:
-    """RAW takes part in nothing but the run's lifecycle, which `observe` checks."""
+    _TABLES = tables(Runs(_run_started, _run_finished, _run_error, _refuse, _move))

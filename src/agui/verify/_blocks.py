@@ -20,16 +20,9 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
-from agui.events import (
-    Event,
-    ReasoningEndEvent,
-    ReasoningMessageEndEvent,
-    StepFinishedEvent,
-    SubagentErrorEvent,
-    TextMessageEndEvent,
-    ToolCallEndEvent,
-)
-from agui.verify._kinds import KINDS, SPAN, TEXT, THOUGHT, TOOL
+from agui._protocol.chunk_lanes import end_of
+from agui.events import Event, ReasoningEndEvent, StepFinishedEvent, SubagentErrorEvent
+from agui.verify._kinds import KINDS, SPAN
 
 if TYPE_CHECKING:
     from agui.verify._ledger import Ledger
@@ -62,14 +55,9 @@ class OpenBlock(NamedTuple):
 
 
 def _closing(k: int, entity_id: str, owner: str | None) -> Event:
-    if k == TEXT:
-        return TextMessageEndEvent(message_id=entity_id, subagent_run_id=owner)
-    if k == TOOL:
-        return ToolCallEndEvent(tool_call_id=entity_id, subagent_run_id=owner)
-    if k == THOUGHT:
-        return ReasoningMessageEndEvent(message_id=entity_id, subagent_run_id=owner)
-    assert k == SPAN  # noqa: S101 - the four kinds are all there are
-    return ReasoningEndEvent(message_id=entity_id, subagent_run_id=owner)
+    if k == SPAN:
+        return ReasoningEndEvent(message_id=entity_id, subagent_run_id=owner)
+    return end_of(k, entity_id, owner)  # the kinds a chunk stream may be
 
 
 def open_blocks(ledger: Ledger, scopes: Scopes) -> tuple[OpenBlock, ...]:

@@ -13,11 +13,14 @@ ledger's checks and the chunk expansion word the same refusal the same way.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
+from agui._protocol.chunk_lanes import FIELDS, TEXT, THOUGHT, TOOL
 from agui._protocol.rules import Rule
 from agui.errors import ProtocolViolation
+
+if TYPE_CHECKING:
+    from agui._protocol.chunk_lanes import Stream
 
 __all__ = [
     "KINDS",
@@ -26,7 +29,6 @@ __all__ = [
     "THOUGHT",
     "TOOL",
     "Kind",
-    "Stream",
     "fail",
     "holds",
     "mismatch",
@@ -34,7 +36,7 @@ __all__ = [
     "who",
 ]
 
-TEXT, TOOL, THOUGHT, SPAN = range(4)
+SPAN = 3  # after the three kinds a chunk stream may be (`agui._protocol.chunk_lanes`)
 _PARENT = "(the parent agent)"
 
 
@@ -56,25 +58,16 @@ class Kind(NamedTuple):
 KINDS = (
     Kind("text message", "message", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT",
          "TEXT_MESSAGE_END", Rule.MESSAGE_ALREADY_OPEN, Rule.MESSAGE_NOT_OPEN,
-         "TEXT_MESSAGE_CHUNK", "messageId", ("role", "name")),
+         "TEXT_MESSAGE_CHUNK", "messageId", FIELDS[TEXT]),
     Kind("tool call", "tool call", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END",
          Rule.TOOL_CALL_ALREADY_OPEN, Rule.TOOL_CALL_NOT_OPEN, "TOOL_CALL_CHUNK", "toolCallId",
-         ("toolCallName", "parentMessageId")),
+         FIELDS[TOOL]),
     Kind("reasoning message", "reasoning message", "REASONING_MESSAGE_START",
          "REASONING_MESSAGE_CONTENT", "REASONING_MESSAGE_END", Rule.REASONING_MESSAGE_ALREADY_OPEN,
-         Rule.REASONING_MESSAGE_NOT_OPEN, "REASONING_MESSAGE_CHUNK", "messageId", ()),
+         Rule.REASONING_MESSAGE_NOT_OPEN, "REASONING_MESSAGE_CHUNK", "messageId", FIELDS[THOUGHT]),
     Kind("reasoning span", "reasoning message", "REASONING_START", "", "REASONING_END",
          Rule.REASONING_ALREADY_OPEN, Rule.REASONING_NOT_OPEN, "", "messageId", ()),
 )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Stream:
-    """The chunk stream a lane is assembling; `established` lines up with `chunk_fields`."""
-
-    kind: int
-    entity_id: str
-    established: tuple[str | None, ...]
 
 
 def holds(stream: Stream | None, k: int, entity_id: str) -> bool:

@@ -8,9 +8,10 @@ chunks that omit the id, closed by a chunk with another id, by an explicit event
 by the subagent's terminal event, by `MESSAGES_SNAPSHOT` and by the run's boundaries. The START,
 CONTENT and END a client would synthesize are checked like explicit ones, in the same order.
 
-What tells the four kinds apart is data (`agui.verify._kinds`), and what a chunk does to its
-lane is decided in `agui.verify._chunks`; this module keeps the books both work on, and closes
-a lane's stream when an explicit event of the lane arrives. The verifier's fast paths for the
+What tells the four kinds apart is data (`agui.verify._kinds`), and where a chunk lands is
+decided by the protocol's chunk expansion (`agui._protocol.chunk_lanes`) and checked in
+`agui.verify._chunks`; this module keeps the books both work on, and closes a lane's stream
+when an explicit event of the lane arrives. The verifier's fast paths for the
 run context read `open` (the open ids of each kind, in opening order) and `lanes` (empty unless
 a chunk stream is open; while one is, only the full check may decide).
 """
@@ -19,8 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from itertools import count
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agui._protocol.chunk_lanes import Stream
 from agui._protocol.rules import Rule
 from agui.messages import AssistantMessage, Message
 from agui.verify._kinds import (
@@ -29,7 +31,6 @@ from agui.verify._kinds import (
     TEXT,
     THOUGHT,
     TOOL,
-    Stream,
     fail,
     holds,
     mismatch,
@@ -114,34 +115,6 @@ class Ledger:
                     Rule.OPEN_BLOCKS_AT_RUN_FINISHED,
                     f"Cannot send 'RUN_FINISHED' while {what} are still active: {', '.join(left)}",
                 )
-
-    def handlers(self) -> dict[str, Callable[[Any], None]]:
-        """The event types the ledger checks, each with its handler.
-
-        Each is a bound method, not a `partial` over a kind: a verifier builds these for every
-        run, and a bound method costs a fifth of a `partial` to make.
-        """
-        return {
-            "TEXT_MESSAGE_START": self.text_start,
-            "TEXT_MESSAGE_CONTENT": self.text_content,
-            "TEXT_MESSAGE_END": self.text_end,
-            "TOOL_CALL_START": self.tool_start,
-            "TOOL_CALL_ARGS": self.tool_args,
-            "TOOL_CALL_END": self.tool_end,
-            "TOOL_CALL_RESULT": self.tool_result,
-            "REASONING_START": self.span_start,
-            "REASONING_MESSAGE_START": self.thought_start,
-            "REASONING_MESSAGE_CONTENT": self.thought_content,
-            "REASONING_MESSAGE_END": self.thought_end,
-            "REASONING_END": self.span_end,
-            "REASONING_ENCRYPTED_VALUE": self.encrypted_value,
-            "STATE_SNAPSHOT": self.lane_event,
-            "STATE_DELTA": self.lane_event,
-            "CUSTOM": self.lane_event,
-            "MESSAGES_SNAPSHOT": self.messages_snapshot,
-            "ACTIVITY_SNAPSHOT": self.activity_snapshot,
-            "ACTIVITY_DELTA": self.activity_delta,
-        }
 
     # Explicit events.
 

@@ -7,9 +7,10 @@ at once with `RUN_ERROR`); a run is `RUNNING` until its `RUN_FINISHED` (`FINISHE
 the event types it admits and the phase each one leads to (`ANY` stands for every event type
 that is not a run boundary), and `REFUSALS` names the rule an event type that a phase does not
 admit breaks. The verifier compiles each phase's row (`ROWS` is the table with every event type
-spelled out) into the dispatch table it uses in that phase, so the lifecycle costs an event no
-more than its lookup: a missing move is refused before any other check runs, and a move is taken
-only after every check of its event has passed, so a refused event leaves the phase as it was.
+spelled out) into the dispatch table it uses in that phase, once per process and shared by every
+verifier, so the lifecycle costs an event no more than its lookup: a missing move is refused
+before any other check runs, and a move is taken only after every check of its event has
+passed, so a refused event leaves the phase as it was.
 
 The checks a run boundary makes beyond its move (the ids it names, its interrupts, the pending
 calls of a success, read against the calls the ledger kept) are here too, and so is the end of
@@ -21,8 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from enum import Enum
-from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 from agui._protocol.rules import Rule
 from agui.events import EventType
@@ -127,27 +127,23 @@ _LEAVES = {
 }
 
 
+_H = TypeVar("_H")
+
+
 def dispatch(
-    phase: Phase,
-    checks: Mapping[str, Callable[[Any], None]],
-    refuse: Callable[[Any], None],
-    move: Callable[[Callable[[Any], None], Phase, Any], None],
-) -> dict[str, Callable[[Any], None]]:
+    phase: Phase, checks: Mapping[str, _H], refuse: _H, move: Callable[[_H, Phase], _H]
+) -> dict[str, _H]:
     """`phase`'s row of the table as a dispatch table over `checks`, each event type's checks.
 
     A type the phase keeps gets its checks as they are; a type the phase refuses gets `refuse`;
-    a type that leaves the phase gets `move(check, after, event)`, which runs the checks and
-    then takes the move, so a refused event never moves the phase.
+    a type that leaves the phase gets `move(check, after)`, a handler that runs the checks and
+    then takes the move, so a refused event never moves the phase. The verifier builds the four
+    tables once per process and every verifier shares them.
     """
-    # Built from whichever of the two the phase mostly is, since a run is one table per phase.
-    if len(_KEPT[phase]) > len(_REFUSED[phase]):
-        table = dict(checks)
-        table.update(dict.fromkeys(_REFUSED[phase], refuse))
-    else:
-        table = dict.fromkeys(checks, refuse)
-        table.update({type_: checks[type_] for type_ in _KEPT[phase]})
+    table = dict.fromkeys(checks, refuse)
+    table.update({type_: checks[type_] for type_ in _KEPT[phase]})
     for type_, after in _LEAVES[phase]:
-        table[type_] = partial(move, checks[type_], after)
+        table[type_] = move(checks[type_], after)
     return table
 
 

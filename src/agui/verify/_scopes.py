@@ -11,8 +11,7 @@ synthesizes checks out. Every method checks first and changes state last.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agui._protocol.rules import Rule
 from agui.verify._kinds import fail
@@ -37,16 +36,6 @@ class Scopes:
         self.active: dict[str, int] = {}
         self.ended: set[str] = set()
         self._ledger = ledger
-
-    def handlers(self) -> dict[str, Callable[[Any], None]]:
-        """The step and subagent event types, each with its handler."""
-        return {
-            "STEP_STARTED": self.step_started,
-            "STEP_FINISHED": self.step_finished,
-            "SUBAGENT_STARTED": self.subagent_started,
-            "SUBAGENT_FINISHED": self.subagent_ended,
-            "SUBAGENT_ERROR": self.subagent_ended,
-        }
 
     def reset(self) -> None:
         """Forget the previous run's steps and subagents (a new run starts afresh)."""

@@ -1,41 +1,32 @@
-"""The fold: what a UI holds after a stream, its messages and its state.
+"""The fold's reducer: what a client holds while it applies a stream, event by event.
 
-A client applies each event of a stream to what it held before: text and reasoning deltas grow
-messages, tool calls attach to their assistant message, results insert tool messages after the
-call they answer, snapshots replace and deltas patch the state. `fold` does exactly that, with
-the official client's rules (its `defaultApplyEvents`), so a test, `agui.client` and the CLI can
-talk about the conversation a user sees rather than about event lists.
-
-It is a pure function of its input: no I/O, no verifier (a stream the verifier refuses still
-folds the way the client would fold it). It works on the wire form of each event (camelCase
-JSON), because that is what the client reduces; the result is validated back into `Message`
-models once, at the end. Where the client tolerates a bad event (a JSON Patch that does not
-apply, a text event aimed at an activity message), so does the fold.
+`Reducer` holds the thread of messages (`agui._protocol.message_thread`), the state, the last
+run's outcome and the subagents a UI tracks, and applies each event with the official client's
+rule for its type. Which rule applies to which type is one exhaustive `match` over `EventType`
+(`_step_of`), compiled once per process into a table, so a new event type is a type error here
+until the fold says how a client applies it (or that it holds nothing of it). Chunks are
+expanded first, by the protocol's one chunk expansion (`agui._protocol.chunk_lanes`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import NoReturn, cast, get_args
+from collections.abc import Callable
+from typing import Any, cast
 
-from pydantic import BaseModel, JsonValue, TypeAdapter
+from pydantic import JsonValue
+from typing_extensions import assert_never
 
 from agui import patch
 from agui._protocol.chunk_lanes import ChunkLanes
-from agui._protocol.json_value import json_problem
 from agui._protocol.message_thread import Node, Thread
-from agui.errors import PatchError, UsageError
-from agui.events import BaseEvent, Event, RunErrorEvent, RunFinishedEvent, RunStartedEvent
-from agui.messages import Message
+from agui.errors import PatchError
+from agui.events import Event, EventType, RunErrorEvent, RunFinishedEvent, RunStartedEvent
 from agui.types import RunFinishedOutcome
 from agui.wire import json_kind
 
-__all__ = ["FoldedRun", "FoldedSubagent", "event_models", "fold"]
+__all__ = ["FoldedSubagent", "Reducer"]
 
-_MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
-_MESSAGE_TYPES = cast("tuple[type[BaseModel], ...]", get_args(get_args(Message)[0]))
 _Record = dict[str, JsonValue]
 
 
@@ -59,130 +50,9 @@ class FoldedSubagent:
     error: str | None = None
 
 
-@dataclasses.dataclass(frozen=True)
-class FoldedRun:
-    """What a UI holds after a stream: messages, state, and how the last run ended.
+class Reducer:
+    """What a client holds while it applies a stream: its thread, state, outcome and warnings."""
 
-    `outcome` and `error` are the last run's: a `RUN_STARTED` clears what an earlier run
-    ended with. A subagent's messages carry its `subagent_run_id`, as a 1.0 client keeps them;
-    `subagents` lists the invocations the stream announced, in the order they started.
-    `warnings` says what the fold could not apply, where the client warns or fails the run
-    (a patch that does not apply, a delta for a message or call it does not hold, a chunk
-    with no stream to continue), one line each.
-
-    Examples:
-        >>> FoldedRun(messages=[], state={}, outcome=None, error=None).state
-        {}
-    """
-
-    messages: list[Message]
-    state: JsonValue
-    outcome: RunFinishedOutcome | None
-    error: RunErrorEvent | None
-    subagents: tuple[FoldedSubagent, ...] = ()
-    warnings: tuple[str, ...] = ()
-
-
-def fold(
-    events: Iterable[Event],
-    *,
-    messages: Sequence[Message] = (),
-    state: JsonValue = None,
-) -> FoldedRun:
-    """Apply a stream as the official client does; `messages`/`state` are what it held before.
-
-    Examples:
-        >>> from agui.events import (
-        ...     RunFinishedEvent, RunStartedEvent, StateSnapshotEvent, TextMessageChunkEvent,
-        ... )
-        >>> from agui.types import SuccessOutcome
-        >>> folded = fold([
-        ...     RunStartedEvent(thread_id="t", run_id="r"),
-        ...     TextMessageChunkEvent(message_id="m1", delta="Hello!"),
-        ...     StateSnapshotEvent(snapshot={"done": True}),
-        ...     RunFinishedEvent(thread_id="t", run_id="r", outcome=SuccessOutcome()),
-        ... ])
-        >>> [(m.role, m.content) for m in folded.messages], folded.state, folded.outcome.type
-        ([('assistant', 'Hello!')], {'done': True}, 'success')
-    """
-    reducer = _Reducer(_held(messages), _json_state(state))
-    for index, event in enumerate(event_models(events, "fold()")):
-        reducer.apply(index, event)
-    return FoldedRun(
-        messages=_MESSAGES.validate_python(reducer.messages),
-        state=reducer.state,
-        outcome=reducer.outcome,
-        error=reducer.error,
-        subagents=tuple(reducer.subagents.values()),
-        warnings=tuple(reducer.warnings),
-    )
-
-
-def event_models(events: Iterable[Event], taker: str) -> Iterator[Event]:
-    """The events, each checked to be an agui event model (a dict is the likeliest slip).
-
-    `taker` names the function for the message; `agui.testing.assert_valid` checks the same.
-
-    Examples:
-        >>> from agui.events import RunStartedEvent
-        >>> list(event_models([RunStartedEvent(thread_id="t", run_id="r")], "fold()"))[0].type
-        'RUN_STARTED'
-        >>> list(event_models([{"type": "RUN_STARTED"}], "fold()"))
-        Traceback (most recent call last):
-        ...
-        agui.errors.UsageError: fold() takes agui event models, but event 0 is a dict: ...
-    """
-    given, shown = cast("object", events), type(events).__name__
-    if isinstance(given, BaseModel | Mapping | str | bytes | bytearray):  # one event, or its JSON
-        fix = "[event]" if isinstance(given, BaseModel) else "[agui.parse_event(...), ...]"
-        message = f"{taker} takes a list of events, got one {shown}: pass {fix}"
-        raise UsageError(message)
-    if not isinstance(given, Iterable):
-        got = "None" if given is None else f"a {shown}"
-        message = f"{taker} takes a list of events, got {got}"
-        raise UsageError(message)
-    for index, event in enumerate(events):
-        if not isinstance(cast("object", event), BaseEvent):
-            message = (
-                f"{taker} takes agui event models, but event {index} is a "
-                f"{type(event).__name__}: read a wire dict with agui.parse_event(...)"
-            )
-            raise UsageError(message)
-        yield event
-
-
-def _held(messages: Sequence[Message]) -> list[_Record]:
-    records: list[_Record] = []
-    for index, message in enumerate(messages):
-        if not isinstance(cast("object", message), _MESSAGE_TYPES):
-            shown = type(message).__name__
-            problem = (
-                f"fold(messages=...) takes agui message models, but message {index} is a "
-                f"{shown}: build it from agui.messages (UserMessage(...), ...), or read a run "
-                "input's with agui.parse_input(...).messages"
-            )
-            raise UsageError(problem)
-        records.append(cast("_Record", message.model_dump(mode="json")))
-    return records
-
-
-def _json_state(state: JsonValue) -> JsonValue:
-    """The state, checked to be JSON all the way down: patches only apply to JSON."""
-    problem = json_problem(state)
-    if problem is not None:
-        _refuse_state(problem)
-    return state
-
-
-def _refuse_state(problem: str) -> NoReturn:
-    message = (
-        f"fold(state=...) takes a JSON value, what a client holds, but {problem}; pass the "
-        "state as JSON reads it: dicts with text keys, lists, str, int, float, bool and None"
-    )
-    raise UsageError(message)
-
-
-class _Reducer:
     def __init__(self, messages: list[_Record], state: JsonValue) -> None:
         self.thread = Thread(messages)
         self.state: JsonValue = {} if state is None else state
@@ -200,20 +70,25 @@ class _Reducer:
         return self.thread.records()
 
     def apply(self, index: int, event: Event) -> None:
+        """Apply event `index` of the stream: its chunk expansion, each event by its step."""
         self._at = f"event {index} ({event.type})"
         expanded, dropped = self._lanes.expand(event)
         if dropped is not None:
             self._warn(f"{dropped}; the client refuses it, and the fold leaves it out")
         for each in expanded:
-            handler = getattr(self, _handler_name(each.type), None)
-            if handler is not None:  # an event the fold ignores is not even dumped
-                handler(cast("_Record", each.model_dump(mode="json")))
-            if isinstance(each, RunStartedEvent):
-                self.outcome, self.error = None, None
-            elif isinstance(each, RunFinishedEvent):
-                self.outcome = each.outcome
-            elif isinstance(each, RunErrorEvent):
-                self.error = each
+            step = _STEPS[each.type]
+            if step is not None:  # an event the fold ignores is not even dumped
+                step(self, each)
+
+    def run_started(self, event: RunStartedEvent) -> None:
+        self.outcome, self.error = None, None
+        self.on_run_started(_wire(event))
+
+    def run_finished(self, event: RunFinishedEvent) -> None:
+        self.outcome = event.outcome
+
+    def run_error(self, event: RunErrorEvent) -> None:
+        self.error = event
 
     def _warn(self, problem: str) -> None:
         self.warnings.append(f"{self._at}: {problem}")
@@ -236,7 +111,7 @@ class _Reducer:
             merged.update(meta)
             target["metadata"] = merged
 
-    def _on_run_started(self, wire: _Record) -> None:
+    def on_run_started(self, wire: _Record) -> None:
         given = wire.get("input")
         if isinstance(given, dict):
             for message in cast("list[_Record]", given.get("messages") or []):
@@ -253,13 +128,13 @@ class _Reducer:
             self.thread.append(target)
         self._merge(target, wire)
 
-    def _on_text_message_start(self, wire: _Record) -> None:
+    def on_text_message_start(self, wire: _Record) -> None:
         self._open_text(wire, wire.get("role") or "assistant")
 
-    def _on_reasoning_message_start(self, wire: _Record) -> None:
+    def on_reasoning_message_start(self, wire: _Record) -> None:
         self._open_text(wire, "reasoning")
 
-    def _append_text(self, wire: _Record) -> None:
+    def append_text(self, wire: _Record) -> None:
         target = self.thread.find(wire["messageId"])
         if target is None:
             self._warn(f"no message has the id '{wire['messageId']}', so the delta is left out")
@@ -276,20 +151,14 @@ class _Reducer:
         self._grow(target, "content", wire["delta"])
         self._merge(target, wire)
 
-    _on_text_message_content = _append_text
-    _on_reasoning_message_content = _append_text
-
-    def _end_text(self, wire: _Record) -> None:
+    def end_text(self, wire: _Record) -> None:
         self._merge(self.thread.find(wire["messageId"]), wire)
-
-    _on_text_message_end = _end_text
-    _on_reasoning_message_end = _end_text
 
     def _call(self, call_id: JsonValue) -> _Record | None:
         held = self.thread.call(call_id)
         return None if held is None else held[0]
 
-    def _on_tool_call_start(self, wire: _Record) -> None:
+    def on_tool_call_start(self, wire: _Record) -> None:
         existing = self._call(wire["toolCallId"])
         if existing is not None:
             cast("_Record", existing["function"])["name"] = wire["toolCallName"]
@@ -313,7 +182,7 @@ class _Reducer:
         _copy_optional(wire, owner, "subagentRunId")  # a new message: the call's subagent owns it
         return self.thread.append(owner)
 
-    def _on_tool_call_args(self, wire: _Record) -> None:
+    def on_tool_call_args(self, wire: _Record) -> None:
         call = self._call(wire["toolCallId"])
         if call is None:
             self._warn(f"no tool call has the id '{wire['toolCallId']}', so the delta is left out")
@@ -321,10 +190,10 @@ class _Reducer:
             self._grow(cast("_Record", call["function"]), "arguments", wire["delta"])
             self._merge(call, wire)
 
-    def _on_tool_call_end(self, wire: _Record) -> None:
+    def on_tool_call_end(self, wire: _Record) -> None:
         self._merge(self._call(wire["toolCallId"]), wire)
 
-    def _on_tool_call_result(self, wire: _Record) -> None:
+    def on_tool_call_result(self, wire: _Record) -> None:
         message: _Record = {"id": wire["messageId"], "role": "tool", "content": wire["content"]}
         message["toolCallId"] = wire["toolCallId"]
         _copy_optional(wire, message, "subagentRunId")
@@ -332,12 +201,12 @@ class _Reducer:
         held = self.thread.call(wire["toolCallId"])
         self.thread.insert_result(None if held is None else held[1], message)
 
-    def _on_subagent_started(self, wire: _Record) -> None:
+    def on_subagent_started(self, wire: _Record) -> None:
         run, parent = cast("str", wire["subagentRunId"]), wire.get("parentSubagentRunId")
         name = cast("str", wire["name"])
         self.subagents[run] = FoldedSubagent(run, name, cast("str | None", parent))
 
-    def _on_subagent_finished(self, wire: _Record) -> None:
+    def on_subagent_finished(self, wire: _Record) -> None:
         held = self.subagents.get(cast("str", wire["subagentRunId"]))
         if held is not None:
             outcome = cast("dict[str, JsonValue]", wire.get("outcome") or {})
@@ -345,23 +214,23 @@ class _Reducer:
             ended = dataclasses.replace(held, status=status, result=wire.get("result"))
             self.subagents[held.id] = ended
 
-    def _on_subagent_error(self, wire: _Record) -> None:
+    def on_subagent_error(self, wire: _Record) -> None:
         held = self.subagents.get(cast("str", wire["subagentRunId"]))
         if held is not None:
             ended = dataclasses.replace(held, status="failed", error=cast("str", wire["message"]))
             self.subagents[held.id] = ended
 
-    def _on_state_snapshot(self, wire: _Record) -> None:
+    def on_state_snapshot(self, wire: _Record) -> None:
         self.state = wire["snapshot"]
 
-    def _on_state_delta(self, wire: _Record) -> None:
+    def on_state_delta(self, wire: _Record) -> None:
         # As the client does: a patch that does not apply leaves the prior state, and warns.
         try:
             self.state = patch.apply(self.state, cast("list[dict[str, JsonValue]]", wire["delta"]))
         except PatchError as error:
             self._warn(f"the state patch does not apply, so the state is kept: {error}")
 
-    def _on_messages_snapshot(self, wire: _Record) -> None:
+    def on_messages_snapshot(self, wire: _Record) -> None:
         incoming = cast("list[_Record]", wire["messages"])
         by_id = {cast("str", m["id"]): m for m in incoming}
         roles = {cast("str", m.get("role")) for m in incoming}
@@ -374,7 +243,7 @@ class _Reducer:
                 kept.append(held)
         self.thread = Thread(kept + [m for m in incoming if cast("str", m["id"]) in by_id])
 
-    def _on_activity_snapshot(self, wire: _Record) -> None:
+    def on_activity_snapshot(self, wire: _Record) -> None:
         target = self.thread.find(wire["messageId"])
         if target is not None and wire.get("replace") is False:
             return
@@ -388,7 +257,7 @@ class _Reducer:
         fresh.update({"activityType": wire["activityType"], "content": wire["content"]})
         self._merge(fresh, wire)
 
-    def _on_activity_delta(self, wire: _Record) -> None:
+    def on_activity_delta(self, wire: _Record) -> None:
         target = self.thread.find(wire["messageId"])
         if target is None or target.get("role") != "activity":  # the client warns of the second
             if target is not None:
@@ -410,7 +279,7 @@ class _Reducer:
         else:
             target["content"], target["activityType"] = content, wire["activityType"]
 
-    def _on_reasoning_encrypted_value(self, wire: _Record) -> None:
+    def on_reasoning_encrypted_value(self, wire: _Record) -> None:
         if wire["subtype"] == "tool-call":
             target = self._call(wire["entityId"])
         else:
@@ -421,9 +290,82 @@ class _Reducer:
             target["encryptedValue"] = wire["encryptedValue"]
 
 
-@functools.cache
-def _handler_name(event_type: str) -> str:
-    return "_on_" + event_type.lower()
+_Step = Callable[[Reducer, Any], None]
+"""How the fold applies an event of one type: a plain function of the reducer and the event."""
+
+
+def _on_wire(apply: Callable[[Reducer, _Record], None]) -> _Step:
+    return lambda reducer, event: apply(reducer, _wire(event))
+
+
+def _wire(event: Event) -> _Record:
+    return cast("_Record", event.model_dump(mode="json"))
+
+
+def _step_of(kind: EventType) -> _Step | None:  # noqa: C901, PLR0911, PLR0912 - a case a type
+    """How the fold applies an event of `kind`; `None` where the client holds nothing of it."""
+    match kind:
+        case EventType.RUN_STARTED:
+            return Reducer.run_started
+        case EventType.RUN_FINISHED:
+            return Reducer.run_finished
+        case EventType.RUN_ERROR:
+            return Reducer.run_error
+        case EventType.TEXT_MESSAGE_START:
+            return _on_wire(Reducer.on_text_message_start)
+        case EventType.REASONING_MESSAGE_START:
+            return _on_wire(Reducer.on_reasoning_message_start)
+        case EventType.TEXT_MESSAGE_CONTENT | EventType.REASONING_MESSAGE_CONTENT:
+            return _on_wire(Reducer.append_text)
+        case EventType.TEXT_MESSAGE_END | EventType.REASONING_MESSAGE_END:
+            return _on_wire(Reducer.end_text)
+        case EventType.TOOL_CALL_START:
+            return _on_wire(Reducer.on_tool_call_start)
+        case EventType.TOOL_CALL_ARGS:
+            return _on_wire(Reducer.on_tool_call_args)
+        case EventType.TOOL_CALL_END:
+            return _on_wire(Reducer.on_tool_call_end)
+        case EventType.TOOL_CALL_RESULT:
+            return _on_wire(Reducer.on_tool_call_result)
+        case EventType.SUBAGENT_STARTED:
+            return _on_wire(Reducer.on_subagent_started)
+        case EventType.SUBAGENT_FINISHED:
+            return _on_wire(Reducer.on_subagent_finished)
+        case EventType.SUBAGENT_ERROR:
+            return _on_wire(Reducer.on_subagent_error)
+        case EventType.STATE_SNAPSHOT:
+            return _on_wire(Reducer.on_state_snapshot)
+        case EventType.STATE_DELTA:
+            return _on_wire(Reducer.on_state_delta)
+        case EventType.MESSAGES_SNAPSHOT:
+            return _on_wire(Reducer.on_messages_snapshot)
+        case EventType.ACTIVITY_SNAPSHOT:
+            return _on_wire(Reducer.on_activity_snapshot)
+        case EventType.ACTIVITY_DELTA:
+            return _on_wire(Reducer.on_activity_delta)
+        case EventType.REASONING_ENCRYPTED_VALUE:
+            return _on_wire(Reducer.on_reasoning_encrypted_value)
+        case (
+            EventType.RAW
+            | EventType.CUSTOM
+            | EventType.STEP_STARTED
+            | EventType.STEP_FINISHED
+            | EventType.REASONING_START
+            | EventType.REASONING_END
+        ):
+            return None  # the client's messages and state hold nothing of these
+        case (
+            EventType.TEXT_MESSAGE_CHUNK
+            | EventType.TOOL_CALL_CHUNK
+            | EventType.REASONING_MESSAGE_CHUNK
+        ):
+            return None  # expanded before they are applied (`ChunkLanes`), never applied
+        case _:
+            assert_never(kind)
+
+
+_STEPS = {kind.value: _step_of(kind) for kind in EventType}
+"""Each event type's step, built once per process."""
 
 
 def _copy_optional(source: _Record, target: _Record, *keys: str) -> None:
