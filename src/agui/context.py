@@ -6,8 +6,7 @@ queue. It hands out the handles (`message`, `reasoning`, `tool_call`, `step`), e
 ids and the pipeline, which holds them open: one exclusive block at a time, and the run driver
 closes whatever is still open, innermost first, when the run ends.
 
-Agents stay stateless: nothing about a run lives on the agent object, so one agent serves any
-number of concurrent runs.
+Agents stay stateless: nothing of a run lives on the agent, so one agent serves many runs at once.
 """
 
 from __future__ import annotations
@@ -424,12 +423,13 @@ class RunContext(ActivityOpener, Generic[S]):
 
         Each gets its closing event (`Verifier.open_blocks`), innermost first, even once cancelled.
 
-        >>> from agui.events import StepStartedEvent
-        >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
-        >>> ctx.emit(StepStartedEvent(step_name="search"))
-        >>> message = ctx.message()
-        >>> ctx.close_open(), message.closed, [event.type for event in events.drain()][2:]
-        ([], True, ['TEXT_MESSAGE_END', 'STEP_FINISHED'])
+        Examples:
+            >>> from agui.events import StepStartedEvent
+            >>> ctx, events = RunContext.new(RunAgentInput(thread_id="t", run_id="r"))
+            >>> ctx.emit(StepStartedEvent(step_name="search"))
+            >>> message = ctx.message()
+            >>> ctx.close_open(), message.closed, [event.type for event in events.drain()][2:]
+            ([], True, ['TEXT_MESSAGE_END', 'STEP_FINISHED'])
         """
         failures = self.close_open_handles()
         for closing in [b.closing for b in reversed(self.verifier.open_blocks) if b.closing]:
