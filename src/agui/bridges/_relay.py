@@ -35,6 +35,7 @@ import logging
 from typing import TYPE_CHECKING, cast, get_args
 
 from pydantic import JsonValue
+from typing_extensions import assert_never
 
 from agui.errors import AguiError, PatchError, ProtocolViolation, UpstreamError, UpstreamTruncated
 from agui.events import (
@@ -83,12 +84,14 @@ class Relay:
             self._late(event, self.terminal)
         elif type(event) in _PASSED:
             self.emit(event)  # the bulk of a stream, sent on at once
-        elif isinstance(event, (RunFinishedEvent, RunErrorEvent)):
-            self.terminal = event
-        elif isinstance(event, RunStartedEvent):
-            self._run_started(event)
-        else:  # what is left of the event types is the state's two
-            self._state(cast("StateSnapshotEvent | StateDeltaEvent", event))
+        else:
+            match event:
+                case RunFinishedEvent() | RunErrorEvent():
+                    self.terminal = event
+                case RunStartedEvent():
+                    self._run_started(event)
+                case _:  # what _PASSED leaves of the event types is the state's two
+                    self._state(cast("StateSnapshotEvent | StateDeltaEvent", event))
 
     def _late(self, event: Event, terminal: RunFinishedEvent | RunErrorEvent) -> None:
         failed = isinstance(terminal, RunErrorEvent)
@@ -147,15 +150,18 @@ class Relay:
         if event.subagent_run_id is not None:
             self.emit(event)  # a subagent's own state: passed on as it is
             return
-        if isinstance(event, StateSnapshotEvent):
-            ctx.state = event.snapshot
-        else:
-            ops = [op.model_dump(mode="json", by_alias=True) for op in event.delta]
-            try:
-                ctx.state = apply(ctx.state, ops)
-            except PatchError as error:
-                self._resync(ops, error)
-                return
+        match event:
+            case StateSnapshotEvent():
+                ctx.state = event.snapshot
+            case StateDeltaEvent():
+                ops = [op.model_dump(mode="json", by_alias=True) for op in event.delta]
+                try:
+                    ctx.state = apply(ctx.state, ops)
+                except PatchError as error:
+                    self._resync(ops, error)
+                    return
+            case _:
+                assert_never(event)
         ctx.publish_state()
 
     def _resync(self, ops: list[dict[str, JsonValue]], error: PatchError) -> None:
