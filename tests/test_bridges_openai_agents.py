@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 
 import openai
 import pytest
+import redis as redis_client
 from agents import (
     Agent,
     OpenAIChatCompletionsModel,
@@ -51,6 +53,7 @@ from agui.messages import (
     UrlSource,
     UserMessage,
 )
+from agui.runs import MemoryRunLog
 from agui.testing import assert_valid, collect, fold
 from agui.testing import serving as serving_app
 from agui.types import ResumeEntry
@@ -63,6 +66,8 @@ from bridge_runs import (
     types,
 )
 from fake_endpoint import FakeEndpoint, Reply, serving
+from redis_server import RedisServer, running_redis
+from test_durable import Worker, worker_pair
 
 set_tracing_disabled(disabled=True)  # the SDK would send each run's trace to OpenAI's servers
 
@@ -175,9 +180,9 @@ async def test_a_tool_that_needs_approval_ends_the_run_with_an_interrupt_and_kee
     None
 ):
     booked: list[str] = []
-    states: dict[str, str] = {}
+    log = MemoryRunLog()
     model = ScriptedModel([[function_call("book", {"hotel": "Lumen"}, call_id="c2")]])
-    events = await collect(openai_agents(_booking(model, booked), states=states), _input())
+    events = await collect(openai_agents(_booking(model, booked), runs=log), _input())
     assert_valid(events)
     outcome = terminal(events).model_dump(by_alias=True, exclude_none=True)["outcome"]
     assert outcome["type"] == "interrupt"
@@ -186,7 +191,9 @@ async def test_a_tool_that_needs_approval_ends_the_run_with_an_interrupt_and_kee
         "approve-c2", "tool_call", "c2"
     )  # fmt: skip
     assert interrupt["message"] == 'Approve book({"hotel":"Lumen"})?'
-    assert list(states) == ["t"]
+    kept = await log.take_blob("t")
+    assert kept is not None
+    assert '"call_id":"c2"' in kept.decode().replace(" ", "")
     assert booked == []
 
 
@@ -194,15 +201,15 @@ async def _answered(payload: JsonValue, booked: list[str]) -> tuple[list[Event],
     model = ScriptedModel(
         [[function_call("book", {"hotel": "Lumen"}, call_id="c2")], [assistant_message("Done.")]]
     )
-    states: dict[str, str] = {}
-    agent = openai_agents(_booking(model, booked), states=states)
+    log = MemoryRunLog()
+    agent = openai_agents(_booking(model, booked), runs=log)
     first = _input()
     history = fold(await collect(agent, first), messages=first.messages).messages
     answer = ResumeEntry(interrupt_id="approve-c2", status="resolved", payload=payload)
     second = _input(*history, run_id="r2", resume=[answer])
     events = await collect(agent, second)
     assert_valid(events, input=second)
-    assert states == {}  # a resumed state is used once
+    assert await log.take_blob("t") is None  # a resumed state is used once
     assert model.last_call is not None
     return events, model.last_call
 
@@ -236,12 +243,52 @@ async def test_a_new_message_instead_of_an_answer_starts_afresh() -> None:
     model = ScriptedModel(
         [[function_call("book", {"hotel": "Lumen"}, call_id="c2")], [assistant_message("Hi!")]]
     )
-    states: dict[str, str] = {}
-    agent = openai_agents(_booking(model, booked), states=states)
+    log = MemoryRunLog()
+    agent = openai_agents(_booking(model, booked), runs=log)
     await collect(agent, _input())
     events = await collect(agent, _input(UserMessage(id="u2", content="Never mind"), run_id="r2"))
     assert fold(events).messages[-1].content == "Hi!"
-    assert (booked, states) == ([], {})
+    assert (booked, await log.take_blob("t")) == ([], None)
+
+
+@synced
+async def test_an_answer_whose_paused_run_is_gone_fails_the_run_and_runs_nothing() -> None:
+    booked: list[str] = []
+    model = ScriptedModel(
+        [[function_call("book", {"hotel": "Lumen"}, call_id="c2")], [assistant_message("no")]]
+    )
+    first = _input()
+    asked = await collect(openai_agents(_booking(model, booked)), first)
+    history = fold(asked, messages=first.messages).messages
+    answer = ResumeEntry(interrupt_id="approve-c2", status="resolved", payload={"approved": True})
+    elsewhere = openai_agents(_booking(model, booked))  # its own log: nothing kept there
+    events = await collect(elsewhere, _input(*history, run_id="r2", resume=[answer]))
+    assert_valid(events)
+    error = terminal(events)
+    assert isinstance(error, RunErrorEvent)
+    assert error.code == "INTERRUPT_EXPIRED"
+    assert "'approve-c2'" in error.message
+    assert (booked, len(model.calls)) == ([], 1)
+
+
+@synced
+async def test_an_answer_sent_again_for_a_settled_call_acts_on_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    booked: list[str] = []
+    events, _ = await _answered({"approved": True}, booked)
+    model = ScriptedModel([[assistant_message("Anything else?")]])
+    settled = fold(events, messages=_input().messages).messages
+    answer = ResumeEntry(interrupt_id="approve-c2", status="resolved", payload={"approved": True})
+    other = ResumeEntry(interrupt_id="ask-1", status="resolved", payload="yes")
+    again = _input(*settled, run_id="r3", resume=[answer, other])
+    with caplog.at_level("WARNING", logger="agui"):
+        repeat = await collect(openai_agents(_booking(model, booked)), again)
+    assert_valid(repeat, input=again)
+    assert fold(repeat).messages[-1].content == "Anything else?"
+    assert booked == ["Lumen"]
+    assert "the call 'c2' is settled; its answer is skipped" in caplog.text
+    assert "resume[] answers an unknown interrupt 'ask-1'" in caplog.text
 
 
 @synced
@@ -472,6 +519,42 @@ async def test_a_task_cancelled_without_its_token_still_stops_the_sdk_run() -> N
     gate.set()
     await asyncio.sleep(0.1)
     assert (len(model.calls), ran, ctx.token.cancelled) == (1, [], False)
+
+
+# -- two workers sharing one Redis -------------------------------------------------------------
+
+ALICE = {"Authorization": "Bearer alice-token"}
+
+
+@pytest.fixture(scope="module")
+def desks() -> Iterator[tuple[Worker, Worker, RedisServer]]:
+    with running_redis() as redis:
+        for a, b in worker_pair(redis, "openai_agents_worker.py"):
+            yield a, b, redis
+
+
+@synced
+async def test_an_approval_asked_on_one_worker_is_resumed_on_another(
+    desks: tuple[Worker, Worker, RedisServer],
+) -> None:
+    a, b, redis = desks
+    given = _input(UserMessage(id="u1", content="Book Lumen"), run_id="w-r1")
+    async with AGUIClient(a.url, headers=ALICE) as on_a:
+        asked = await on_a.fold(given)
+    assert asked.outcome is not None
+    assert asked.outcome.type == "interrupt"
+    [interrupt] = asked.outcome.interrupts
+    with redis_client.Redis(host="127.0.0.1", port=redis.port) as store:
+        assert store.exists("agui:blob:alice/t") == 1  # kept in Alice's space
+    answer = ResumeEntry(interrupt_id=interrupt.id, status="resolved", payload={"approved": True})
+    resumed = _input(*asked.messages, run_id="w-r2", resume=[answer])
+    async with AGUIClient(b.url, headers=ALICE) as on_b:
+        done = await on_b.fold(resumed)
+    assert done.outcome is not None
+    assert done.outcome.type == "success"
+    assert done.messages[-1].content == f"booked Lumen in process {b.process.pid}"
+    with redis_client.Redis(host="127.0.0.1", port=redis.port) as store:
+        assert store.exists("agui:blob:alice/t") == 0  # taken by the run that resumed
 
 
 # -- the example -------------------------------------------------------------------------------

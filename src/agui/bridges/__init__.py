@@ -11,7 +11,7 @@ framework's run.
 - `remote(url, *, headers=None)`: the same bridge fed by `agui.client` from another AG-UI
   endpoint, for agents that live in another process, language or environment (extra `client`).
 - `pydantic_ai(agent, *, deps=None)`: a pydantic-ai `Agent` (extra `pydantic-ai`).
-- `openai_agents(agent, *, states=None)`: an OpenAI Agents SDK `Agent` (extra `openai-agents`).
+- `openai_agents(agent, *, runs=None)`: an OpenAI Agents SDK `Agent` (extra `openai-agents`).
 
 No framework, and not `ag_ui`, is imported by `import agui.bridges`: `from_events` imports the
 official models when a bridge is built, and the others are imported from their modules on first

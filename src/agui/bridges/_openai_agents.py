@@ -13,16 +13,20 @@ response streams its items in turn, each done before the next is added):
 | the agent that runs (the first, then each handoff's) | `ctx.step(agent.name)`: `STEP_*` |
 | `needs_approval` calls left in `interruptions` | the `interrupt` outcome |
 
-An interrupted run's `RunState` (`to_state().to_string()`) is kept under its thread id in
-`states`; the next run on that thread that answers in `resume[]` restores it, approves each
-call answered `{"approved": true}` and rejects every other, and continues it. A client that
+An interrupted run's `RunState` (`to_state().to_string()`) is kept as its thread's value in
+the run log (`RunLog.keep_blob`, in the space of the thread's owner), the endpoint's own when
+the app gives it, so any worker sharing the store resumes it; the next run on that thread that
+answers in `resume[]` takes it, approves each call answered `{"approved": true}` and rejects
+every other, and continues it. An answer with nothing kept to resume (expired, or taken by an
+earlier answer) fails the run with `InterruptExpired`, unless the history shows the call
+settled already, whose answer is then skipped. A client that
 leaves, or a cancel, calls the run's `cancel()`, so the model is not called again; so does any
 failure of the bridge, since the SDK runs the agent in a task of its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+import logging
 from typing import Generic, TypeVar
 
 import openai
@@ -40,13 +44,18 @@ from agui.bridges._failure import model_failure
 from agui.bridges._openai_items import input_items
 from agui.bridges._openai_responses import ResponseItems
 from agui.context import RunContext
+from agui.errors import InterruptExpired
 from agui.handles import StepHandle
+from agui.messages import ToolMessage
 from agui.runner import AgentFunction
-from agui.types import Interrupt, RunOutcome
+from agui.runs import SHARED, MemoryRunLog, RunLog
+from agui.types import Interrupt, ResumeEntry, RunOutcome
 
 __all__ = ["openai_agents"]
 
 C = TypeVar("C")
+
+_log = logging.getLogger("agui")
 
 _PREFIX = "approve-"
 _ANSWER_SCHEMA: dict[str, JsonValue] = {
@@ -56,17 +65,17 @@ _ANSWER_SCHEMA: dict[str, JsonValue] = {
 }
 
 
-def openai_agents(
-    agent: Agent[C], *, states: MutableMapping[str, str] | None = None
-) -> AgentFunction[JsonValue]:
+def openai_agents(agent: Agent[C], *, runs: RunLog | None = None) -> AgentFunction[JsonValue]:
     """An agui agent that runs the Agents SDK `agent` with `Runner.run_streamed` for each run.
 
     A tool with `needs_approval` ends the run with the `interrupt` outcome, one interrupt per
-    call (id `approve-<call id>`, reason `tool_call`), and the run's `RunState` is kept in
-    `states` under the thread id (a dict in memory by default: give a shared mapping so that
-    any worker can resume it). The next run answers each interrupt in `resume[]`:
+    call (id `approve-<call id>`, reason `tool_call`), and the run's `RunState` is kept as the
+    thread's value in `runs` (`RunLog.keep_blob`, for the log's TTL). Give the log the app
+    serves (`asgi_app(agent, runs=log)`) so that any worker resumes it; without one, a log of
+    this process keeps it. The next run answers each interrupt in `resume[]`:
     `{"approved": true}` runs the tool; anything else rejects it, with the answer's `reason`
-    as the message the model reads.
+    as the message the model reads. An answer whose paused run is gone fails the run with
+    `INTERRUPT_EXPIRED`.
 
     Examples:
         >>> import asyncio
@@ -83,10 +92,10 @@ def openai_agents(
         >>> fold(asyncio.run(collect(agent, given))).messages[-1].content
         'Hello there!'
     """
-    kept: MutableMapping[str, str] = {} if states is None else states
+    log: RunLog = MemoryRunLog() if runs is None else runs
 
     async def run(ctx: RunContext[JsonValue]) -> RunOutcome | None:
-        return await _Run(ctx, agent, kept).drive()
+        return await _Run(ctx, agent, log).drive()
 
     return run
 
@@ -94,12 +103,11 @@ def openai_agents(
 class _Run(Generic[C]):
     """One run: the SDK's stream, the output item open now, the agent's step."""
 
-    def __init__(
-        self, ctx: RunContext[JsonValue], agent: Agent[C], states: MutableMapping[str, str]
-    ) -> None:
+    def __init__(self, ctx: RunContext[JsonValue], agent: Agent[C], runs: RunLog) -> None:
         self._ctx = ctx
         self._agent = agent
-        self._states = states
+        self._runs = runs
+        self._owner = SHARED  # the thread's owner: the space its paused run is kept in
         self._items = ResponseItems(ctx)
         self._step: StepHandle[JsonValue] | None = None
 
@@ -117,14 +125,19 @@ class _Run(Generic[C]):
         finally:
             if not result.is_complete:
                 result.cancel()  # the SDK's run is a task of its own: it stops with ours
-        return self._outcome(result)
+        return await self._outcome(result)
 
     async def _start(self) -> list[TResponseInputItem] | RunState[C]:
         """The interrupted run this one answers, or the client's history."""
-        kept = self._states.pop(self._ctx.thread_id, None)
-        if kept is None or not self._ctx.resume:
-            return input_items(self._ctx.messages)
-        state: RunState[C] = await RunState.from_string(self._agent, kept)
+        ctx = self._ctx
+        self._owner = await self._runs.owner(ctx.thread_id) or SHARED
+        answers = _answers(ctx)
+        kept = await self._runs.take_blob(ctx.thread_id, owner=self._owner)
+        if not answers:
+            return input_items(ctx.messages)  # a new message: what was paused is dropped
+        if kept is None:
+            raise _expired(answers)
+        state: RunState[C] = await RunState.from_string(self._agent, kept.decode())
         for item in state.get_interruptions():
             self._settle(state, item)
         return state
@@ -162,12 +175,43 @@ class _Run(Generic[C]):
             self._step.end()
         self._step = None if agent is None else self._ctx.step(agent)
 
-    def _outcome(self, result: RunResultStreaming) -> RunOutcome | None:
+    async def _outcome(self, result: RunResultStreaming) -> RunOutcome | None:
         calls = result.interruptions
         if not calls:
             return None
-        self._states[self._ctx.thread_id] = result.to_state().to_string()
+        paused = result.to_state().to_string().encode()
+        await self._runs.keep_blob(self._ctx.thread_id, paused, owner=self._owner)
         return RunOutcome.interrupt([_interrupt(item) for item in calls])
+
+
+def _answers(ctx: RunContext[JsonValue]) -> list[ResumeEntry]:
+    """The run's answers to this bridge's interrupts, but for calls the history shows settled.
+
+    A call with a tool message is settled: it ran, or was rejected, in the run that resumed it,
+    and an answer sent again acts on nothing.
+    """
+    settled = {m.tool_call_id for m in ctx.messages if isinstance(m, ToolMessage)}
+    answers: list[ResumeEntry] = []
+    for entry in ctx.resume:
+        call_id = entry.interrupt_id.removeprefix(_PREFIX)
+        if not entry.interrupt_id.startswith(_PREFIX):
+            _log.warning("run %s: resume[] answers an unknown interrupt %r", ctx.run_id, call_id)
+        elif call_id in settled:
+            _log.warning(
+                "run %s: the call %r is settled; its answer is skipped", ctx.run_id, call_id
+            )
+        else:
+            answers.append(entry)
+    return answers
+
+
+def _expired(answers: list[ResumeEntry]) -> InterruptExpired:
+    named = ", ".join(repr(entry.interrupt_id) for entry in answers)
+    return InterruptExpired(
+        f"the paused run that {named} asked about is no longer kept (it expired, or an earlier "
+        "answer resumed it), so there is nothing to resume; send the request again to be asked "
+        "again"
+    )
 
 
 def _interrupt(item: ToolApprovalItem) -> Interrupt:
