@@ -16,6 +16,7 @@ import pytest
 import redis as redis_client
 from agents import (
     Agent,
+    FunctionTool,
     OpenAIChatCompletionsModel,
     OpenAIResponsesModel,
     function_tool,
@@ -56,7 +57,7 @@ from agui.messages import (
 from agui.runs import MemoryRunLog
 from agui.testing import assert_valid, collect, fold
 from agui.testing import serving as serving_app
-from agui.types import ResumeEntry
+from agui.types import ResumeEntry, Tool
 from bridge_runs import (
     assert_coded_error,
     cancelled_after,
@@ -289,6 +290,90 @@ async def test_an_answer_sent_again_for_a_settled_call_acts_on_nothing(
     assert booked == ["Lumen"]
     assert "the call 'c2' is settled; its answer is skipped" in caplog.text
     assert "resume[] answers an unknown interrupt 'ask-1'" in caplog.text
+
+
+CONFIRM = Tool(
+    name="confirm",
+    description="Ask the user to confirm a choice.",
+    parameters={"type": "object", "properties": {"choice": {"type": "string"}}},
+)
+
+
+def _client_turns(model: ScriptedModel, *more: Tool) -> tuple[Agent[None], RunAgentInput]:
+    agent = Agent(name="a", model=model, tools=[weather])
+    given = RunAgentInput(
+        thread_id="t", run_id="r1", messages=[UserMessage(id="u1", content="Hi")],
+        tools=[CONFIRM, *more],
+    )  # fmt: skip
+    return agent, given
+
+
+@synced
+async def test_a_call_of_a_client_tool_ends_the_run_with_the_call_pending() -> None:
+    model = ScriptedModel(
+        [[function_call("weather", {"city": "Oslo"}, call_id="c1"),
+          function_call("confirm", {"choice": "Oslo"}, call_id="c2")],
+         [assistant_message("never")]]
+    )  # fmt: skip
+    agent, given = _client_turns(model)
+    events = await collect(openai_agents(agent), given)
+    assert_valid(events, input=given)
+    outcome = terminal(events).model_dump(by_alias=True, exclude_none=True)["outcome"]
+    assert outcome == {"type": "success", "pendingToolCallIds": ["c2"]}
+    results = [e.model_dump(by_alias=True) for e in events if e.type == "TOOL_CALL_RESULT"]
+    assert [(r["toolCallId"], r["content"]) for r in results] == [("c1", "21C in Oslo")]
+    await asyncio.sleep(0.05)
+    assert len(model.calls) == 1
+    assert model.calls[0].tools is not None
+    offered = {tool.name: tool for tool in model.calls[0].tools}
+    assert set(offered) == {"weather", "confirm"}
+    confirm = offered["confirm"]
+    assert isinstance(confirm, FunctionTool)
+    assert confirm.params_json_schema == CONFIRM.parameters
+    assert confirm.description == CONFIRM.description
+
+
+@synced
+async def test_the_apps_answer_to_a_client_call_reaches_the_model_in_the_next_run() -> None:
+    model = ScriptedModel(
+        [[function_call("confirm", {"choice": "Oslo"}, call_id="c2")],
+         [assistant_message("Oslo it is.")]]
+    )  # fmt: skip
+    agent, given = _client_turns(model)
+    bridge = openai_agents(agent)
+    held = fold(await collect(bridge, given), messages=given.messages).messages
+    answer = ToolMessage(id="m-answer", tool_call_id="c2", content="yes")
+    second = given.model_copy(update={"run_id": "r2", "messages": [*held, answer]})
+    events = await collect(bridge, second)
+    assert_valid(events, input=second)
+    assert fold(events).messages[-1].content == "Oslo it is."
+    assert model.last_call is not None
+    assert model.last_call.input[-2:] == [
+        {"type": "function_call", "call_id": "c2", "name": "confirm",
+         "arguments": '{"choice":"Oslo"}'},
+        {"type": "function_call_output", "call_id": "c2", "output": "yes"},
+    ]  # fmt: skip
+
+
+@synced
+async def test_a_client_tool_named_as_the_agents_own_is_not_offered(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    model = ScriptedModel([[assistant_message("Hi.")]])
+    clash = Tool(name="weather", description="The app's weather.")
+    loose = Tool(name="note", description="Take a note.", parameters=None)
+    agent, given = _client_turns(model, clash, loose)
+    with caplog.at_level("WARNING", logger="agui"):
+        await collect(openai_agents(agent), given)
+    assert model.last_call is not None
+    assert model.last_call.tools is not None
+    offered = {tool.name: tool for tool in model.last_call.tools}
+    assert set(offered) == {"weather", "confirm", "note"}
+    assert offered["weather"] is weather
+    note = offered["note"]
+    assert isinstance(note, FunctionTool)
+    assert note.params_json_schema == {"type": "object", "properties": {}}
+    assert "the client's tool 'weather' is not offered" in caplog.text
 
 
 @synced

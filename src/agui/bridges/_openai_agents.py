@@ -12,6 +12,7 @@ response streams its items in turn, each done before the next is added):
 | a `tool_output` or `handoff_occured` run item | `ctx.tool_result(call_id, output)` |
 | the agent that runs (the first, then each handoff's) | `ctx.step(agent.name)`: `STEP_*` |
 | `needs_approval` calls left in `interruptions` | the `interrupt` outcome |
+| a call of one of the client's tools (`_openai_tools`) | no result: the run ends, it pending |
 
 An interrupted run's `RunState` (`to_state().to_string()`) is kept as its thread's value in
 the run log (`RunLog.keep_blob`, in the space of the thread's owner), the endpoint's own when
@@ -19,9 +20,9 @@ the app gives it, so any worker sharing the store resumes it; the next run on th
 answers in `resume[]` takes it, approves each call answered `{"approved": true}` and rejects
 every other, and continues it. An answer with nothing kept to resume (expired, or taken by an
 earlier answer) fails the run with `InterruptExpired`, unless the history shows the call
-settled already, whose answer is then skipped. A client that
-leaves, or a cancel, calls the run's `cancel()`, so the model is not called again; so does any
-failure of the bridge, since the SDK runs the agent in a task of its own.
+settled already, whose answer is then skipped. A client that leaves, or a cancel, calls the
+run's `cancel()`, so the model is not called again; so does any failure of the bridge, since the
+SDK runs the agent in a task of its own.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from pydantic import JsonValue
 from agui.bridges._failure import model_failure
 from agui.bridges._openai_items import input_items
 from agui.bridges._openai_responses import ResponseItems
+from agui.bridges._openai_tools import ClientCalls
 from agui.context import RunContext
 from agui.errors import InterruptExpired
 from agui.handles import StepHandle
@@ -105,16 +107,19 @@ class _Run(Generic[C]):
 
     def __init__(self, ctx: RunContext[JsonValue], agent: Agent[C], runs: RunLog) -> None:
         self._ctx = ctx
-        self._agent = agent
+        self._calls = ClientCalls()
+        offered = self._calls.tools(ctx.tools, agent.tools)
+        self._agent = agent.clone(tools=[*agent.tools, *offered]) if offered else agent
         self._runs = runs
         self._owner = SHARED  # the thread's owner: the space its paused run is kept in
-        self._items = ResponseItems(ctx)
+        self._items = ResponseItems(ctx, left=self._calls.made)
         self._step: StepHandle[JsonValue] | None = None
 
     async def drive(self) -> RunOutcome | None:
         """Run the agent; its failures become agui's coded errors."""
         start = await self._start()
         result = Runner.run_streamed(self._agent, start)
+        self._calls.stopping(result)
         self._ctx.token.on_cancel(result.cancel)
         try:
             await self._stream(result)

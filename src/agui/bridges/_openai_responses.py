@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Container
 
 from agents.items import HandoffOutputItem, RunItem, ToolCallOutputItem, TResponseStreamEvent
 from openai.types.responses import (
@@ -60,8 +61,9 @@ class ResponseItems:
         ['TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END']
     """
 
-    def __init__(self, ctx: RunContext[JsonValue]) -> None:
+    def __init__(self, ctx: RunContext[JsonValue], left: Container[str] = ()) -> None:
         self._ctx = ctx
+        self._left = left  # calls left to the client: their outputs are placeholders
         self._block: _Block | None = None
         self._index: int | None = None  # the open item's place in its response
         self._parent: str | None = None
@@ -124,10 +126,12 @@ class ResponseItems:
             self._block, self._index = None, None
 
     def result(self, item: RunItem) -> None:
-        """Send a tool's (or a handoff's) output as its call's result."""
+        """Send a tool's (or a handoff's) output as its call's result, but a client's call's."""
         if isinstance(item, ToolCallOutputItem | HandoffOutputItem):
             raw = item.raw_item
             fields: dict[str, object] = dict(raw) if isinstance(raw, dict) else {}
             output = fields.get("output")
             text = output if isinstance(output, str) else json.dumps(output, default=str)
-            self._ctx.tool_result(str(fields.get("call_id")), text)
+            call_id = str(fields.get("call_id"))
+            if call_id not in self._left:
+                self._ctx.tool_result(call_id, text)
