@@ -19,6 +19,7 @@ from agents import (
     FunctionTool,
     OpenAIChatCompletionsModel,
     OpenAIResponsesModel,
+    Runner,
     function_tool,
     set_tracing_disabled,
 )
@@ -36,7 +37,7 @@ from openai.types.responses.response_reasoning_item import Summary
 from pydantic import JsonValue
 
 from agui import Event, RunAgentInput, RunContext, run
-from agui.bridges import openai_agents
+from agui.bridges import openai_agents, stream_as_subagent
 from agui.bridges._openai_responses import ResponseItems
 from agui.client import AGUIClient
 from agui.events import RunErrorEvent
@@ -253,6 +254,34 @@ async def test_a_new_message_instead_of_an_answer_starts_afresh() -> None:
 
 
 @synced
+async def test_an_approval_with_edited_arguments_is_refused_and_the_question_stays_open() -> None:
+    booked: list[str] = []
+    model = ScriptedModel(
+        [[function_call("book", {"hotel": "Lumen"}, call_id="c2")], [assistant_message("Done.")]]
+    )
+    log = MemoryRunLog()
+    agent = openai_agents(_booking(model, booked), runs=log)
+    first = _input()
+    history = fold(await collect(agent, first), messages=first.messages).messages
+    edited = ResumeEntry(
+        interrupt_id="approve-c2",
+        status="resolved",
+        payload={"approved": True, "editedArgs": {"hotel": "Aurora"}},
+    )
+    events = await collect(agent, _input(*history, run_id="r2", resume=[edited]))
+    assert_valid(events)
+    error = terminal(events)
+    assert isinstance(error, RunErrorEvent)
+    assert error.code == "AGENT_ERROR"
+    assert "'approve-c2' approves the call with edited arguments (editedArgs)" in error.message
+    assert (booked, len(model.calls)) == ([], 1)
+    plain = edited.model_copy(update={"payload": {"approved": True, "editedArgs": None}})
+    events = await collect(agent, _input(*history, run_id="r3", resume=[plain]))
+    assert fold(events).messages[-1].content == "Done."
+    assert booked == ["Lumen"]
+
+
+@synced
 async def test_an_answer_whose_paused_run_is_gone_fails_the_run_and_runs_nothing() -> None:
     booked: list[str] = []
     model = ScriptedModel(
@@ -374,6 +403,67 @@ async def test_a_client_tool_named_as_the_agents_own_is_not_offered(
     assert isinstance(note, FunctionTool)
     assert note.params_json_schema == {"type": "object", "properties": {}}
     assert "the client's tool 'weather' is not offered" in caplog.text
+
+
+def _lead(*, streamed: bool) -> Agent[None]:
+    scout = Agent(
+        name="scout",
+        model=ScriptedModel(
+            [[function_call("weather", {"city": "Lisbon"}, call_id="s1")],
+             [assistant_message("Lisbon: 21C in Lisbon.", item_id="sm")]]
+        ),
+        tools=[weather],
+    )  # fmt: skip
+    tool = scout.as_tool(
+        "scout", "Finds a city.", on_stream=stream_as_subagent if streamed else None
+    )
+    model = ScriptedModel(
+        [[function_call("scout", {"input": "Where is it warm?"}, call_id="c1")],
+         [assistant_message("Lisbon it is.", item_id="lm")]]
+    )  # fmt: skip
+    return Agent(name="lead", model=model, tools=[tool])
+
+
+@synced
+async def test_an_agent_used_as_a_tool_streams_as_a_subagent_of_the_run() -> None:
+    events = await collect(openai_agents(_lead(streamed=True)), _input())
+    assert_valid(events)
+    wire = [e.model_dump(by_alias=True, exclude_none=True) for e in events]
+    started = next(w for w in wire if w["type"] == "SUBAGENT_STARTED")
+    sub = started["subagentRunId"]
+    assert started["name"] == "scout"
+    inside = [w["type"] for w in wire if w.get("subagentRunId") == sub]
+    assert inside == [
+        "SUBAGENT_STARTED", "STEP_STARTED",
+        "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT",
+        "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",
+        "STEP_FINISHED", "SUBAGENT_FINISHED",
+    ]  # fmt: skip
+    finished = next(w for w in wire if w["type"] == "SUBAGENT_FINISHED")
+    assert finished["result"] == "Lisbon: 21C in Lisbon."
+    outer = [(w["type"], w.get("toolCallId")) for w in wire if "subagentRunId" not in w]
+    assert outer.index(("TOOL_CALL_RESULT", "c1")) > outer.index(("TOOL_CALL_END", "c1"))
+    assert types(events).index("SUBAGENT_FINISHED") < next(
+        i for i, w in enumerate(wire) if w["type"] == "TOOL_CALL_RESULT" and w["toolCallId"] == "c1"
+    )
+    assert fold(events).messages[-1].content == "Lisbon it is."
+
+
+@synced
+async def test_an_agent_tool_without_the_callback_is_one_tool_call() -> None:
+    events = await collect(openai_agents(_lead(streamed=False)), _input())
+    assert_valid(events)
+    assert not [t for t in types(events) if t.startswith("SUBAGENT")]
+    results = [e.model_dump(by_alias=True) for e in events if e.type == "TOOL_CALL_RESULT"]
+    assert [(r["toolCallId"], r["content"]) for r in results] == [("c1", "Lisbon: 21C in Lisbon.")]
+
+
+@synced
+async def test_the_callback_outside_the_bridge_does_nothing() -> None:
+    result = Runner.run_streamed(_lead(streamed=True), "Where?")
+    seen = [event async for event in result.stream_events()]
+    assert seen
+    assert result.final_output == "Lisbon it is."
 
 
 @synced

@@ -18,11 +18,13 @@ An interrupted run's `RunState` (`to_state().to_string()`) is kept as its thread
 the run log (`RunLog.keep_blob`, in the space of the thread's owner), the endpoint's own when
 the app gives it, so any worker sharing the store resumes it; the next run on that thread that
 answers in `resume[]` takes it, approves each call answered `{"approved": true}` and rejects
-every other, and continues it. An answer with nothing kept to resume (expired, or taken by an
-earlier answer) fails the run with `InterruptExpired`, unless the history shows the call
-settled already, whose answer is then skipped. A client that leaves, or a cancel, calls the
-run's `cancel()`, so the model is not called again; so does any failure of the bridge, since the
-SDK runs the agent in a task of its own.
+every other, and continues it; an approval with `editedArgs` is refused (`AgentError`, the state
+kept), since the SDK runs a call only with the arguments the model gave it. An answer with
+nothing kept to resume (expired, or taken by an earlier answer) fails the run with
+`InterruptExpired`, unless the history shows the call settled already, whose answer is then
+skipped. A client that leaves, or a cancel, calls the run's `cancel()`, so the model is not
+called again; so does any failure of the bridge, since the SDK runs the agent in a task of its
+own.
 """
 
 from __future__ import annotations
@@ -34,20 +36,16 @@ import openai
 from agents import Agent, Runner, RunState
 from agents.items import ToolApprovalItem, TResponseInputItem
 from agents.result import RunResultStreaming
-from agents.stream_events import (
-    RawResponsesStreamEvent,
-    RunItemStreamEvent,
-    StreamEvent,
-)
+from agents.stream_events import RunItemStreamEvent
 from pydantic import JsonValue
 
 from agui.bridges._failure import model_failure
 from agui.bridges._openai_items import input_items
-from agui.bridges._openai_responses import ResponseItems
+from agui.bridges._openai_responses import AgentStream
+from agui.bridges._openai_subagents import Subagents
 from agui.bridges._openai_tools import ClientCalls
 from agui.context import RunContext
-from agui.errors import InterruptExpired
-from agui.handles import StepHandle
+from agui.errors import AgentError, InterruptExpired
 from agui.messages import ToolMessage
 from agui.runner import AgentFunction
 from agui.runs import SHARED, MemoryRunLog, RunLog
@@ -112,13 +110,14 @@ class _Run(Generic[C]):
         self._agent = agent.clone(tools=[*agent.tools, *offered]) if offered else agent
         self._runs = runs
         self._owner = SHARED  # the thread's owner: the space its paused run is kept in
-        self._items = ResponseItems(ctx, left=self._calls.made)
-        self._step: StepHandle[JsonValue] | None = None
+        self._events = AgentStream(ctx, left=self._calls.made)
+        self._subagents = Subagents(ctx)
 
     async def drive(self) -> RunOutcome | None:
         """Run the agent; its failures become agui's coded errors."""
         start = await self._start()
-        result = Runner.run_streamed(self._agent, start)
+        with self._subagents.current():  # the SDK's run task, and its tools', see them
+            result = Runner.run_streamed(self._agent, start)
         self._calls.stopping(result)
         self._ctx.token.on_cancel(result.cancel)
         try:
@@ -137,6 +136,7 @@ class _Run(Generic[C]):
         ctx = self._ctx
         self._owner = await self._runs.owner(ctx.thread_id) or SHARED
         answers = _answers(ctx)
+        _refuse_edits(answers)  # before the paused run is taken: it stays, to be answered again
         kept = await self._runs.take_blob(ctx.thread_id, owner=self._owner)
         if not answers:
             return input_items(ctx.messages)  # a new message: what was paused is dropped
@@ -160,25 +160,11 @@ class _Run(Generic[C]):
 
     async def _stream(self, result: RunResultStreaming) -> None:
         async for event in result.stream_events():
-            self._take(event)
+            if isinstance(event, RunItemStreamEvent):
+                self._subagents.finish(event.item)  # an agent tool's: its subagent ends first
+            self._events.take(event)
             await self._ctx.writable()
-        self._next_step(None)
-
-    def _take(self, event: StreamEvent) -> None:
-        match event:
-            case RawResponsesStreamEvent(data=data):
-                self._items.take(data)
-            case RunItemStreamEvent(item=item):
-                self._items.result(item)
-            case _:
-                self._next_step(event.new_agent.name)
-
-    def _next_step(self, agent: str | None) -> None:
-        """End the step of the agent that ran, and start the one of `agent` (a handoff's)."""
-        self._items.end()
-        if self._step is not None:
-            self._step.end()
-        self._step = None if agent is None else self._ctx.step(agent)
+        self._events.next_step(None)
 
     async def _outcome(self, result: RunResultStreaming) -> RunOutcome | None:
         calls = result.interruptions
@@ -208,6 +194,21 @@ def _answers(ctx: RunContext[JsonValue]) -> list[ResumeEntry]:
         else:
             answers.append(entry)
     return answers
+
+
+def _refuse_edits(answers: list[ResumeEntry]) -> None:
+    """Refuse an approval with `editedArgs`: the SDK runs a call only as the model made it."""
+    for entry in answers:
+        payload = entry.payload if isinstance(entry.payload, dict) else {}
+        if payload.get("approved") is True and payload.get("editedArgs") is not None:
+            message = (
+                f"the answer to {entry.interrupt_id!r} approves the call with edited arguments "
+                "(editedArgs), which the OpenAI Agents SDK cannot run: it approves a call only as "
+                "the model made it, and refuses a call whose arguments changed; the question is "
+                "still open: approve it without editedArgs, or decline it with a reason that "
+                "tells the model which call to make instead"
+            )
+            raise AgentError(message)
 
 
 def _expired(answers: list[ResumeEntry]) -> InterruptExpired:
