@@ -177,6 +177,27 @@ def _booking(model: ScriptedModel, booked: list[str]) -> Agent[None]:
     return Agent(name="desk", model=model, tools=[book])
 
 
+class _Desk:
+    """A desk that asks to book Lumen, then says `reply`; its paused runs kept in `log`."""
+
+    def __init__(self, reply: str, log: MemoryRunLog | None = None) -> None:
+        self.booked: list[str] = []
+        self.model = ScriptedModel(
+            [[function_call("book", {"hotel": "Lumen"}, call_id="c2")], [assistant_message(reply)]]
+        )
+        self.log = MemoryRunLog() if log is None else log
+        self.agent = openai_agents(_booking(self.model, self.booked), runs=self.log)
+
+    async def ask(self) -> list[Message]:
+        """The history once the desk asked for its approval."""
+        first = _input()
+        return fold(await collect(self.agent, first), messages=first.messages).messages
+
+
+def _approve(payload: JsonValue) -> ResumeEntry:
+    return ResumeEntry(interrupt_id="approve-c2", status="resolved", payload=payload)
+
+
 @synced
 async def test_a_tool_that_needs_approval_ends_the_run_with_an_interrupt_and_keeps_its_state() -> (
     None
@@ -200,18 +221,13 @@ async def test_a_tool_that_needs_approval_ends_the_run_with_an_interrupt_and_kee
 
 
 async def _answered(payload: JsonValue, booked: list[str]) -> tuple[list[Event], ModelCall]:
-    model = ScriptedModel(
-        [[function_call("book", {"hotel": "Lumen"}, call_id="c2")], [assistant_message("Done.")]]
-    )
-    log = MemoryRunLog()
-    agent = openai_agents(_booking(model, booked), runs=log)
-    first = _input()
-    history = fold(await collect(agent, first), messages=first.messages).messages
-    answer = ResumeEntry(interrupt_id="approve-c2", status="resolved", payload=payload)
-    second = _input(*history, run_id="r2", resume=[answer])
-    events = await collect(agent, second)
+    desk = _Desk("Done.")
+    second = _input(*await desk.ask(), run_id="r2", resume=[_approve(payload)])
+    events = await collect(desk.agent, second)
+    booked.extend(desk.booked)
     assert_valid(events, input=second)
-    assert await log.take_blob("t") is None  # a resumed state is used once
+    assert await desk.log.take_blob("t") is None  # a resumed state is used once
+    model = desk.model
     assert model.last_call is not None
     return events, model.last_call
 
@@ -241,64 +257,48 @@ async def test_any_answer_but_an_approval_rejects_the_call(payload: JsonValue) -
 
 @synced
 async def test_a_new_message_instead_of_an_answer_starts_afresh() -> None:
-    booked: list[str] = []
-    model = ScriptedModel(
-        [[function_call("book", {"hotel": "Lumen"}, call_id="c2")], [assistant_message("Hi!")]]
+    desk = _Desk("Hi!")
+    await desk.ask()
+    events = await collect(
+        desk.agent, _input(UserMessage(id="u2", content="Never mind"), run_id="r2")
     )
-    log = MemoryRunLog()
-    agent = openai_agents(_booking(model, booked), runs=log)
-    await collect(agent, _input())
-    events = await collect(agent, _input(UserMessage(id="u2", content="Never mind"), run_id="r2"))
     assert fold(events).messages[-1].content == "Hi!"
-    assert (booked, await log.take_blob("t")) == ([], None)
+    assert (desk.booked, await desk.log.take_blob("t")) == ([], None)
+
+
+def _failed(events: list[Event], code: str) -> str:
+    """The message of the `RUN_ERROR` of `code` a valid stream ends with."""
+    assert_valid(events)
+    error = terminal(events)
+    assert isinstance(error, RunErrorEvent)
+    assert error.code == code
+    return error.message
 
 
 @synced
 async def test_an_approval_with_edited_arguments_is_refused_and_the_question_stays_open() -> None:
-    booked: list[str] = []
-    model = ScriptedModel(
-        [[function_call("book", {"hotel": "Lumen"}, call_id="c2")], [assistant_message("Done.")]]
-    )
-    log = MemoryRunLog()
-    agent = openai_agents(_booking(model, booked), runs=log)
-    first = _input()
-    history = fold(await collect(agent, first), messages=first.messages).messages
-    edited = ResumeEntry(
-        interrupt_id="approve-c2",
-        status="resolved",
-        payload={"approved": True, "editedArgs": {"hotel": "Aurora"}},
-    )
-    events = await collect(agent, _input(*history, run_id="r2", resume=[edited]))
-    assert_valid(events)
-    error = terminal(events)
-    assert isinstance(error, RunErrorEvent)
-    assert error.code == "AGENT_ERROR"
-    assert "'approve-c2' approves the call with edited arguments (editedArgs)" in error.message
-    assert (booked, len(model.calls)) == ([], 1)
-    plain = edited.model_copy(update={"payload": {"approved": True, "editedArgs": None}})
-    events = await collect(agent, _input(*history, run_id="r3", resume=[plain]))
+    desk = _Desk("Done.")
+    history = await desk.ask()
+    edited = _approve({"approved": True, "editedArgs": {"hotel": "Aurora"}})
+    events = await collect(desk.agent, _input(*history, run_id="r2", resume=[edited]))
+    message = _failed(events, "AGENT_ERROR")
+    assert "'approve-c2' approves the call with edited arguments (editedArgs)" in message
+    assert (desk.booked, len(desk.model.calls)) == ([], 1)
+    plain = _approve({"approved": True, "editedArgs": None})
+    events = await collect(desk.agent, _input(*history, run_id="r3", resume=[plain]))
     assert fold(events).messages[-1].content == "Done."
-    assert booked == ["Lumen"]
+    assert desk.booked == ["Lumen"]
 
 
 @synced
 async def test_an_answer_whose_paused_run_is_gone_fails_the_run_and_runs_nothing() -> None:
-    booked: list[str] = []
-    model = ScriptedModel(
-        [[function_call("book", {"hotel": "Lumen"}, call_id="c2")], [assistant_message("no")]]
-    )
-    first = _input()
-    asked = await collect(openai_agents(_booking(model, booked)), first)
-    history = fold(asked, messages=first.messages).messages
-    answer = ResumeEntry(interrupt_id="approve-c2", status="resolved", payload={"approved": True})
-    elsewhere = openai_agents(_booking(model, booked))  # its own log: nothing kept there
-    events = await collect(elsewhere, _input(*history, run_id="r2", resume=[answer]))
-    assert_valid(events)
-    error = terminal(events)
-    assert isinstance(error, RunErrorEvent)
-    assert error.code == "INTERRUPT_EXPIRED"
-    assert "'approve-c2'" in error.message
-    assert (booked, len(model.calls)) == ([], 1)
+    desk = _Desk("no")
+    history = await desk.ask()
+    elsewhere = _Desk("no", MemoryRunLog())  # another log: nothing kept there
+    answer = _input(*history, run_id="r2", resume=[_approve({"approved": True})])
+    events = await collect(elsewhere.agent, answer)
+    assert "'approve-c2'" in _failed(events, "INTERRUPT_EXPIRED")
+    assert (desk.booked, elsewhere.booked, len(elsewhere.model.calls)) == ([], [], 0)
 
 
 @synced
@@ -309,9 +309,8 @@ async def test_an_answer_sent_again_for_a_settled_call_acts_on_nothing(
     events, _ = await _answered({"approved": True}, booked)
     model = ScriptedModel([[assistant_message("Anything else?")]])
     settled = fold(events, messages=_input().messages).messages
-    answer = ResumeEntry(interrupt_id="approve-c2", status="resolved", payload={"approved": True})
     other = ResumeEntry(interrupt_id="ask-1", status="resolved", payload="yes")
-    again = _input(*settled, run_id="r3", resume=[answer, other])
+    again = _input(*settled, run_id="r3", resume=[_approve({"approved": True}), other])
     with caplog.at_level("WARNING", logger="agui"):
         repeat = await collect(openai_agents(_booking(model, booked)), again)
     assert_valid(repeat, input=again)
