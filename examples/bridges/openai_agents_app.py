@@ -11,8 +11,9 @@ The agents are plain Agents SDK agents: a front desk that hands every request of
 booking desk, which looks hotels up and books one only once the user approves
 (`needs_approval=True`). agui serves them with what the SDK has no AG-UI support for at all:
 each agent's turn is a step, tool calls stream with their arguments and results, the approval
-is an interrupt the app answers in `resume[]` (the paused run is kept per thread in the run log
-the endpoint serves, so with a `RedisRunLog` any worker resumes it),
+is an interrupt the app answers in `resume[]` (the paused run is kept per thread in a run log:
+this process's here; give the bridge and the app one `RedisRunLog`, `openai_agents(front_desk,
+runs=log)` and `asgi_app(agent, runs=log)`, and any worker resumes it),
 errors are coded, and a client that leaves cancels the run. The model here is a scripted
 stand-in, so the example runs with no key: give the agents any Agents SDK model instead, such
 as `"gpt-4.1-mini"`.
@@ -29,7 +30,6 @@ from agents.testing.model import ModelStepResult
 
 import agui
 from agui.bridges import openai_agents
-from agui.runs import MemoryRunLog
 
 HOTELS = {"lisbon": ["Lumen", "Aurora"], "porto": ["Ribeira"]}
 _numbers = itertools.count(1)
@@ -80,10 +80,7 @@ set_tracing_disabled(disabled=True)  # the SDK sends traces to OpenAI; a stand-i
 booking_desk = Agent(name="booking desk", model=model, tools=[find_hotels, book])
 front_desk = Agent(name="front desk", model=model, handoffs=[booking_desk])
 
-runs = MemoryRunLog()
-"""The run log: the endpoint's durable runs, and the bridge's paused runs (a `RedisRunLog` for
-many workers)."""
-agent = openai_agents(front_desk, runs=runs)
+agent = openai_agents(front_desk)
 """The agui agent: `agui serve` serves it, `agui.run` and `agui.testing.collect` drive it."""
 
-app = agui.asgi_app(agent, runs=runs)
+app = agui.asgi_app(agent)
