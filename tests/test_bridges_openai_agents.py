@@ -37,6 +37,7 @@ from openai.types.responses.response_reasoning_item import Summary
 from pydantic import JsonValue
 
 from agui import Event, RunAgentInput, RunContext, run
+from agui.agents.loop import approval_result_id
 from agui.bridges import openai_agents, stream_as_subagent
 from agui.bridges._openai_responses import ResponseItems
 from agui.client import AGUIClient
@@ -264,6 +265,67 @@ async def test_a_new_message_instead_of_an_answer_starts_afresh() -> None:
     )
     assert fold(events).messages[-1].content == "Hi!"
     assert (desk.booked, await desk.log.take_blob("t")) == ([], None)
+
+
+@synced
+async def test_a_placeholder_and_an_entry_in_one_request_settle_the_call_once() -> None:
+    desk = _Desk("Booked.")
+    history = await desk.ask()
+    placeholder = ToolMessage(id="ck-1", tool_call_id="c2", content="")
+    again = RunAgentInput(
+        thread_id="t", run_id="r1", messages=[*history, placeholder],
+        resume=[_approve({"approved": True})],
+    )  # fmt: skip
+    events = await collect(desk.agent, again)
+    assert_valid(events, input=again)
+    settled = fold(events, messages=again.messages).messages
+    assert desk.booked == ["Lumen"]
+    assert approval_result_id("c2") in [m.id for m in settled]
+    model = ScriptedModel([[assistant_message("Anything else?")]])
+    repeat = _input(*settled, run_id="r2", resume=[_approve({"approved": True})])
+    events = await collect(openai_agents(_booking(model, desk.booked)), repeat)
+    assert_valid(events, input=repeat)
+    assert desk.booked == ["Lumen"]
+    assert model.last_call is not None
+    outputs = [i for i in model.last_call.input if i.get("type") == "function_call_output"]
+    assert outputs == [{"type": "function_call_output", "call_id": "c2", "output": "booked Lumen"}]
+
+
+@pytest.mark.parametrize(
+    ("content", "booked", "said"),
+    [
+        ('{"approved": true}', ["Lumen"], "booked Lumen"),
+        ('{"approved": false}', [], "Error: the user declined this call; the tool did not run."),
+        ("sure", [], "could not be read as one, so the call was declined"),
+    ],
+)
+@synced
+async def test_a_tool_message_alone_answers_as_its_payload_would(
+    content: str, booked: list[str], said: str
+) -> None:
+    desk = _Desk("Noted.")
+    history = await desk.ask()
+    answer = ToolMessage(id="m-answer", tool_call_id="c2", content=content)
+    given = _input(*history, answer, run_id="r2")
+    events = await collect(desk.agent, given)
+    assert_valid(events, input=given)
+    [result] = [e.model_dump(by_alias=True) for e in events if e.type == "TOOL_CALL_RESULT"]
+    assert result["messageId"] == approval_result_id("c2")
+    assert said in result["content"]
+    assert desk.booked == booked
+
+
+@synced
+async def test_a_cancelled_entry_rejects_the_call_saying_so() -> None:
+    desk = _Desk("Fine.")
+    history = await desk.ask()
+    cancel = ResumeEntry(interrupt_id="approve-c2", status="cancelled")
+    given = _input(*history, run_id="r2", resume=[cancel])
+    events = await collect(desk.agent, given)
+    assert_valid(events, input=given)
+    [result] = [e.model_dump(by_alias=True) for e in events if e.type == "TOOL_CALL_RESULT"]
+    assert result["content"] == "Error: the user cancelled this call; the tool did not run."
+    assert desk.booked == []
 
 
 def _failed(events: list[Event], code: str) -> str:

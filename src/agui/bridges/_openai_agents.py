@@ -16,20 +16,23 @@ response streams its items in turn, each done before the next is added):
 
 An interrupted run's `RunState` (`to_state().to_string()`) is kept as its thread's value in
 the run log (`RunLog.keep_blob`, in the space of the thread's owner), the endpoint's own when
-the app gives it, so any worker sharing the store resumes it; the next run on that thread that
-answers in `resume[]` takes it, approves each call answered `{"approved": true}` and rejects
-every other, and continues it; an approval with `editedArgs` is refused (`AgentError`, the state
-kept), since the SDK runs a call only with the arguments the model gave it. An answer with
-nothing kept to resume (expired, or taken by an earlier answer) fails the run with
-`InterruptExpired`, unless the history shows the call settled already, whose answer is then
-skipped. A client that leaves, or a cancel, calls the run's `cancel()`, so the model is not
-called again; so does any failure of the bridge, since the SDK runs the agent in a task of its
-own.
+the app gives it, so any worker sharing the store resumes it. The next run on that thread that
+answers takes it and settles each call by agui's approval contract (`agui.agents.loop`: a
+`resume[]` entry decides, else a tool message the client added for the call; an approval runs
+the tool, anything else rejects it), each result sent with `approval_result_id`, so a later run
+knows the call settled; it continues the paused run. An approval with `editedArgs` is refused
+(`AgentError`, the state kept), since the SDK runs a call only with the arguments the model gave
+it. A `resume[]` answer with nothing kept to resume (expired, or taken by an earlier answer)
+fails the run with `InterruptExpired`, unless the history shows the call settled already, whose
+answer is then skipped. A client that leaves, or a cancel, calls the run's `cancel()`, so the
+model is not called again; so does any failure of the bridge, since the SDK runs the agent in a
+task of its own.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Generic, TypeVar
 
 import openai
@@ -39,6 +42,14 @@ from agents.result import RunResultStreaming
 from agents.stream_events import RunItemStreamEvent
 from pydantic import JsonValue
 
+from agui.agents.loop import (
+    APPROVAL_PREFIX,
+    ApprovalAnswer,
+    approval_answer,
+    approval_interrupt_id,
+    approval_result_id,
+    approval_settled,
+)
 from agui.bridges._failure import model_failure
 from agui.bridges._openai_items import input_items
 from agui.bridges._openai_responses import AgentStream
@@ -46,7 +57,6 @@ from agui.bridges._openai_subagents import Subagents
 from agui.bridges._openai_tools import ClientCalls
 from agui.context import RunContext
 from agui.errors import AgentError, InterruptExpired
-from agui.messages import ToolMessage
 from agui.runner import AgentFunction
 from agui.runs import SHARED, MemoryRunLog, RunLog
 from agui.types import Interrupt, ResumeEntry, RunOutcome
@@ -57,7 +67,6 @@ C = TypeVar("C")
 
 _log = logging.getLogger("agui")
 
-_PREFIX = "approve-"
 _ANSWER_SCHEMA: dict[str, JsonValue] = {
     "type": "object",
     "properties": {"approved": {"type": "boolean"}, "reason": {"type": "string"}},
@@ -132,31 +141,41 @@ class _Run(Generic[C]):
         return await self._outcome(result)
 
     async def _start(self) -> list[TResponseInputItem] | RunState[C]:
-        """The interrupted run this one answers, or the client's history."""
+        """The paused run this one answers, settled, or else the client's history."""
         ctx = self._ctx
         self._owner = await self._runs.owner(ctx.thread_id) or SHARED
-        answers = _answers(ctx)
-        _refuse_edits(answers)  # before the paused run is taken: it stays, to be answered again
+        entries = _entries(ctx)
         kept = await self._runs.take_blob(ctx.thread_id, owner=self._owner)
-        if not answers:
-            return input_items(ctx.messages)  # a new message: what was paused is dropped
         if kept is None:
-            raise _expired(answers)
+            if entries:
+                raise _expired(entries)
+            return input_items(ctx.messages)
         state: RunState[C] = await RunState.from_string(self._agent, kept.decode())
-        for item in state.get_interruptions():
-            self._settle(state, item)
+        calls = {_call_id(item): item for item in state.get_interruptions()}
+        answers = {call: approval_answer(ctx, call) for call in calls}
+        if all(answer is None for answer in answers.values()):
+            return input_items(ctx.messages)  # the user moved on: what was paused is dropped
+        if any(answer is not None and answer.arguments for answer in answers.values()):
+            await self._runs.keep_blob(ctx.thread_id, kept, owner=self._owner)  # still open
+            raise _edited(answers)
+        for call, item in calls.items():
+            self._settle(state, item, answers[call])
         return state
 
-    def _settle(self, state: RunState[C], item: ToolApprovalItem) -> None:
+    def _settle(
+        self, state: RunState[C], item: ToolApprovalItem, answer: ApprovalAnswer | None
+    ) -> None:
         """Approve a call only on an answer that says so; reject it on anything else."""
-        answer = self._ctx.resume_for(_PREFIX + _call_id(item))
-        payload = answer.payload if answer is not None else None
-        fields = payload if isinstance(payload, dict) else {}
-        if answer is not None and answer.status == "resolved" and fields.get("approved") is True:
+        call = _call_id(item)
+        self._events.result_ids[call] = approval_result_id(call)  # the answer that settles it
+        if answer is not None and answer.approved:
             state.approve(item)
             return
-        reason = fields.get("reason")
-        state.reject(item, rejection_message=reason if isinstance(reason, str) else None)
+        entry = self._ctx.resume_for(approval_interrupt_id(call))
+        payload = entry.payload if entry is not None else None
+        reason = payload.get("reason") if isinstance(payload, dict) else None
+        refusal = (answer or ApprovalAnswer("declined", "resume")).refusal
+        state.reject(item, rejection_message=reason if isinstance(reason, str) else refusal)
 
     async def _stream(self, result: RunResultStreaming) -> None:
         async for event in result.stream_events():
@@ -175,40 +194,39 @@ class _Run(Generic[C]):
         return RunOutcome.interrupt([_interrupt(item) for item in calls])
 
 
-def _answers(ctx: RunContext[JsonValue]) -> list[ResumeEntry]:
-    """The run's answers to this bridge's interrupts, but for calls the history shows settled.
+def _entries(ctx: RunContext[JsonValue]) -> list[ResumeEntry]:
+    """The run's `resume[]` answers to this bridge's interrupts, but for settled calls.
 
-    A call with a tool message is settled: it ran, or was rejected, in the run that resumed it,
-    and an answer sent again acts on nothing.
+    A call is settled when the history holds the result the bridge sent for it once it was
+    answered (`approval_result_id`): an answer sent again acts on nothing.
     """
-    settled = {m.tool_call_id for m in ctx.messages if isinstance(m, ToolMessage)}
-    answers: list[ResumeEntry] = []
+    entries: list[ResumeEntry] = []
     for entry in ctx.resume:
-        call_id = entry.interrupt_id.removeprefix(_PREFIX)
-        if not entry.interrupt_id.startswith(_PREFIX):
+        call_id = entry.interrupt_id.removeprefix(APPROVAL_PREFIX)
+        if not entry.interrupt_id.startswith(APPROVAL_PREFIX):
             _log.warning("run %s: resume[] answers an unknown interrupt %r", ctx.run_id, call_id)
-        elif call_id in settled:
+        elif approval_settled(ctx.messages, call_id):
             _log.warning(
                 "run %s: the call %r is settled; its answer is skipped", ctx.run_id, call_id
             )
         else:
-            answers.append(entry)
-    return answers
+            entries.append(entry)
+    return entries
 
 
-def _refuse_edits(answers: list[ResumeEntry]) -> None:
+def _edited(answers: Mapping[str, ApprovalAnswer | None]) -> AgentError:
     """Refuse an approval with `editedArgs`: the SDK runs a call only as the model made it."""
-    for entry in answers:
-        payload = entry.payload if isinstance(entry.payload, dict) else {}
-        if payload.get("approved") is True and payload.get("editedArgs") is not None:
-            message = (
-                f"the answer to {entry.interrupt_id!r} approves the call with edited arguments "
-                "(editedArgs), which the OpenAI Agents SDK cannot run: it approves a call only as "
-                "the model made it, and refuses a call whose arguments changed; the question is "
-                "still open: approve it without editedArgs, or decline it with a reason that "
-                "tells the model which call to make instead"
-            )
-            raise AgentError(message)
+    named = ", ".join(
+        repr(approval_interrupt_id(call))
+        for call, answer in answers.items()
+        if answer is not None and answer.arguments
+    )
+    return AgentError(
+        f"the answer to {named} approves the call with edited arguments (editedArgs), which the "
+        "OpenAI Agents SDK cannot run: it approves a call only as the model made it, and refuses "
+        "a call whose arguments changed; the question is still open: approve it without "
+        "editedArgs, or decline it with a reason that tells the model which call to make instead"
+    )
 
 
 def _expired(answers: list[ResumeEntry]) -> InterruptExpired:
@@ -223,7 +241,7 @@ def _expired(answers: list[ResumeEntry]) -> InterruptExpired:
 def _interrupt(item: ToolApprovalItem) -> Interrupt:
     arguments = item.arguments or "{}"
     return Interrupt(
-        id=_PREFIX + _call_id(item),
+        id=approval_interrupt_id(_call_id(item)),
         reason="tool_call",
         tool_call_id=_call_id(item),
         message=f"Approve {item.tool_name}({arguments})?",

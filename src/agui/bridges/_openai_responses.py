@@ -66,6 +66,8 @@ class ResponseItems:
     def __init__(self, ctx: RunContext[JsonValue], left: Container[str] = ()) -> None:
         self._ctx = ctx
         self._left = left  # calls left to the client: their outputs are placeholders
+        self.result_ids: dict[str, str] = {}
+        """The message id a call's result goes with, by call id (agui's next one by default)."""
         self._block: _Block | None = None
         self._index: int | None = None  # the open item's place in its response
         self._parent: str | None = None
@@ -131,7 +133,8 @@ class ResponseItems:
         """Send a tool's (or a handoff's) output as its call's result, but a client's call's."""
         found = call_output(item)
         if found is not None and found[0] not in self._left:
-            self._ctx.tool_result(*found)
+            call_id, text = found
+            self._ctx.tool_result(call_id, text, message_id=self.result_ids.get(call_id))
 
 
 def call_output(item: RunItem) -> tuple[str, str] | None:
@@ -171,6 +174,8 @@ class AgentStream:
     def __init__(self, ctx: RunContext[JsonValue], left: Container[str] = ()) -> None:
         self._ctx = ctx
         self._items = ResponseItems(ctx, left)
+        self.result_ids = self._items.result_ids
+        """The message id a call's result goes with, by call id (`ResponseItems.result_ids`)."""
         self._step: StepHandle[JsonValue] | None = None
 
     def take(self, event: StreamEvent) -> None:
