@@ -1,10 +1,11 @@
 """A worker process of the OpenAI Agents bridge's tests: a desk that books once approved.
 
 Run as `python openai_agents_worker.py REDIS_URL LEASE`, it serves the bridge over an Agents SDK
-agent with uvicorn on a free port of 127.0.0.1, on a `RedisRunLog` that the endpoint and the
-bridge share, prints `port N` once listening, and runs until stopped: one worker of several, so
-an approval asked on one is answered on another. `Bearer alice-token` is Alice; the tool says
-which process booked, and the scripted model repeats what the tool said.
+agent with uvicorn on a free port of 127.0.0.1, on a `RedisRunLog` (where the bridge keeps its
+paused runs too: the log the endpoint serves it from), prints `port N` once listening, and runs
+until stopped: one worker of several, so an approval asked on one is answered on another.
+`Bearer alice-token` is Alice; the tool says which process booked, and the scripted model
+repeats what the tool said.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def main() -> None:
     set_tracing_disabled(disabled=True)
     url, lease = sys.argv[1], float(sys.argv[2])
     log = RedisRunLog(url, lease=lease)
-    agent = openai_agents(Agent(name="desk", model=model, tools=[book]), runs=log)
+    agent = openai_agents(Agent(name="desk", model=model, tools=[book]))
     serve(agui.asgi_app(agent, runs=log, authorize=authorize))
 
 

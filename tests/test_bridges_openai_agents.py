@@ -36,7 +36,7 @@ from openai.types.responses.response_function_web_search import ActionSearch
 from openai.types.responses.response_reasoning_item import Summary
 from pydantic import JsonValue
 
-from agui import Event, RunAgentInput, RunContext, run
+from agui import Event, RunAgentInput, RunContext, asgi_app, run
 from agui.agents.loop import approval_result_id
 from agui.bridges import openai_agents, stream_as_subagent
 from agui.bridges._openai_responses import ResponseItems
@@ -756,6 +756,26 @@ async def test_a_task_cancelled_without_its_token_still_stops_the_sdk_run() -> N
     gate.set()
     await asyncio.sleep(0.1)
     assert (len(model.calls), ran, ctx.token.cancelled) == (1, [], False)
+
+
+@pytest.mark.parametrize("given", [False, True])
+@synced
+async def test_a_durable_endpoint_keeps_the_paused_run_in_its_log_in_the_owners_space(
+    given: bool,  # noqa: FBT001 - a parameter of the test
+) -> None:
+    log = MemoryRunLog()
+    desk = _Desk("Done.", log if given else None)
+    if not given:
+        desk.agent = openai_agents(_booking(desk.model, desk.booked))
+    app = asgi_app(desk.agent, runs=log, authorize=lambda _: "alice")
+    with serving_app(app) as url:
+        async with AGUIClient(url) as client:
+            asked = await client.fold(_input(run_id="d-r1"))
+            assert list(log._blobs) == ["alice/t"]  # pyright: ignore[reportPrivateUsage]
+            resumed = _input(*asked.messages, run_id="d-r2", resume=[_approve({"approved": True})])
+            done = await client.fold(resumed)
+    assert done.messages[-1].content == "Done."
+    assert (desk.booked, list(log._blobs)) == (["Lumen"], [])  # pyright: ignore[reportPrivateUsage]
 
 
 # -- two workers sharing one Redis -------------------------------------------------------------

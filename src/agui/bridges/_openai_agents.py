@@ -59,6 +59,7 @@ from agui.context import RunContext
 from agui.errors import AgentError, InterruptExpired
 from agui.runner import AgentFunction
 from agui.runs import SHARED, MemoryRunLog, RunLog
+from agui.runs._served import served
 from agui.types import Interrupt, ResumeEntry, RunOutcome
 
 __all__ = ["openai_agents"]
@@ -79,9 +80,10 @@ def openai_agents(agent: Agent[C], *, runs: RunLog | None = None) -> AgentFuncti
 
     A tool with `needs_approval` ends the run with the `interrupt` outcome, one interrupt per
     call (id `approve-<call id>`, reason `tool_call`), and the run's `RunState` is kept as the
-    thread's value in `runs` (`RunLog.keep_blob`, for the log's TTL). Give the log the app
-    serves (`asgi_app(agent, runs=log)`) so that any worker resumes it; without one, a log of
-    this process keeps it. The next run answers each interrupt in `resume[]`:
+    thread's value in a run log (`RunLog.keep_blob`, for the log's TTL): `runs` when given, else
+    the log the endpoint serves the run from (`asgi_app(agent, runs=log)`, `agui serve --runs`),
+    so that any worker sharing it resumes the run, else a log of this process. The next run
+    answers each interrupt, in `resume[]` or with a tool message (agui's approval contract):
     `{"approved": true}` runs the tool; anything else rejects it, with the answer's `reason`
     as the message the model reads. An answer whose paused run is gone fails the run with
     `INTERRUPT_EXPIRED`.
@@ -101,10 +103,10 @@ def openai_agents(agent: Agent[C], *, runs: RunLog | None = None) -> AgentFuncti
         >>> fold(asyncio.run(collect(agent, given))).messages[-1].content
         'Hello there!'
     """
-    log: RunLog = MemoryRunLog() if runs is None else runs
+    own = MemoryRunLog()
 
     async def run(ctx: RunContext[JsonValue]) -> RunOutcome | None:
-        return await _Run(ctx, agent, log).drive()
+        return await _Run(ctx, agent, (runs, own)).drive()
 
     return run
 
@@ -112,12 +114,14 @@ def openai_agents(agent: Agent[C], *, runs: RunLog | None = None) -> AgentFuncti
 class _Run(Generic[C]):
     """One run: the SDK's stream, the output item open now, the agent's step."""
 
-    def __init__(self, ctx: RunContext[JsonValue], agent: Agent[C], runs: RunLog) -> None:
+    def __init__(
+        self, ctx: RunContext[JsonValue], agent: Agent[C], logs: tuple[RunLog | None, RunLog]
+    ) -> None:
         self._ctx = ctx
         self._calls = ClientCalls()
         offered = self._calls.tools(ctx.tools, agent.tools)
         self._agent = agent.clone(tools=[*agent.tools, *offered]) if offered else agent
-        self._runs = runs
+        self._given, self._runs = logs  # the log given, if any, and the bridge's own
         self._owner = SHARED  # the thread's owner: the space its paused run is kept in
         self._events = AgentStream(ctx, left=self._calls.made)
         self._subagents = Subagents(ctx)
@@ -143,7 +147,7 @@ class _Run(Generic[C]):
     async def _start(self) -> list[TResponseInputItem] | RunState[C]:
         """The paused run this one answers, settled, or else the client's history."""
         ctx = self._ctx
-        self._owner = await self._runs.owner(ctx.thread_id) or SHARED
+        self._runs, self._owner = await self._space()
         entries = _entries(ctx)
         kept = await self._runs.take_blob(ctx.thread_id, owner=self._owner)
         if kept is None:
@@ -161,6 +165,19 @@ class _Run(Generic[C]):
         for call, item in calls.items():
             self._settle(state, item, answers[call])
         return state
+
+    async def _space(self) -> tuple[RunLog, str]:
+        """Where the thread's paused run is kept: the log given, else the endpoint's, else ours.
+
+        The endpoint that serves the run with a log names the owner whose space the thread is
+        in; without one, the log given knows the thread's owner, if it has one.
+        """
+        given, where = self._given, served()
+        if where is not None:
+            return (where.log if given is None else given), where.owner
+        if given is None:
+            return self._runs, SHARED
+        return given, await given.owner(self._ctx.thread_id) or SHARED
 
     def _settle(
         self, state: RunState[C], item: ToolApprovalItem, answer: ApprovalAnswer | None
