@@ -521,6 +521,22 @@ async def test_an_agent_tool_without_the_callback_is_one_tool_call() -> None:
 
 
 @synced
+async def test_an_agent_tool_that_fails_ends_its_subagent_with_an_error_then_the_run() -> None:
+    scout = Agent(name="scout", model=ScriptedModel([ModelStep.respond(_broken)]))
+    tool = scout.as_tool(
+        "scout", "Finds a city.", on_stream=stream_as_subagent, failure_error_function=None
+    )
+    model = ScriptedModel(
+        [[function_call("scout", {"input": "Where?"}, call_id="c1")], [assistant_message("no")]]
+    )
+    events = await collect(openai_agents(Agent(name="lead", model=model, tools=[tool])), _input())
+    assert_valid(events)
+    assert types(events)[-4:] == ["STEP_FINISHED", "SUBAGENT_ERROR", "STEP_FINISHED", "RUN_ERROR"]
+    assert "db-7" not in json.dumps([e.model_dump(mode="json") for e in events])
+    assert len(model.calls) == 1
+
+
+@synced
 async def test_the_callback_outside_the_bridge_does_nothing() -> None:
     result = Runner.run_streamed(_lead(streamed=True), "Where?")
     seen = [event async for event in result.stream_events()]

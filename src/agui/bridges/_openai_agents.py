@@ -195,11 +195,15 @@ class _Run(Generic[C]):
         state.reject(item, rejection_message=reason if isinstance(reason, str) else refusal)
 
     async def _stream(self, result: RunResultStreaming) -> None:
-        async for event in result.stream_events():
-            if isinstance(event, RunItemStreamEvent):
-                self._subagents.finish(event.item)  # an agent tool's: its subagent ends first
-            self._events.take(event)
-            await self._ctx.writable()
+        try:
+            async for event in result.stream_events():
+                if isinstance(event, RunItemStreamEvent):
+                    self._subagents.finish(event.item)  # an agent tool's: its subagent ends first
+                self._events.take(event)
+                await self._ctx.writable()
+        except BaseException as error:
+            self._subagents.fail(error)  # each one open ends with SUBAGENT_ERROR, then the run
+            raise
         self._events.next_step(None)
 
     async def _outcome(self, result: RunResultStreaming) -> RunOutcome | None:

@@ -6,7 +6,8 @@ callback. Under the bridge, the first event of a call opens a subagent of the ru
 (`ctx.subagent(agent name)`: `SUBAGENT_STARTED`), its events map onto the subagent's own run
 context as the outer run's do onto the run's (`AgentStream`: its messages, reasoning, tool calls
 and results, a step per agent), and the call's output, when the outer stream brings it, finishes
-the subagent with that output as its result, before the call's `TOOL_CALL_RESULT`.
+the subagent with that output as its result, before the call's `TOOL_CALL_RESULT`; a run that
+fails first ends each subagent still open with `SUBAGENT_ERROR`.
 
 The callback finds the run it belongs to through a context variable the bridge sets while it
 starts the SDK's run: the SDK runs the agent, its tools and their callbacks in tasks started
@@ -73,6 +74,12 @@ class Subagents:
             handle, stream = lane
             stream.next_step(None)
             handle.finish(result=found[1])
+
+    def fail(self, error: BaseException) -> None:
+        """End each subagent still open with `SUBAGENT_ERROR`: the run failed with `error`."""
+        for handle, _ in self._open.values():
+            handle.__exit__(type(error), error, error.__traceback__)
+        self._open.clear()
 
 
 _RUN: ContextVar[Subagents | None] = ContextVar("agui_openai_subagents", default=None)
