@@ -69,7 +69,6 @@ from bridge_runs import (
     types,
 )
 from fake_endpoint import FakeEndpoint, Reply, serving
-from node_clients import node, run_script
 from redis_server import RedisServer, running_redis
 from test_durable import Worker, worker_pair
 
@@ -797,8 +796,6 @@ async def test_a_durable_endpoint_keeps_the_paused_run_in_its_log_in_the_owners_
 # -- two workers sharing one Redis -------------------------------------------------------------
 
 ALICE = {"Authorization": "Bearer alice-token"}
-QUIET_COPILOTKIT = {"COPILOTKIT_TELEMETRY_DISABLED": "true", "DO_NOT_TRACK": "1"}  # loopback only
-DECLINED = "Error: the user declined this call; the tool did not run."
 
 
 @pytest.fixture(scope="module")
@@ -851,25 +848,6 @@ async def test_the_example_hands_off_looks_up_and_books_once_approved() -> None:
             )
             ui = await client.fold(_input(*ui.messages, run_id="r3", resume=[answer]))
     assert ui.messages[-1].content == "Booked a room at Lumen."
-
-
-@pytest.mark.parametrize("scenario", ["approve-tool-result", "approve-resume", "decline"])
-def test_copilotkit_answers_the_examples_approval_and_the_thread_goes_on(scenario: str) -> None:
-    found = node("@copilotkit/runtime", "the CopilotKit tests")
-    with serving_app(desk.app) as url:
-        env = {"AGUI_SCENARIO": scenario, "AGUI_DESK_URL": url}
-        result = run_script(found, ["copilotkit-desk.mjs"], {**env, **QUIET_COPILOTKIT})
-    assert (result["errors"], result["complaints"], result["duplicateMessageIds"]) == ([], [], [])
-    assert [i["reason"] for i in result["asked"]["pendingInterrupts"]] == ["tool_call"]
-    outcomes = [o["outcome"] for o in result["outcomes"]]
-    assert outcomes == ["success", "interrupt", "success", "success"]
-    assert result["pendingInterrupts"] == []
-    said = [m["content"] for m in result["messages"] if m["role"] == "assistant" and m["content"]]
-    booked = "Booked a room at Lumen."
-    assert said[-2] == (booked if scenario != "decline" else DECLINED)
-    assert said[-1] == "Ribeira"
-    [call] = [c for c in result["calls"] if c["name"] == "book"]
-    assert len(result["results"][call["id"]]) == 1  # CopilotKit holds one result per call
 
 
 @synced
