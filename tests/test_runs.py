@@ -23,7 +23,7 @@ from typing import Any, cast
 import pytest
 import redis.asyncio
 
-from agui.errors import RunLogError, UsageError
+from agui.errors import BlobTooLarge, RunLogError, UsageError
 from agui.runs import MemoryRunLog, Page, RedisRunLog, RunLog, Settings, ThreadRecord
 from agui.runs._log import LONGEST
 from agui.runs._tail import Tail
@@ -322,16 +322,84 @@ def test_finished_runs_and_threads_expire_after_the_ttl(make_log: Factory) -> No
     run(make_log, scenario, ttl=0.3)
 
 
+def test_a_threads_value_is_its_owners_replaced_by_the_next_and_taken_once(
+    make_log: Factory,
+) -> None:
+    async def scenario(log: RunLog) -> None:
+        await log.keep_blob("t1", b"first", owner="alice")
+        await log.keep_blob("t1", b"second", owner="alice")
+        await log.keep_blob("t1", b"shared")
+        await log.keep_blob("t2", b"other thread", owner="alice")
+
+        assert await log.take_blob("t1", owner="bob") is None
+        assert await log.take_blob("t1", owner="alice") == b"second"
+        assert await log.take_blob("t1", owner="alice") is None  # one taker gets it
+        assert await log.take_blob("t1") == b"shared"
+        assert await log.take_blob("t2", owner="alice") == b"other thread"
+
+    run(make_log, scenario)
+
+
+def test_a_threads_value_is_another_workers_to_take(make_log: Factory) -> None:
+    async def scenario(log: RunLog) -> None:
+        other = make_log()
+        try:
+            await log.keep_blob("t1", b"paused")
+            taken = await other.take_blob("t1")
+        finally:
+            await other.aclose()
+        assert taken == (b"paused" if isinstance(log, RedisRunLog) else None)
+
+    run(make_log, scenario)
+
+
+def test_a_threads_value_expires_after_the_ttl(make_log: Factory) -> None:
+    async def scenario(log: RunLog) -> None:
+        await log.keep_blob("t1", b"paused")
+        await log.keep_blob("t2", b"paused")
+        assert await log.take_blob("t2") == b"paused"
+
+        await asyncio.sleep(0.6)
+
+        assert await log.take_blob("t1") is None
+
+    run(make_log, scenario, ttl=0.3)
+
+
+def test_a_value_over_max_blob_bytes_is_refused_and_keeps_nothing(make_log: Factory) -> None:
+    async def scenario(log: RunLog) -> None:
+        await log.keep_blob("t1", b"x" * 8)
+        with pytest.raises(
+            BlobTooLarge, match=r"thread 't1' is 9 bytes, over the run log's max_blob_bytes \(8\)"
+        ):
+            await log.keep_blob("t1", b"x" * 9)
+        assert await log.take_blob("t1") == b"x" * 8
+
+    run(make_log, scenario, max_blob_bytes=8)
+
+
+def test_a_workers_local_copy_keeps_and_takes_thread_values_in_the_log(make_log: Factory) -> None:
+    async def scenario(log: RunLog) -> None:
+        tail = Tail(log)
+        await tail.keep_blob("t1", b"paused", owner="alice")
+        assert await log.take_blob("t1", owner="alice") == b"paused"
+        await log.keep_blob("t1", b"again", owner="alice")
+        assert await tail.take_blob("t1", owner="alice") == b"again"
+
+    run(make_log, scenario)
+
+
 def test_the_memory_log_drops_what_expired_even_if_nobody_reads_it() -> None:
-    async def scenario() -> int:
+    async def scenario() -> tuple[int, int]:
         log = MemoryRunLog(ttl=0.1)
         await log.begin("r1", "t1")
         await log.append("r1", [START, FINISH], thread=RECORD)
+        await log.keep_blob("t1", b"paused")
         await asyncio.sleep(1.1)  # sweeps run once a second at most
         await log.begin("r2", "t2")
-        return log.held_runs
+        return log.held_runs, len(log._blobs)  # pyright: ignore[reportPrivateUsage]
 
-    assert asyncio.run(scenario()) == 1
+    assert asyncio.run(scenario()) == (1, 0)
 
 
 def test_a_log_that_does_not_own_a_run_cannot_write_it(
@@ -365,6 +433,7 @@ def test_bad_settings_are_refused_naming_each() -> None:
         ({"ttl": 1e18}, r"ttl must be a number of seconds .*, not 1e\+18 "),
         ({"ttl": "5"}, r"ttl must be a number of seconds .*, not '5' "),
         ({"max_run_seconds": True}, r"max_run_seconds must be a number of seconds .*, not True "),
+        ({"max_blob_bytes": 0}, r"max_blob_bytes must be a positive whole number of bytes, not 0 "),
     ],
 )
 def test_a_setting_out_of_range_or_of_the_wrong_type_is_refused_when_the_log_is_built(

@@ -11,7 +11,9 @@ The agents are plain Agents SDK agents: a front desk that hands every request of
 booking desk, which looks hotels up and books one only once the user approves
 (`needs_approval=True`). agui serves them with what the SDK has no AG-UI support for at all:
 each agent's turn is a step, tool calls stream with their arguments and results, the approval
-is an interrupt the app answers in `resume[]` (the paused run is kept per thread and resumed),
+is an interrupt the app answers in `resume[]` (the paused run is kept per thread in a run log:
+this process's here; served with `--runs redis://...`, or `asgi_app(agent, runs=RedisRunLog(...))`,
+in the endpoint's, and any worker resumes it),
 errors are coded, and a client that leaves cancels the run. The model here is a scripted
 stand-in, so the example runs with no key: give the agents any Agents SDK model instead, such
 as `"gpt-4.1-mini"`.

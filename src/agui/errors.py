@@ -11,6 +11,8 @@ AguiError
 ├── StateError            the run state cannot be read, written or published (STATE_ERROR)
 ├── PatchError            a JSON Patch does not apply to its document (PATCH_ERROR)
 ├── AgentError            an agent fails on purpose with a message the user may see (AGENT_ERROR)
+│   ├── InterruptExpired  a resume answers an interrupt whose paused run is no longer kept
+│   │                     (INTERRUPT_EXPIRED)
 │   └── ModelError        a model's API failed: a 4xx, a broken stream (MODEL_ERROR)
 │       ├── ModelAuthenticationError  the key was refused: 401, 403 (MODEL_AUTHENTICATION)
 │       ├── ModelRateLimited          429 after the retries (MODEL_RATE_LIMITED)
@@ -31,7 +33,9 @@ AguiError
 ├── CaptureError          a stream `agui watch` or `agui verify` cannot read at all: no file,
 │                         no format, no connection, an HTTP error (CAPTURE_ERROR)
 ├── RunLogError           the store of durable runs (`agui.runs`) cannot be reached
-│                         (RUN_LOG_UNAVAILABLE)
+│   │                     (RUN_LOG_UNAVAILABLE)
+│   └── BlobTooLarge      a value kept for a thread is over the log's `max_blob_bytes`
+│                         (BLOB_TOO_LARGE)
 ├── UpstreamError         the agent a bridge relays (`agui.bridges`) ended its run in error
 │   │                     (UPSTREAM_ERROR, or the upstream's own code, kept as `wire_code`)
 │   └── UpstreamTruncated its stream ended with no terminal event (UPSTREAM_TRUNCATED)
@@ -69,12 +73,14 @@ from agui._protocol.rules import Rule
 __all__ = [
     "AgentError",
     "AguiError",
+    "BlobTooLarge",
     "Cancelled",
     "CaptureError",
     "ContentTooLarge",
     "DecodeError",
     "FrameTooLarge",
     "HTTPStatusError",
+    "InterruptExpired",
     "InvalidA2UI",
     "InvalidArguments",
     "InvalidInput",
@@ -165,6 +171,22 @@ class AgentError(AguiError):
     """
 
     code: ClassVar[str] = "AGENT_ERROR"
+
+
+class InterruptExpired(AgentError):
+    """A resume answers an interrupt whose paused run is no longer kept (expired, or used).
+
+    A bridge that pauses a framework's run keeps it in the run log for the log's TTL; an answer
+    that comes later, or a second time, has nothing to resume, and the run fails with this
+    rather than start afresh as if the question had not been asked. Its message reaches the
+    client: it names the interrupt and says to ask again.
+
+    Examples:
+        >>> InterruptExpired("the paused run that interrupt 'approve-c1' asked for is gone").code
+        'INTERRUPT_EXPIRED'
+    """
+
+    code: ClassVar[str] = "INTERRUPT_EXPIRED"
 
 
 class ModelError(AgentError):
@@ -310,6 +332,19 @@ class RunLogError(AguiError):
     """
 
     code: ClassVar[str] = "RUN_LOG_UNAVAILABLE"
+
+
+class BlobTooLarge(RunLogError):
+    """A value kept for a thread (`RunLog.keep_blob`) is over the log's `max_blob_bytes`.
+
+    Nothing is kept; the message gives the size and the limit.
+
+    Examples:
+        >>> BlobTooLarge("the value kept for thread 't1' is 5 MiB, over 4 MiB").code
+        'BLOB_TOO_LARGE'
+    """
+
+    code: ClassVar[str] = "BLOB_TOO_LARGE"
 
 
 class DecodeError(AguiError):

@@ -48,6 +48,7 @@ from agui.errors import AguiError, RunLogError
 from agui.events import RunErrorEvent, RunFinishedEvent
 from agui.runner import AgentLike, drive
 from agui.runs import SHARED, Owned, Page, RunLog, run_key
+from agui.runs._served import serving
 from agui.runs._tail import Tail
 from agui.runs._thread import thread_after
 from agui.sse import event_json
@@ -169,9 +170,10 @@ class Durable(Generic[S]):
         ctx: RunContext[S] = RunContext(
             run_input, state=self._state, transformers=chain, token=token
         )
-        run = asyncio.create_task(
-            drive(self._agent, ctx, debug=self._debug), name=f"agui run {run_input.run_id}"
-        )
+        with serving(log, owner):  # what the agent keeps per thread goes where its runs are
+            run = asyncio.create_task(
+                drive(self._agent, ctx, debug=self._debug), name=f"agui run {run_input.run_id}"
+            )
 
         def stop(why: str) -> None:
             token.cancel(why)

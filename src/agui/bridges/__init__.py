@@ -11,7 +11,9 @@ framework's run.
 - `remote(url, *, headers=None)`: the same bridge fed by `agui.client` from another AG-UI
   endpoint, for agents that live in another process, language or environment (extra `client`).
 - `pydantic_ai(agent, *, deps=None)`: a pydantic-ai `Agent` (extra `pydantic-ai`).
-- `openai_agents(agent, *, states=None)`: an OpenAI Agents SDK `Agent` (extra `openai-agents`).
+- `openai_agents(agent, *, runs=None)`: an OpenAI Agents SDK `Agent` (extra `openai-agents`);
+  `stream_as_subagent`, the `on_stream` of its agent tools (`Agent.as_tool`), shows each as a
+  subagent.
 
 No framework, and not `ag_ui`, is imported by `import agui.bridges`: `from_events` imports the
 official models when a bridge is built, and the others are imported from their modules on first
@@ -23,7 +25,7 @@ Examples:
     >>> import agui.bridges
     >>> agui.bridges.__all__
     ['BridgeMode', 'EventBridge', 'EventFactory', 'RawEvents', 'RemoteAgent', 'foreign_input',
-     'from_events', 'openai_agents', 'pydantic_ai', 'remote']
+     'from_events', 'openai_agents', 'pydantic_ai', 'remote', 'stream_as_subagent']
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from agui.bridges._bridge import (
 
 if TYPE_CHECKING:
     from agui.bridges._openai_agents import openai_agents
+    from agui.bridges._openai_subagents import stream_as_subagent
     from agui.bridges._pydantic_ai import pydantic_ai
     from agui.bridges._remote import RemoteAgent, remote
 
@@ -56,6 +59,7 @@ __all__ = [
     "openai_agents",
     "pydantic_ai",
     "remote",
+    "stream_as_subagent",
 ]
 
 # name -> the private module that defines it (and imports its framework, or the client).
@@ -64,6 +68,7 @@ _LAZY: dict[str, str] = {
     "openai_agents": "agui.bridges._openai_agents",
     "pydantic_ai": "agui.bridges._pydantic_ai",
     "remote": "agui.bridges._remote",
+    "stream_as_subagent": "agui.bridges._openai_subagents",
 }
 
 

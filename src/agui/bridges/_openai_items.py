@@ -3,7 +3,8 @@
 Text is what carries over: a user's, system's or developer's message, an assistant's text and
 its tool calls, and each tool's result, the calls and results by the model's call ids. Parts
 of other kinds (images, files), reasoning and activity messages have no input item here and are
-left out.
+left out, and so is a tool message a client added for a call whose approval the bridge settled
+(its answer, or a placeholder): the result the bridge sent (`approval_result_id`) is the one.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 
 from agents.items import TResponseInputItem
 
+from agui.agents.loop import approval_result_id
 from agui.messages import (
     AssistantMessage,
     ContentPart,
@@ -36,10 +38,25 @@ def input_items(messages: Sequence[Message]) -> list[TResponseInputItem]:
         [{'role': 'user', 'content': 'Hi'},
          {'type': 'function_call_output', 'call_id': 'c', 'output': '4'}]
     """
+    settled = {
+        m.tool_call_id
+        for m in messages
+        if isinstance(m, ToolMessage) and m.id == approval_result_id(m.tool_call_id)
+    }
     items: list[TResponseInputItem] = []
     for message in messages:
-        items.extend(_items(message))
+        if not _superseded(message, settled):
+            items.extend(_items(message))
     return items
+
+
+def _superseded(message: Message, settled: set[str]) -> bool:
+    """A client's tool message for a settled call: the bridge's own result answers it."""
+    return (
+        isinstance(message, ToolMessage)
+        and message.tool_call_id in settled
+        and message.id != approval_result_id(message.tool_call_id)
+    )
 
 
 def _items(message: Message) -> list[TResponseInputItem]:

@@ -14,7 +14,9 @@ and `Last-Event-ID`), is cancelled from any worker, and leaves a thread record w
 
 Both keep the same settings (`Settings`): `lease` (15 s), `ttl` for finished runs and threads
 (a day), `max_run_seconds` (an hour) and `maxlen`, the events kept per run (10,000; older ones
-are trimmed, so a run's memory in the store is bounded by about `maxlen` frames).
+are trimmed, so a run's memory in the store is bounded by about `maxlen` frames), and
+`max_blob_bytes`, the largest value an agent may keep for a thread between its runs (4 MiB;
+`RunLog.keep_blob`, `take_blob`: how a bridge resumes a paused framework run on any worker).
 
 Runs and threads belong to their owner, the identity `authorize` named (`SHARED` for `True`):
 a run is kept under `run_key(owner, run_id)`, and a thread's owner beside its record (see
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 from agui.runs._log import (
     LEASE,
+    MAX_BLOB_BYTES,
     MAX_RUN_SECONDS,
     MAXLEN,
     SHARED,
@@ -52,6 +55,7 @@ from agui.runs._redis import RedisRunLog
 __all__ = [
     "LEASE",
     "MAXLEN",
+    "MAX_BLOB_BYTES",
     "MAX_RUN_SECONDS",
     "SHARED",
     "TTL",

@@ -3,7 +3,9 @@
 A run that outlives its HTTP response needs somewhere to be: its frames, in order, readable by
 any worker from any point; whether it is still live, and which worker runs it (a lease the worker
 renews, so a dead one is noticed); a way to ask that worker, wherever it is, to cancel it; and the
-thread it belongs to, reserved while it runs and folded once when it ends. `RunLog` names those
+thread it belongs to, reserved while it runs and folded once when it ends; and a small opaque
+value per thread that an agent keeps between its runs (a paused framework run to resume on any
+worker: `keep_blob`, `take_blob`). `RunLog` names those
 operations and nothing else, so the endpoint (`agui.asgi`) has one code path whatever the
 store: `MemoryRunLog` for one process, `RedisRunLog` for many workers.
 
@@ -28,13 +30,14 @@ from typing import Literal, Protocol
 from pydantic import JsonValue
 
 from agui._util.numbers import real, whole
-from agui.errors import UsageError
+from agui.errors import BlobTooLarge, UsageError
 from agui.events import RunErrorEvent
 from agui.sse import event_json
 
 __all__ = [
     "LEASE",
     "MAXLEN",
+    "MAX_BLOB_BYTES",
     "MAX_RUN_SECONDS",
     "SHARED",
     "TTL",
@@ -57,6 +60,8 @@ MAX_RUN_SECONDS = 3_600.0
 """The default longest a run may go on, in seconds, with or without a client: an hour."""
 MAXLEN = 10_000
 """The default number of a run's latest events a log keeps (older ones are trimmed)."""
+MAX_BLOB_BYTES = 4 * 1024 * 1024
+"""The default largest value a log keeps for a thread (`RunLog.keep_blob`), in bytes: 4 MiB."""
 SHORTEST = 0.001
 """The shortest time a setting may name, in seconds: a millisecond, the Redis log's resolution."""
 LONGEST = 315_360_000.0
@@ -134,6 +139,10 @@ class Settings:
         Traceback (most recent call last):
         ...
         agui.errors.UsageError: maxlen must be a positive whole number of events, not True ...
+        >>> Settings(max_blob_bytes=0)
+        Traceback (most recent call last):
+        ...
+        agui.errors.UsageError: max_blob_bytes must be a positive whole number of bytes, not 0 ...
     """
 
     lease: float = LEASE
@@ -144,6 +153,8 @@ class Settings:
     """Seconds a run may go on before it is cancelled."""
     maxlen: int = MAXLEN
     """How many of a run's latest events are kept; older ones are trimmed."""
+    max_blob_bytes: int = MAX_BLOB_BYTES
+    """The largest value kept for a thread (`RunLog.keep_blob`); a larger one is refused."""
 
     def __post_init__(self) -> None:
         durations = (
@@ -160,6 +171,11 @@ class Settings:
         if not _is_count(self.maxlen):
             problems.append(
                 f"maxlen must be a positive whole number of events, not {self.maxlen!r}"
+            )
+        if not _is_count(self.max_blob_bytes):
+            problems.append(
+                "max_blob_bytes must be a positive whole number of bytes, "
+                f"not {self.max_blob_bytes!r}"
             )
         if problems:
             raise UsageError("; ".join(problems) + " (fix the run log's settings)")
@@ -184,6 +200,25 @@ def _is_duration(value: object) -> bool:
 def _is_count(value: object) -> bool:
     count = whole(value)
     return count is not None and count >= 1
+
+
+def check_blob(settings: Settings, thread_id: str, blob: bytes) -> None:
+    """Refuse a value over the log's `max_blob_bytes`, the same way on every log.
+
+    Examples:
+        >>> check_blob(Settings(max_blob_bytes=4), "t1", b"four")
+        >>> check_blob(Settings(max_blob_bytes=4), "t1", b"fives")
+        Traceback (most recent call last):
+        ...
+        agui.errors.BlobTooLarge: the value kept for thread 't1' is 5 bytes, over ...
+    """
+    if len(blob) > settings.max_blob_bytes:
+        message = (
+            f"the value kept for thread {thread_id!r} is {len(blob)} bytes, over the run log's "
+            f"max_blob_bytes ({settings.max_blob_bytes}); a log keeps a small value per thread, "
+            "so keep less (a shorter history), or raise max_blob_bytes where the log is made"
+        )
+        raise BlobTooLarge(message)
 
 
 def check_frames(frames: Sequence[bytes]) -> None:
@@ -329,6 +364,22 @@ class RunLog(Protocol):
 
     async def run_thread(self, run_id: str) -> str | None:
         """The thread of a run the log holds; `None` when it holds no such run."""
+        ...
+
+    async def keep_blob(self, thread_id: str, blob: bytes, *, owner: str = SHARED) -> None:
+        """Keep `blob` for the thread in `owner`'s space for the TTL, in place of any before.
+
+        A value is the agent's, opaque to the log, and kept under `run_key(owner, thread_id)`,
+        so one owner never reads another's. One over `settings.max_blob_bytes` raises
+        `BlobTooLarge` and keeps nothing.
+        """
+        ...
+
+    async def take_blob(self, thread_id: str, *, owner: str = SHARED) -> bytes | None:
+        """The thread's value in `owner`'s space, removed as it is read: one taker gets it.
+
+        `None` when none was kept, or it expired.
+        """
         ...
 
     async def aclose(self) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 from agui.runs._log import (
     LEASE,
+    MAX_BLOB_BYTES,
     MAX_RUN_SECONDS,
     MAXLEN,
     SHARED,
@@ -27,8 +28,10 @@ from agui.runs._log import (
     Page,
     Settings,
     ThreadRecord,
+    check_blob,
     check_frames,
     lost_frame,
+    run_key,
 )
 
 __all__ = ["MemoryRunLog"]
@@ -74,14 +77,16 @@ class MemoryRunLog:
         ttl: float = TTL,
         max_run_seconds: float = MAX_RUN_SECONDS,
         maxlen: int = MAXLEN,
+        max_blob_bytes: int = MAX_BLOB_BYTES,
     ) -> None:
-        self.settings = Settings(lease, ttl, max_run_seconds, maxlen)
+        self.settings = Settings(lease, ttl, max_run_seconds, maxlen, max_blob_bytes)
         self._worker = uuid.uuid4().hex
         self._runs: dict[str, _Run] = {}
         self._threads: dict[str, tuple[ThreadRecord, float]] = {}
         self._busy: dict[str, str] = {}
         self._owners: dict[str, tuple[str, float]] = {}  # a thread's owner, until when
         self._watchers: dict[str, Callable[[], object]] = {}
+        self._blobs: dict[str, tuple[bytes, float]] = {}  # by run_key(owner, thread), until when
         self._swept = time.monotonic()
 
     @property
@@ -139,6 +144,8 @@ class MemoryRunLog:
             del self._threads[thread_id]
         for thread_id in [t for t, (_, expires) in self._owners.items() if expires <= now]:
             del self._owners[thread_id]
+        for key in [k for k, (_, expires) in self._blobs.items() if expires <= now]:
+            del self._blobs[key]
 
     def discard(self, run_id: str) -> None:
         """Forget a run at once, live or finished: readers find it gone, and its thread is free.
@@ -284,6 +291,31 @@ class MemoryRunLog:
         """The thread of a run the log holds (see `RunLog.run_thread`)."""
         run = self._run(run_id)
         return None if run is None else run.thread_id
+
+    async def keep_blob(self, thread_id: str, blob: bytes, *, owner: str = SHARED) -> None:
+        """Keep a value for the thread, for the TTL (see `RunLog.keep_blob`).
+
+        Examples:
+            >>> import asyncio
+            >>> async def demo():
+            ...     log = MemoryRunLog()
+            ...     await log.keep_blob("t1", b"paused", owner="alice")
+            ...     theirs = await log.take_blob("t1", owner="bob")
+            ...     return theirs, await log.take_blob("t1", owner="alice"), await log.take_blob(
+            ...         "t1", owner="alice")
+            >>> asyncio.run(demo())
+            (None, b'paused', None)
+        """
+        check_blob(self.settings, thread_id, blob)
+        self._sweep()
+        self._blobs[run_key(owner, thread_id)] = (blob, time.monotonic() + self.settings.ttl)
+
+    async def take_blob(self, thread_id: str, *, owner: str = SHARED) -> bytes | None:
+        """The thread's value, removed as it is read (see `RunLog.take_blob`)."""
+        found = self._blobs.pop(run_key(owner, thread_id), None)
+        if found is None or found[1] <= time.monotonic():
+            return None
+        return found[0]
 
     async def aclose(self) -> None:
         """Nothing to release: the runs go with the process."""

@@ -24,6 +24,7 @@ from agui.errors import RunLogError, UsageError
 from agui.runs import _scripts
 from agui.runs._log import (
     LEASE,
+    MAX_BLOB_BYTES,
     MAX_RUN_SECONDS,
     MAXLEN,
     SHARED,
@@ -34,8 +35,10 @@ from agui.runs._log import (
     Page,
     Settings,
     ThreadRecord,
+    check_blob,
     check_frames,
     lost_frame,
+    run_key,
 )
 
 if TYPE_CHECKING:
@@ -70,6 +73,7 @@ class RedisRunLog:
         ttl: float = TTL,
         max_run_seconds: float = MAX_RUN_SECONDS,
         maxlen: int = MAXLEN,
+        max_blob_bytes: int = MAX_BLOB_BYTES,
     ) -> None:
         try:
             from redis import exceptions  # noqa: PLC0415
@@ -77,7 +81,7 @@ class RedisRunLog:
         except ImportError:
             message = 'RedisRunLog needs the redis package: pip install "agui-server[redis]"'
             raise UsageError(message) from None
-        self.settings = Settings(lease, ttl, max_run_seconds, maxlen)
+        self.settings = Settings(lease, ttl, max_run_seconds, maxlen, max_blob_bytes)
         self.prefix = prefix
         # The client's `from_url` takes untyped keyword options.
         if not isinstance(cast("object", url), str):
@@ -110,6 +114,9 @@ class RedisRunLog:
 
     def _identity(self, thread_id: str) -> str:
         return f"{self.prefix}identity:{thread_id}"
+
+    def _blob(self, thread_id: str, owner: str) -> str:
+        return f"{self.prefix}blob:{run_key(owner, thread_id)}"
 
     async def _call(self, command: Awaitable[T]) -> T:
         try:
@@ -302,6 +309,16 @@ class RedisRunLog:
         """The thread of a run the log holds (see `RunLog.run_thread`)."""
         found = await self._call(self._redis.hget(self._keys(run_id)[0], "thread"))
         return None if found is None else _text(found)
+
+    async def keep_blob(self, thread_id: str, blob: bytes, *, owner: str = SHARED) -> None:
+        """Keep a value for the thread, for the TTL (see `RunLog.keep_blob`); one `SET`."""
+        check_blob(self.settings, thread_id, blob)
+        await self._call(self._redis.set(self._blob(thread_id, owner), blob, px=self._ttl_ms()))
+
+    async def take_blob(self, thread_id: str, *, owner: str = SHARED) -> bytes | None:
+        """The thread's value, removed as it is read (see `RunLog.take_blob`); one `GETDEL`."""
+        found = await self._call(self._redis.getdel(self._blob(thread_id, owner)))
+        return cast("bytes | None", found)  # the client decodes nothing
 
     async def aclose(self) -> None:
         """Stop listening for cancels and close the connections."""

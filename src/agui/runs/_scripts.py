@@ -9,8 +9,10 @@ compact JSON never holds) and `busy:<thread id>` (the live run holding the threa
 the lease). A thread's record is `thread:<id>`, its wire JSON, and its owner `identity:<id>`
 (kept at least as long as the thread's runs and record; a thread with a record or a live run
 and no `identity` was written before owners existed, and is the shared space's). A run's `<id>`
-is its key, `run_key(owner, run id)`. Every key is the prefix, its kind, `:` and the id, the id
-last, so no id, whatever it holds, names another's key. Times to keep a key are in milliseconds.
+is its key, `run_key(owner, run id)`; a value an agent keeps for a thread is `blob:<key>`, its
+key `run_key(owner, thread id)`, set and taken with plain commands (`SET ... PX`, `GETDEL`).
+Every key is the prefix, its kind, `:` and the id, the id last, so no id, whatever it holds,
+names another's key. Times to keep a key are in milliseconds.
 
 Scripts rather than pipelines because each decision reads and writes together: a worker must not
 append to a run a reader has just called lost, and a run must not be called lost while its worker

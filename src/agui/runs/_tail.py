@@ -145,6 +145,14 @@ class Tail:
         """The run's thread, in the log."""
         return await self._log.run_thread(run_id)
 
+    async def keep_blob(self, thread_id: str, blob: bytes, *, owner: str = SHARED) -> None:
+        """Keep a thread's value in the log."""
+        await self._log.keep_blob(thread_id, blob, owner=owner)
+
+    async def take_blob(self, thread_id: str, *, owner: str = SHARED) -> bytes | None:
+        """Take a thread's value from the log."""
+        return await self._log.take_blob(thread_id, owner=owner)
+
     async def aclose(self) -> None:
         """Close the log."""
         await self._log.aclose()
