@@ -15,12 +15,16 @@ import asyncio
 import json
 import operator
 import sys
-from typing import Annotated, Literal
+from collections.abc import AsyncIterator, Callable
+from typing import Annotated, Literal, cast
 
+import ag_ui.core as foreign
 import httpx
 import httpx2  # the openai SDK's HTTP client
 import openai
 import pytest
+from ag_ui.core import RunAgentInput as ForeignInput
+from ag_ui_langgraph import LangGraphAgent
 from examples.bridges import langgraph_app as desk
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
 from langchain_core.messages import ToolMessage as LangChainToolMessage
@@ -29,12 +33,13 @@ from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.graph.message import add_messages
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.types import interrupt
 from pydantic import BaseModel, JsonValue
 
 from agui import Event, RunAgentInput, RunContext, asgi_app, parse_event, run
-from agui.bridges import langgraph
+from agui.bridges import foreign_input, from_events, langgraph
 from agui.client import AGUIClient
 from agui.client._parser import SSEParser
 from agui.errors import UsageError
@@ -587,6 +592,101 @@ async def test_without_the_openai_sdk_loaded_a_failure_is_the_frameworks(
     events = await collect(langgraph(graph), _input())
     assert_coded_error(events, "AGENT_ERROR", terminal(events).model_dump()["message"])
     assert "db-7" not in json.dumps([e.model_dump(mode="json") for e in events])
+
+
+# -- the official adapter, compared -------------------------------------------------------------
+# `ag-ui-langgraph`'s `LangGraphAgent`, its structured interrupt on, served through `from_events`:
+# what the bridge maps natively instead, and why (the bridges guide says which is chosen).
+
+
+# The adapter calls an API LangGraph 1.0 deprecated (to be removed in 2.0); the suite makes
+# every warning an error, so these tests let that one through.
+uses_a_deprecated_api = pytest.mark.filterwarnings("ignore:`get_config_jsonschema` is deprecated")
+
+
+def _official(graph: object) -> Callable[[ForeignInput], AsyncIterator[foreign.BaseEvent]]:
+    def factory(given: ForeignInput) -> AsyncIterator[foreign.BaseEvent]:
+        agent = LangGraphAgent(
+            name="graph", graph=cast("CompiledStateGraph[MessagesState]", graph),
+            emit_interrupt_outcome=True,
+            enable_legacy_on_interrupt_event=False, emit_raw_events=False,
+        )  # fmt: skip
+        return cast("AsyncIterator[foreign.BaseEvent]", agent.run(given))
+
+    return factory
+
+
+def _streams_then_fails() -> CompiledStateGraph[MessagesState]:
+    async def chat(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        async for _piece in desk.model.astream(
+            [LangChainToolMessage("Half an answer", tool_call_id="c")]
+        ):
+            message = "password=sk-secret-123"
+            raise ValueError(message)
+        del state
+        return {}
+
+    builder = StateGraph(MessagesState).add_node(chat).add_edge(START, "chat")
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+@uses_a_deprecated_api
+@synced
+async def test_the_official_adapter_sends_the_exception_text_and_leaves_its_message_open(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level("CRITICAL"):  # the adapter logs the failure with its traceback
+        raw = [event async for event in _official(_streams_then_fails())(foreign_input(_input()))]
+    wire = [event.model_dump(mode="json", by_alias=True, exclude_none=True) for event in raw]
+    assert [event["type"] for event in wire][-3:] == [
+        "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "RUN_ERROR"
+    ]  # fmt: skip
+    assert wire[-1]["message"] == "password=sk-secret-123"
+    with caplog.at_level("CRITICAL"):
+        relayed = await collect(from_events(_official(_streams_then_fails())), _input())
+        native = await collect(langgraph(_streams_then_fails()), _input())
+    assert_coded_error(relayed, "UPSTREAM_ERROR", terminal(relayed).model_dump()["message"])
+    assert_coded_error(native, "AGENT_ERROR", terminal(native).model_dump()["message"])
+    for events in (relayed, native):
+        assert "sk-secret" not in json.dumps([e.model_dump(mode="json") for e in events])
+
+
+@uses_a_deprecated_api
+@synced
+async def test_the_official_adapter_drops_the_interrupts_schema_which_from_events_cannot_mend() -> (
+    None
+):
+    relayed = await collect(
+        from_events(_official(_asking([]).compile(checkpointer=InMemorySaver()))), _input()
+    )
+    native = await collect(langgraph(_asking([]).compile(checkpointer=InMemorySaver())), _input())
+    [lost] = terminal(relayed).model_dump(by_alias=True)["outcome"]["interrupts"]
+    [kept] = terminal(native).model_dump(by_alias=True)["outcome"]["interrupts"]
+    assert (lost["message"], lost["toolCallId"]) == (kept["message"], kept["toolCallId"])
+    assert (lost.get("responseSchema"), kept["responseSchema"]["type"]) == (None, "object")
+
+
+@uses_a_deprecated_api
+@synced
+async def test_the_official_adapter_sends_state_as_snapshots_holding_the_messages_again() -> None:
+    given = _input(state=Counter(count=41).model_dump())
+    raw = [
+        e
+        async for e in _official(_tally().compile(checkpointer=InMemorySaver()))(
+            foreign_input(given)
+        )
+    ]
+    kinds = [getattr(event, "type", None) for event in raw]
+    snapshots = [event.snapshot for event in raw if isinstance(event, foreign.StateSnapshotEvent)]
+    assert foreign.EventType.STATE_DELTA not in kinds
+    assert all("messages" in snapshot for snapshot in snapshots)
+    native = await collect(langgraph(_tally().compile(checkpointer=InMemorySaver())), given)
+    assert types(native).count("STATE_DELTA") == 1
+    assert all(
+        "messages" not in json.dumps(e.model_dump(mode="json"))
+        for e in native
+        if e.type.startswith("STATE")
+    )
 
 
 # -- the example -------------------------------------------------------------------------------
