@@ -64,6 +64,8 @@ from agui.types import ResumeEntry
 from bridge_runs import assert_coded_error, cancelled_after, synced, terminal, types
 from fake_endpoint import FakeEndpoint, Reply
 from fake_endpoint import serving as serving_endpoint
+from node_clients import node, run_script
+from test_hitl_clients import CLIENTS, drive
 from test_openai import sse
 
 Json = dict[str, JsonValue]
@@ -729,3 +731,49 @@ async def test_a_second_reader_of_a_durable_run_resumes_it_by_last_event_id() ->
     rest = [parse_event(data) for data in SSEParser().feed(later.content)]
     assert types(rest) == types(live)[4:]
     assert fold(live).messages[-1].content == "Ribeira"
+
+
+# -- the official TypeScript client, 1.0.0 and 0.0.59 (CopilotKit's) ------------------------------
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_the_example_books_once_the_typescript_client_approves(client: str) -> None:
+    app = asgi_app(langgraph(desk.builder.compile(checkpointer=InMemorySaver())))
+    with serving(app) as url:
+        result = drive({"AGUI_GRAPH_URL": url}, client, "graph")
+    outcomes = [run["outcome"]["type"] if run["outcome"] else "none" for run in result["runs"]]
+    assert (result["error"], outcomes) == (None, ["success", "interrupt", "success"])
+    assert result["runs"][1]["pendingInterrupts"][0]["id"] != ""
+    assert result["runs"][-1]["pendingInterrupts"] == []
+    assert result["state"] == {"bookings": ["Lumen"]}
+    assert result["messages"][-1]["content"] == "Booked a room at Lumen."
+    assert result["complaints"] == []
+
+
+# -- CopilotKit's runtime, through the graph's approval ------------------------------------------
+
+
+def test_copilotkit_books_through_the_graphs_interrupt_once_approved() -> None:
+    found = node("@copilotkit/runtime", "the CopilotKit tests")
+    app = asgi_app(langgraph(desk.builder.compile(checkpointer=InMemorySaver())))
+    with serving(app) as url:
+        result = run_script(
+            found,
+            ["copilotkit-langgraph.mjs"],
+            {
+                "AGUI_GRAPH_URL": url,
+                "AGUI_SCENARIO": "approve",
+                # CopilotKit's runtime reports usage to its vendor unless told not to.
+                "COPILOTKIT_TELEMETRY_DISABLED": "true",
+                "DO_NOT_TRACK": "1",
+            },
+        )
+    assert (result["errors"], result["complaints"], result["duplicateMessageIds"]) == ([], [], [])
+    [asked] = result["asked"]["pendingInterrupts"]
+    assert asked["message"] == "Book a room at Lumen?"
+    assert result["sent"]["resume"] == [
+        {"interruptId": asked["id"], "status": "resolved", "payload": {"approved": True}}
+    ]
+    assert result["pendingInterrupts"] == []
+    assert result["state"] == {"bookings": ["Lumen"]}
+    assert result["messages"][-1]["content"] == "Booked a room at Lumen."
