@@ -26,6 +26,7 @@ import pytest
 from ag_ui.core import RunAgentInput as ForeignInput
 from ag_ui_langgraph import LangGraphAgent
 from examples.bridges import langgraph_app as desk
+from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
 from langchain_core.messages import ToolMessage as LangChainToolMessage
 from langchain_core.tools import tool
@@ -348,6 +349,52 @@ async def test_messages_a_node_returns_whole_are_sent_and_known_ones_are_not() -
     assert [m.role for m in fold(events, messages=given.messages).messages] == [
         "user", "assistant", "tool", "assistant"
     ]  # fmt: skip
+
+
+@synced
+async def test_models_streaming_at_once_in_parallel_nodes_send_whole_interleaved_messages() -> None:
+    english_model = GenericFakeChatModel(messages=iter([AIMessage("one two three four")]))
+    spanish_model = GenericFakeChatModel(messages=iter([AIMessage("uno dos tres cuatro")]))
+
+    async def english(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        return {"messages": [await english_model.ainvoke(state["messages"])]}
+
+    async def spanish(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        return {"messages": [await spanish_model.ainvoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState).add_node(english).add_node(spanish)
+    builder.add_edge(START, "english").add_edge(START, "spanish")
+    given = _input()
+    events = await collect(langgraph(builder.compile(checkpointer=InMemorySaver())), given)
+    assert_valid(events, input=given)
+    starts = [i for i, kind in enumerate(types(events)) if kind == "TEXT_MESSAGE_START"]
+    assert len(starts) == 2
+    assert types(events)[starts[1] - 1] == "TEXT_MESSAGE_CONTENT"  # the first still streaming
+    said = sorted(str(m.content) for m in fold(events).messages)
+    assert said == ["one two three four", "uno dos tres cuatro"]
+
+
+@synced
+async def test_a_message_a_node_stops_reading_mid_stream_ends_with_the_nodes_step() -> None:
+    model = GenericFakeChatModel(messages=iter([AIMessage("one two three four")]))
+
+    async def impatient(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        async for _piece in model.astream(state["messages"]):
+            break  # the first word is enough
+        return {"messages": [AIMessage("Enough.", id="enough")]}
+
+    builder = StateGraph(MessagesState).add_node(impatient).add_edge(START, "impatient")
+    given = _input()
+    events = await collect(langgraph(builder.compile(checkpointer=InMemorySaver())), given)
+    assert_valid(events, input=given)
+    assert types(events) == [
+        "RUN_STARTED",
+        "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT",  # the word read, its message left open
+        "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",  # what the node said
+        "TEXT_MESSAGE_END",  # the step over: the word's message ended
+        "RUN_FINISHED",
+    ]  # fmt: skip
+    assert [m.content for m in fold(events).messages] == ["one", "Enough."]
 
 
 class Pantry(BaseModel):

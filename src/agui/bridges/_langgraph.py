@@ -1,7 +1,8 @@
 """The LangGraph bridge: a compiled LangGraph graph with a checkpointer, served as an agui agent.
 
 Each run is `graph.astream(..., stream_mode=["messages", "values"])` on the checkpointer's
-thread named by the run's thread id, mapped natively (`_langgraph_messages` has the messages):
+thread named by the run's thread id, mapped natively (the messages in `_langgraph_messages`,
+out in `_langgraph_stream`):
 
 | LangGraph | agui |
 |---|---|
@@ -39,7 +40,8 @@ from pydantic import BaseModel, JsonValue
 from pydantic_core import to_jsonable_python
 
 from agui.bridges._failure import model_failure
-from agui.bridges._langgraph_messages import GraphMessages, langchain_messages
+from agui.bridges._langgraph_messages import langchain_messages
+from agui.bridges._langgraph_stream import GraphMessages
 from agui.context import RunContext
 from agui.errors import Cancelled, ModelError, UsageError
 from agui.runner import AgentFunction
