@@ -26,9 +26,11 @@ import pytest
 from ag_ui.core import RunAgentInput as ForeignInput
 from ag_ui_langgraph import LangGraphAgent
 from examples.bridges import langgraph_app as desk
-from langchain_core.language_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, GenericFakeChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, AnyMessage, BaseMessage, HumanMessage
 from langchain_core.messages import ToolMessage as LangChainToolMessage
+from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
@@ -40,6 +42,7 @@ from langgraph.types import interrupt
 from pydantic import BaseModel, JsonValue
 
 from agui import Event, RunAgentInput, RunContext, asgi_app, parse_event, run
+from agui.asgi._writer import MAX_SEND_BYTES
 from agui.bridges import foreign_input, from_events, langgraph
 from agui.client import AGUIClient
 from agui.client._parser import SSEParser
@@ -60,14 +63,18 @@ from agui.messages import (
 )
 from agui.messages import ToolMessage as AguiToolMessage
 from agui.runs import MemoryRunLog
+from agui.sink import HIGH_WATER
 from agui.testing import assert_valid, collect, fold, serving
-from agui.types import ResumeEntry
+from agui.types import ResumeEntry, RunOutcome
 from bridge_runs import assert_coded_error, cancelled_after, synced, terminal, types
 from fake_endpoint import FakeEndpoint, Reply
 from fake_endpoint import serving as serving_endpoint
 from node_clients import node, run_script
+from test_backpressure import CHUNK, CHUNKS, read_events, wait_for
+from test_backpressure import INPUT as BIG_INPUT
 from test_hitl_clients import CLIENTS, drive
 from test_openai import sse
+from uvicorn_server import silent_client
 
 Json = dict[str, JsonValue]
 picture = UrlSource(value="https://example.com/a.png")
@@ -641,6 +648,67 @@ async def test_without_the_openai_sdk_loaded_a_failure_is_the_frameworks(
     events = await collect(langgraph(graph), _input())
     assert_coded_error(events, "AGENT_ERROR", terminal(events).model_dump()["message"])
     assert "db-7" not in json.dumps([e.model_dump(mode="json") for e in events])
+
+
+class Talker(BaseChatModel):
+    """A chat model that streams `CHUNKS` chunks of `CHUNK` bytes, noting each it makes."""
+
+    made: list[int] = []  # noqa: RUF012 - pydantic copies a field's default per instance
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: object,
+    ) -> ChatResult:
+        raise NotImplementedError  # the graph streams
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: object,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        del messages, stop, run_manager, kwargs
+        for number in range(CHUNKS):
+            self.made.append(number)
+            yield ChatGenerationChunk(message=AIMessageChunk(content="x" * CHUNK))
+
+    @property
+    def _llm_type(self) -> str:
+        return "talker"
+
+
+def test_a_client_that_stops_reading_holds_agui_s_queue_at_its_mark_not_the_graphs() -> None:
+    model = Talker()
+
+    async def talk(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    bridge = langgraph(
+        StateGraph(MessagesState)
+        .add_node(talk)
+        .add_edge(START, "talk")
+        .compile(checkpointer=InMemorySaver())
+    )
+    contexts: list[RunContext[JsonValue]] = []
+
+    async def agent(ctx: RunContext[JsonValue]) -> RunOutcome | None:
+        contexts.append(ctx)
+        return await bridge(ctx)
+
+    with serving(asgi_app(agent)) as url, silent_client(url, BIG_INPUT) as sock:
+        wait_for(lambda: bool(contexts), "the run to start")
+        receiver = contexts[0].receiver
+        wait_for(lambda: receiver.queued_bytes >= HIGH_WATER, "the queue to reach its mark")
+        wait_for(lambda: len(model.made) == CHUNKS, "the model to end its answer")
+        held = receiver.queued_bytes
+        events = read_events(sock)
+    assert held <= HIGH_WATER + CHUNK + MAX_SEND_BYTES  # the rest waits in LangGraph's queue
+    assert sum(event["type"] == "TEXT_MESSAGE_CONTENT" for event in events) == CHUNKS
+    assert events[-1]["type"] == "RUN_FINISHED"
 
 
 # -- the official adapter, compared -------------------------------------------------------------
