@@ -499,6 +499,40 @@ async def test_a_run_that_does_not_answer_is_interrupted_again() -> None:
     assert booked == []
 
 
+def _two_questions(answers: dict[str, JsonValue]) -> StateGraph[MessagesState]:
+    def hotel(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        del state
+        answers["hotel"] = interrupt("hotel?")
+        return {}
+
+    def flight(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        del state
+        answers["flight"] = interrupt("flight?")
+        return {}
+
+    builder = StateGraph(MessagesState).add_node(hotel).add_node(flight)
+    return builder.add_edge(START, "hotel").add_edge(START, "flight")
+
+
+@synced
+async def test_interrupts_of_parallel_nodes_are_one_outcome_and_each_answer_resumes_its_own() -> (
+    None
+):
+    answers: dict[str, JsonValue] = {}
+    agent = langgraph(_two_questions(answers).compile(checkpointer=InMemorySaver()))
+    first = terminal(await collect(agent, _input())).model_dump(by_alias=True)["outcome"]
+    asked = {interrupt["message"]: interrupt["id"] for interrupt in first["interrupts"]}
+    assert sorted(asked) == ["flight?", "hotel?"]
+    hotel = ResumeEntry(interrupt_id=asked["hotel?"], status="resolved", payload="Lumen")
+    second = await collect(agent, _input(run_id="r2", resume=[hotel]))
+    [left] = terminal(second).model_dump(by_alias=True)["outcome"]["interrupts"]
+    assert (left["message"], answers) == ("flight?", {"hotel": "Lumen"})
+    flight = ResumeEntry(interrupt_id=left["id"], status="resolved", payload="TP 123")
+    third = await collect(agent, _input(run_id="r3", resume=[flight]))
+    assert terminal(third).model_dump(by_alias=True)["outcome"] == {"type": "success"}
+    assert answers == {"hotel": "Lumen", "flight": "TP 123"}
+
+
 @pytest.mark.parametrize(("schema", "title"), [(Counter, "Counter"), (None, None)])
 @synced
 async def test_an_interrupt_whose_value_is_text_and_schema_a_model_or_none_is_read(
