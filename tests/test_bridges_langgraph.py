@@ -404,6 +404,75 @@ async def test_a_message_a_node_stops_reading_mid_stream_ends_with_the_nodes_ste
     assert [m.content for m in fold(events).messages] == ["one", "Enough."]
 
 
+class Thinker(BaseChatModel):
+    """A chat model that reasons, in Anthropic's form, before it answers."""
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: object,
+    ) -> ChatResult:
+        raise NotImplementedError  # the graph streams
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: object,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        del messages, stop, run_manager, kwargs
+        anthropic = {"model_provider": "anthropic"}
+        for thought in ("Paris is ", "in France."):
+            block = {"type": "thinking", "thinking": thought, "index": 0}
+            yield _generated(AIMessageChunk(content=[block], response_metadata=anthropic))
+        yield _generated(AIMessageChunk(content="Paris."))
+
+    @property
+    def _llm_type(self) -> str:
+        return "thinker"
+
+
+def _generated(chunk: AIMessageChunk) -> ChatGenerationChunk:
+    return ChatGenerationChunk(message=chunk)
+
+
+@synced
+async def test_a_models_reasoning_and_a_nodes_reasoning_become_reasoning_blocks() -> None:
+    model = Thinker()
+
+    async def think(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    def recall(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        del state
+        noted = AIMessage("", additional_kwargs={"reasoning_content": "Checked twice."})
+        return {"messages": [noted]}
+
+    builder = StateGraph(MessagesState).add_node(think).add_node(recall)
+    builder.add_edge(START, "think").add_edge("think", "recall")
+    given = _input()
+    events = await collect(langgraph(builder.compile(checkpointer=InMemorySaver())), given)
+    assert_valid(events, input=given)
+    assert types(events) == [
+        "RUN_STARTED",
+        "REASONING_START", "REASONING_MESSAGE_START",
+        "REASONING_MESSAGE_CONTENT", "REASONING_MESSAGE_CONTENT",
+        "REASONING_MESSAGE_END", "REASONING_END",
+        "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",
+        "REASONING_START", "REASONING_MESSAGE_START", "REASONING_MESSAGE_CONTENT",
+        "REASONING_MESSAGE_END", "REASONING_END",
+        "RUN_FINISHED",
+    ]  # fmt: skip
+    ui = fold(events, messages=given.messages)
+    assert [(m.role, m.content) for m in ui.messages[1:]] == [
+        ("reasoning", "Paris is in France."), ("assistant", "Paris."),
+        ("reasoning", "Checked twice."),
+    ]  # fmt: skip
+
+
 class Pantry(BaseModel):
     """A pydantic state: the graph's values stream as this model."""
 

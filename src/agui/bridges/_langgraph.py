@@ -8,7 +8,7 @@ out in `_langgraph_stream`):
 |---|---|
 | the client's messages the thread does not hold yet | the graph's input, `{"messages": [...]}` |
 | the client's state | the graph's input too, beside the messages |
-| a model's streamed text and tool call chunks | `TEXT_MESSAGE_*`, `TOOL_CALL_*` as they stream |
+| a model's streamed reasoning, text, tool calls | `REASONING_*`, `TEXT_MESSAGE_*`, `TOOL_CALL_*` |
 | a `ToolMessage` a node returns | `TOOL_CALL_RESULT` |
 | the graph's state after each step, less its messages | `ctx.publish_state()`: `STATE_DELTA` |
 | `interrupt(value, response_schema=...)` in a node | the `interrupt` outcome, one per interrupt |

@@ -2,14 +2,16 @@
 
 | LangGraph | agui |
 |---|---|
+| an `AIMessageChunk`'s reasoning (its `reasoning` content blocks) | `REASONING_*` |
 | an `AIMessageChunk`'s text | `TEXT_MESSAGE_*` under the message's id |
 | an `AIMessageChunk`'s `tool_call_chunks` | `TOOL_CALL_*`, the arguments as they stream |
 | a whole `AIMessage` a node returns | the same, sent at once |
 | a `ToolMessage` | `TOOL_CALL_RESULT` under the message's id |
 
-A model streams one message at a time: its text, then its calls one after the other, so within
-a message a call ends its text and the next call ends it (text the model streams after its
-calls is a text message of its own, its id the message's with `-2`). Models in parallel nodes
+A model streams one message at a time: its reasoning, its text, then its calls one after the
+other, so within a message each of these ends the one before (text the model streams after its
+calls is a text message of its own, its id the message's with `-2`; reasoning gets the
+message's id with `-reasoning`). Models in parallel nodes
 stream at once, their chunks interleaved, so the events go out through `ctx.emit`, verified,
 each message's blocks open beside the other's. A message ends at its last chunk, and whatever
 is open at the end of each step of the graph.
@@ -22,6 +24,7 @@ import json
 import logging
 import uuid
 from collections import Counter
+from typing import cast
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolCallChunk
 from langchain_core.messages import ToolMessage as LangChainTool
@@ -29,6 +32,11 @@ from pydantic import JsonValue
 
 from agui.context import RunContext
 from agui.events import (
+    ReasoningEndEvent,
+    ReasoningMessageContentEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageStartEvent,
+    ReasoningStartEvent,
     TextMessageContentEvent,
     TextMessageEndEvent,
     TextMessageStartEvent,
@@ -46,6 +54,7 @@ _log = logging.getLogger("agui")
 class _Streaming:
     """A message whose chunks are coming: its text message and its call open now, if any."""
 
+    reasoning: str | None = None  # the ids of its open reasoning block, text message and call
     text: str | None = None
     call: tuple[int | None, str] | None = None  # the call's index in the message, and its id
 
@@ -56,7 +65,7 @@ class GraphMessages:
     def __init__(self, ctx: RunContext[JsonValue]) -> None:
         self._ctx = ctx
         self._streaming: dict[str, _Streaming] = {}
-        self._parts: Counter[str] = Counter()
+        self._parts: Counter[tuple[str, str]] = Counter()  # by message, "text" or "reasoning"
 
     def take(self, message: BaseMessage) -> None:
         """Send one message (or chunk of one) of the graph's `messages` stream.
@@ -78,8 +87,15 @@ class GraphMessages:
 
     def _end(self, message_id: str) -> None:
         streaming = self._streaming.pop(message_id)
+        self._end_reasoning(streaming)
         self._end_text(streaming)
         self._end_call(streaming)
+
+    def _end_reasoning(self, streaming: _Streaming) -> None:
+        if streaming.reasoning is not None:
+            self._ctx.emit(ReasoningMessageEndEvent(message_id=streaming.reasoning))
+            self._ctx.emit(ReasoningEndEvent(message_id=streaming.reasoning))
+            streaming.reasoning = None
 
     def _end_text(self, streaming: _Streaming) -> None:
         if streaming.text is not None:
@@ -94,6 +110,8 @@ class GraphMessages:
     def _chunk(self, chunk: AIMessageChunk) -> None:
         message_id = chunk.id or ""
         streaming = self._streaming.setdefault(message_id, _Streaming())
+        if thought := _reasoning(chunk):
+            self._think(message_id, streaming, thought)
         if chunk.text:
             self._say(message_id, streaming, chunk.text)
         for call in chunk.tool_call_chunks:
@@ -101,11 +119,23 @@ class GraphMessages:
         if chunk.chunk_position == "last":
             self._end(message_id)
 
+    def _think(self, message_id: str, streaming: _Streaming, text: str) -> None:
+        if streaming.reasoning is None:
+            self._end_text(streaming)
+            self._end_call(streaming)
+            self._parts[message_id, "reasoning"] += 1
+            part = self._parts[message_id, "reasoning"]
+            streaming.reasoning = f"{message_id}-reasoning" + (f"-{part}" if part > 1 else "")
+            self._ctx.emit(ReasoningStartEvent(message_id=streaming.reasoning))
+            self._ctx.emit(ReasoningMessageStartEvent(message_id=streaming.reasoning))
+        self._ctx.emit(ReasoningMessageContentEvent(message_id=streaming.reasoning, delta=text))
+
     def _say(self, message_id: str, streaming: _Streaming, text: str) -> None:
         if streaming.text is None:
+            self._end_reasoning(streaming)
             self._end_call(streaming)  # text after a call: a message of its own
-            self._parts[message_id] += 1
-            part = self._parts[message_id]
+            self._parts[message_id, "text"] += 1
+            part = self._parts[message_id, "text"]
             streaming.text = f"{message_id}-{part}" if part > 1 else message_id
             self._ctx.emit(TextMessageStartEvent(message_id=streaming.text, role="assistant"))
         self._ctx.emit(TextMessageContentEvent(message_id=streaming.text, delta=text))
@@ -118,6 +148,7 @@ class GraphMessages:
                     "run %s: arguments of a call that is not open were dropped", self._ctx.run_id
                 )
                 return
+            self._end_reasoning(streaming)
             self._end_text(streaming)
             self._end_call(streaming)
             call_id = chunk["id"] or f"{message_id}-call-{index}"
@@ -132,6 +163,13 @@ class GraphMessages:
 
     def _whole(self, message: AIMessage) -> None:
         message_id = message.id or uuid.uuid4().hex
+        if thought := _reasoning(message):
+            thinking = f"{message_id}-reasoning"
+            self._ctx.emit(ReasoningStartEvent(message_id=thinking))
+            self._ctx.emit(ReasoningMessageStartEvent(message_id=thinking))
+            self._ctx.emit(ReasoningMessageContentEvent(message_id=thinking, delta=thought))
+            self._ctx.emit(ReasoningMessageEndEvent(message_id=thinking))
+            self._ctx.emit(ReasoningEndEvent(message_id=thinking))
         if message.text:
             self._ctx.emit(TextMessageStartEvent(message_id=message_id, role="assistant"))
             self._ctx.emit(TextMessageContentEvent(message_id=message_id, delta=message.text))
@@ -145,3 +183,16 @@ class GraphMessages:
             )
             self._ctx.emit(ToolCallArgsEvent(tool_call_id=call_id, delta=json.dumps(call["args"])))
             self._ctx.emit(ToolCallEndEvent(tool_call_id=call_id))
+
+
+def _reasoning(message: AIMessage) -> str:
+    """The reasoning text of a message or chunk, from LangChain's standard content blocks.
+
+    A provider's own form (Anthropic's `thinking` blocks, a `reasoning_content` field) is read
+    through `content_blocks`; a message of plain text has none, and is not converted.
+    """
+    if isinstance(message.content, str) and not message.additional_kwargs:
+        return ""
+    blocks = cast("list[dict[str, object]]", message.content_blocks)
+    found = [block.get("reasoning") for block in blocks if block.get("type") == "reasoning"]
+    return "".join(text for text in found if isinstance(text, str))
