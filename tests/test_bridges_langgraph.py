@@ -38,7 +38,7 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
-from langgraph.types import interrupt
+from langgraph.types import Send, interrupt
 from pydantic import BaseModel, JsonValue
 
 from agui import Event, RunAgentInput, RunContext, asgi_app, parse_event, run
@@ -88,6 +88,11 @@ def _input(
 ) -> RunAgentInput:
     history = list(messages) or [UserMessage(id="u1", content="Hi")]
     return RunAgentInput(thread_id="t", run_id=run_id, messages=history, resume=resume, state=state)
+
+
+def _unstepped(events: list[Event]) -> list[str]:
+    """The stream's event types, less the steps of the graph's nodes."""
+    return [kind for kind in types(events) if not kind.startswith("STEP_")]
 
 
 def _chunk(delta: Json, finish: str | None = None) -> Json:
@@ -169,15 +174,21 @@ async def test_streamed_text_tool_calls_and_results_map_onto_verified_agui_event
     assert_valid(events, input=given)
     assert types(events) == [
         "RUN_STARTED",
+        "STEP_STARTED",
         "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",
         "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_ARGS", "TOOL_CALL_END",
+        "STEP_FINISHED", "STEP_STARTED",
         "TOOL_CALL_RESULT",
+        "STEP_FINISHED", "STEP_STARTED",
         "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",
+        "STEP_FINISHED",
         "RUN_FINISHED",
     ]  # fmt: skip
-    start = events[4].model_dump(by_alias=True, exclude_none=True)
+    steps = [e.model_dump(by_alias=True)["stepName"] for e in events if e.type == "STEP_STARTED"]
+    assert steps == ["chat", "tools", "chat"]  # each node's task, a step
+    start = events[5].model_dump(by_alias=True, exclude_none=True)
     assert (start["toolCallId"], start["toolCallName"]) == ("c1", "weather")
-    assert start["parentMessageId"] == events[1].model_dump(by_alias=True)["messageId"]
+    assert start["parentMessageId"] == events[2].model_dump(by_alias=True)["messageId"]
     ui = fold(events, messages=given.messages)
     assert [m.role for m in ui.messages] == ["user", "assistant", "tool", "assistant"]
     assert [ui.messages[2].content, ui.messages[3].content] == ["21C in Seoul", "It is 21C."]
@@ -250,7 +261,9 @@ async def test_the_graphs_state_reaches_the_client_as_deltas() -> None:
     given = _input(state=Counter(count=41).model_dump())
     events = await collect(agent, given)
     assert_valid(events, input=given)
-    assert types(events)[1::4] == ["STATE_SNAPSHOT", "STATE_DELTA"]
+    assert [kind for kind in types(events) if kind.startswith("STATE")] == [
+        "STATE_SNAPSHOT", "STATE_DELTA"
+    ]  # fmt: skip
     [delta] = [e for e in events if isinstance(e, StateDeltaEvent)]
     assert [op.model_dump(mode="json", exclude_none=True) for op in delta.delta] == [
         {"op": "replace", "path": "/count", "value": 42},
@@ -346,7 +359,7 @@ async def test_messages_a_node_returns_whole_are_sent_and_known_ones_are_not() -
     given = _input()
     events = await collect(langgraph(builder.compile(checkpointer=InMemorySaver())), given)
     assert_valid(events, input=given)
-    assert types(events) == [
+    assert _unstepped(events) == [  # the nodes' steps aside
         "RUN_STARTED",
         "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",
         "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT",
@@ -394,7 +407,7 @@ async def test_a_message_a_node_stops_reading_mid_stream_ends_with_the_nodes_ste
     given = _input()
     events = await collect(langgraph(builder.compile(checkpointer=InMemorySaver())), given)
     assert_valid(events, input=given)
-    assert types(events) == [
+    assert _unstepped(events) == [  # the nodes' steps aside
         "RUN_STARTED",
         "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT",  # the word read, its message left open
         "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",  # what the node said
@@ -456,7 +469,7 @@ async def test_a_models_reasoning_and_a_nodes_reasoning_become_reasoning_blocks(
     given = _input()
     events = await collect(langgraph(builder.compile(checkpointer=InMemorySaver())), given)
     assert_valid(events, input=given)
-    assert types(events) == [
+    assert _unstepped(events) == [  # the nodes' steps aside
         "RUN_STARTED",
         "REASONING_START", "REASONING_MESSAGE_START",
         "REASONING_MESSAGE_CONTENT", "REASONING_MESSAGE_CONTENT",
@@ -471,6 +484,84 @@ async def test_a_models_reasoning_and_a_nodes_reasoning_become_reasoning_blocks(
         ("reasoning", "Paris is in France."), ("assistant", "Paris."),
         ("reasoning", "Checked twice."),
     ]  # fmt: skip
+
+
+@synced
+async def test_a_fan_out_to_one_node_is_one_step_and_parallel_nodes_steps_interleave() -> None:
+    def fan_out(state: MessagesState) -> list[Send]:
+        return [Send("echo", state), Send("echo", state), Send("quick", state)]
+
+    async def echo(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        del state
+        await asyncio.sleep(0.05)
+        return {}
+
+    def quick(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        del state
+        return {}
+
+    builder = StateGraph(MessagesState).add_node(echo).add_node(quick)
+    builder.add_conditional_edges(START, fan_out, ["echo", "quick"])
+    events = await collect(langgraph(builder.compile(checkpointer=InMemorySaver())), _input())
+    assert_valid(events)
+    steps = [(e.type, e.model_dump(by_alias=True)["stepName"]) for e in events if "STEP" in e.type]
+    assert steps == [
+        ("STEP_STARTED", "echo"), ("STEP_STARTED", "quick"),
+        ("STEP_FINISHED", "quick"), ("STEP_FINISHED", "echo"),
+    ]  # fmt: skip
+
+
+class Slow(BaseChatModel):
+    """A chat model that says its first word at once and its second a moment later."""
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: object,
+    ) -> ChatResult:
+        raise NotImplementedError  # the graph streams
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: object,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        del messages, stop, run_manager, kwargs
+        yield _generated(AIMessageChunk(content="Still"))
+        await asyncio.sleep(0.2)
+        yield _generated(AIMessageChunk(content=" here."))
+
+    @property
+    def _llm_type(self) -> str:
+        return "slow"
+
+
+@synced
+async def test_a_node_that_ends_ends_its_own_messages_not_those_another_node_streams() -> None:
+    model = Slow()
+
+    async def talk(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    async def note(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        del state
+        await asyncio.sleep(0.05)  # ends while `talk`'s model is between its words
+        return {}
+
+    builder = StateGraph(MessagesState).add_node(talk).add_node(note)
+    builder.add_edge(START, "talk").add_edge(START, "note")
+    events = await collect(langgraph(builder.compile(checkpointer=InMemorySaver())), _input())
+    assert_valid(events)
+    assert _unstepped(events) == [
+        "RUN_STARTED",
+        "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",
+        "RUN_FINISHED",
+    ]  # fmt: skip
+    assert fold(events).messages[-1].content == "Still here."
 
 
 class Pantry(BaseModel):
@@ -639,7 +730,9 @@ async def test_a_node_that_raises_closes_the_open_message_and_shows_no_text() ->
         builder = StateGraph(MessagesState).add_node(chat).add_edge(START, "chat")
         events = await collect(langgraph(builder.compile(checkpointer=InMemorySaver())), _input())
     assert_valid(events)
-    assert types(events)[-3:] == ["TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_ERROR"]
+    assert types(events)[-4:] == [
+        "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "STEP_FINISHED", "RUN_ERROR"
+    ]  # fmt: skip
     error = terminal(events)
     assert isinstance(error, RunErrorEvent)
     assert error.code == "AGENT_ERROR"

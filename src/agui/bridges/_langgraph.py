@@ -1,8 +1,8 @@
 """The LangGraph bridge: a compiled LangGraph graph with a checkpointer, served as an agui agent.
 
-Each run is `graph.astream(..., stream_mode=["messages", "values"])` on the checkpointer's
+Each run is `graph.astream(..., stream_mode=["messages", "values", "tasks"])` on the checkpointer's
 thread named by the run's thread id, mapped natively (the messages in `_langgraph_messages`,
-out in `_langgraph_stream`):
+out in `_langgraph_stream`, the nodes' steps in `_langgraph_steps`):
 
 | LangGraph | agui |
 |---|---|
@@ -10,6 +10,7 @@ out in `_langgraph_stream`):
 | the client's state | the graph's input too, beside the messages |
 | a model's streamed reasoning, text, tool calls | `REASONING_*`, `TEXT_MESSAGE_*`, `TOOL_CALL_*` |
 | a `ToolMessage` a node returns | `TOOL_CALL_RESULT` |
+| a node's task starting and ending | `STEP_STARTED`, `STEP_FINISHED` named for the node |
 | the graph's state after each step, less its messages | `ctx.publish_state()`: `STATE_DELTA` |
 | `interrupt(value, response_schema=...)` in a node | the `interrupt` outcome, one per interrupt |
 | the next run's `resume[]` answering them | `Command(resume={interrupt id: payload})` |
@@ -41,6 +42,7 @@ from pydantic_core import to_jsonable_python
 
 from agui.bridges._failure import model_failure
 from agui.bridges._langgraph_messages import langchain_messages
+from agui.bridges._langgraph_steps import NodeSteps, ended_node
 from agui.bridges._langgraph_stream import GraphMessages
 from agui.context import RunContext
 from agui.errors import Cancelled, ModelError, UsageError
@@ -66,8 +68,9 @@ class _Streaming(Protocol):
     ) -> AsyncGenerator[Mapping[str, object], None]: ...
 
 
-_STREAM: list[StreamMode] = ["messages", "values"]
+_STREAM: list[StreamMode] = ["messages", "values", "tasks"]
 _MESSAGES = "messages"
+_TASKS = "tasks"
 
 
 def langgraph(
@@ -151,9 +154,8 @@ class _Run(Generic[StateT, ContextT, InputT, OutputT]):
         values = cast("dict[str, object]", found if isinstance(found, dict) else {})
         held = cast("list[BaseMessage]", values.get(_MESSAGES, []))
         known = {message.id for message in held if message.id}
-        messages = GraphMessages(ctx)
         given = self._input(before.interrupts, known, values)
-        streaming = asyncio.ensure_future(self._stream(given, messages))
+        streaming = asyncio.ensure_future(self._stream(given))
         stopped: list[bool] = []
 
         def stop() -> None:  # a cancel stops the graph's nodes where they are
@@ -172,20 +174,28 @@ class _Run(Generic[StateT, ContextT, InputT, OutputT]):
             return None
         return RunOutcome.interrupt([_interrupt(pending) for pending in after.interrupts])
 
-    async def _stream(self, given: object, messages: GraphMessages) -> None:
+    async def _stream(self, given: object) -> None:
         """Read the graph's stream to its end, closed on every way out (its nodes cancelled)."""
         ctx = self._ctx
+        messages, steps = GraphMessages(ctx), NodeSteps(ctx)
         graph = cast("_Streaming", self._graph)
         stream = graph.astream(given, self._config, stream_mode=_STREAM, version="v2")
         async with aclosing(stream):
             async for part in stream:
+                data = part["data"]
                 if part["type"] == _MESSAGES:
-                    messages.take(cast("tuple[BaseMessage, object]", part["data"])[0])
+                    messages.take(*cast("tuple[BaseMessage, object]", data))
+                elif part["type"] == _TASKS:
+                    task = cast("Mapping[str, object]", data)
+                    if (node := ended_node(task)) is not None:
+                        messages.end(node)  # a node's task ended: its messages end before it
+                    steps.take(task)
                 else:
-                    messages.end()  # a step ended
-                    self._publish(part["data"])
+                    messages.end()  # a step of the graph ended
+                    self._publish(data)
                 await ctx.writable()
         messages.end()
+        steps.end()
 
     def _input(
         self, pending: tuple[GraphInterrupt, ...], known: set[str], values: dict[str, object]

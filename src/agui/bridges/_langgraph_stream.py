@@ -52,8 +52,9 @@ _log = logging.getLogger("agui")
 
 @dataclasses.dataclass
 class _Streaming:
-    """A message whose chunks are coming: its text message and its call open now, if any."""
+    """A message whose chunks are coming: its node, and its blocks open now, if any."""
 
+    node: object = None  # the node whose model streams it
     reasoning: str | None = None  # the ids of its open reasoning block, text message and call
     text: str | None = None
     call: tuple[int | None, str] | None = None  # the call's index in the message, and its id
@@ -67,23 +68,26 @@ class GraphMessages:
         self._streaming: dict[str, _Streaming] = {}
         self._parts: Counter[tuple[str, str]] = Counter()  # by message, "text" or "reasoning"
 
-    def take(self, message: BaseMessage) -> None:
+    def take(self, message: BaseMessage, metadata: object) -> None:
         """Send one message (or chunk of one) of the graph's `messages` stream.
 
         LangGraph sends each message once: streamed as chunks, or whole when a node returns
-        a message no model streamed; never one the graph's state held before.
+        a message no model streamed; never one the graph's state held before. Its metadata
+        names the node it comes from.
         """
         if isinstance(message, AIMessageChunk):
-            self._chunk(message)
+            fields = cast("dict[str, object]", metadata) if isinstance(metadata, dict) else {}
+            self._chunk(message, fields.get("langgraph_node"))
         elif isinstance(message, AIMessage):
             self._whole(message)
         elif isinstance(message, LangChainTool):
             self._ctx.tool_result(message.tool_call_id, message.text, message_id=message.id)
 
-    def end(self) -> None:
-        """End every message streaming now: a step of the graph is over."""
-        for message_id in list(self._streaming):
-            self._end(message_id)
+    def end(self, node: str | None = None) -> None:
+        """End the messages `node`'s models stream now; every one, when a step of the graph ends."""
+        for message_id, streaming in list(self._streaming.items()):
+            if node is None or streaming.node == node:
+                self._end(message_id)
 
     def _end(self, message_id: str) -> None:
         streaming = self._streaming.pop(message_id)
@@ -107,9 +111,9 @@ class GraphMessages:
             self._ctx.emit(ToolCallEndEvent(tool_call_id=streaming.call[1]))
             streaming.call = None
 
-    def _chunk(self, chunk: AIMessageChunk) -> None:
+    def _chunk(self, chunk: AIMessageChunk, node: object) -> None:
         message_id = chunk.id or ""
-        streaming = self._streaming.setdefault(message_id, _Streaming())
+        streaming = self._streaming.setdefault(message_id, _Streaming(node))
         if thought := _reasoning(chunk):
             self._think(message_id, streaming, thought)
         if chunk.text:
