@@ -122,6 +122,38 @@ def weather(city: str) -> str:
     return f"21C in {city}"
 
 
+class StreamingModel(BaseChatModel):
+    """A chat model whose answer is what `pieces()` streams, in the loop, with no I/O."""
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: object,
+    ) -> ChatResult:
+        raise NotImplementedError  # the graphs here stream
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: object,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        del messages, stop, run_manager, kwargs
+        async for piece in self.pieces():
+            yield ChatGenerationChunk(message=piece)
+
+    def pieces(self) -> AsyncIterator[AIMessageChunk]:
+        """The answer's chunks."""
+        raise NotImplementedError
+
+    @property
+    def _llm_type(self) -> str:
+        return type(self).__name__
+
+
 def _agent_graph(model: ChatOpenAI) -> StateGraph[MessagesState]:
     bound = model.bind_tools([weather])
 
@@ -417,39 +449,15 @@ async def test_a_message_a_node_stops_reading_mid_stream_ends_with_the_nodes_ste
     assert [m.content for m in fold(events).messages] == ["one", "Enough."]
 
 
-class Thinker(BaseChatModel):
+class Thinker(StreamingModel):
     """A chat model that reasons, in Anthropic's form, before it answers."""
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: object,
-    ) -> ChatResult:
-        raise NotImplementedError  # the graph streams
-
-    async def _astream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: object,
-    ) -> AsyncIterator[ChatGenerationChunk]:
-        del messages, stop, run_manager, kwargs
+    async def pieces(self) -> AsyncIterator[AIMessageChunk]:
         anthropic = {"model_provider": "anthropic"}
         for thought in ("Paris is ", "in France."):
             block = {"type": "thinking", "thinking": thought, "index": 0}
-            yield _generated(AIMessageChunk(content=[block], response_metadata=anthropic))
-        yield _generated(AIMessageChunk(content="Paris."))
-
-    @property
-    def _llm_type(self) -> str:
-        return "thinker"
-
-
-def _generated(chunk: AIMessageChunk) -> ChatGenerationChunk:
-    return ChatGenerationChunk(message=chunk)
+            yield AIMessageChunk(content=[block], response_metadata=anthropic)
+        yield AIMessageChunk(content="Paris.")
 
 
 @synced
@@ -511,33 +519,13 @@ async def test_a_fan_out_to_one_node_is_one_step_and_parallel_nodes_steps_interl
     ]  # fmt: skip
 
 
-class Slow(BaseChatModel):
+class Slow(StreamingModel):
     """A chat model that says its first word at once and its second a moment later."""
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: object,
-    ) -> ChatResult:
-        raise NotImplementedError  # the graph streams
-
-    async def _astream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: object,
-    ) -> AsyncIterator[ChatGenerationChunk]:
-        del messages, stop, run_manager, kwargs
-        yield _generated(AIMessageChunk(content="Still"))
+    async def pieces(self) -> AsyncIterator[AIMessageChunk]:
+        yield AIMessageChunk(content="Still")
         await asyncio.sleep(0.2)
-        yield _generated(AIMessageChunk(content=" here."))
-
-    @property
-    def _llm_type(self) -> str:
-        return "slow"
+        yield AIMessageChunk(content=" here.")
 
 
 @synced
@@ -846,35 +834,15 @@ async def test_without_the_openai_sdk_loaded_a_failure_is_the_frameworks(
     assert "db-7" not in json.dumps([e.model_dump(mode="json") for e in events])
 
 
-class Talker(BaseChatModel):
+class Talker(StreamingModel):
     """A chat model that streams `CHUNKS` chunks of `CHUNK` bytes, noting each it makes."""
 
     made: list[int] = []  # noqa: RUF012 - pydantic copies a field's default per instance
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: object,
-    ) -> ChatResult:
-        raise NotImplementedError  # the graph streams
-
-    async def _astream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: object,
-    ) -> AsyncIterator[ChatGenerationChunk]:
-        del messages, stop, run_manager, kwargs
+    async def pieces(self) -> AsyncIterator[AIMessageChunk]:
         for number in range(CHUNKS):
             self.made.append(number)
-            yield ChatGenerationChunk(message=AIMessageChunk(content="x" * CHUNK))
-
-    @property
-    def _llm_type(self) -> str:
-        return "talker"
+            yield AIMessageChunk(content="x" * CHUNK)
 
 
 def test_a_client_that_stops_reading_holds_agui_s_queue_at_its_mark_not_the_graphs() -> None:
