@@ -8,8 +8,8 @@ stand-in chat model streams, with no I/O, 400 text chunks and one tool call in 4
 chunks, then, once the tool answered, 400 more text chunks. Each contender is one whole run on a
 fresh thread, timed whole:
 
-- graph, the reference: LangGraph alone, `graph.astream(stream_mode=["messages", "values"])`
-  read to its end: the framework's own cost, which any way of serving it pays.
+- graph, the reference: LangGraph alone, `graph.astream(stream_mode=["messages", "values",
+  "tasks"])` read to its end: the framework's own cost of the stream the bridge reads.
 - native, the target: `agui.bridges.langgraph(graph)`, that stream mapped onto agui's handles
   in a fresh run context (the verifier live, the events queued).
 - adapter: `agui.bridges.from_events` over `ag-ui-langgraph`'s `LangGraphAgent` (its structured
@@ -177,7 +177,7 @@ def contenders() -> dict[str, Contender]:
     async def alone(thread: str) -> int:
         question: MessagesState = {"messages": [HumanMessage("Look it up")]}
         config: RunnableConfig = {"configurable": {"thread_id": thread}}
-        modes: list[StreamMode] = ["messages", "values"]
+        modes: list[StreamMode] = ["messages", "values", "tasks"]  # what the bridge reads
         stream = graph.astream(question, config, stream_mode=modes, version="v2")  # pyright: ignore[reportUnknownMemberType]
         return sum([1 async for _ in stream])
 
