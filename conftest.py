@@ -33,6 +33,7 @@ collect_ignore_glob = (
         "tests/test_bridges_*.py",
         "src/agui/bridges/_openai_*.py",
         "src/agui/bridges/_pydantic_ai.py",
+        "src/agui/bridges/_langgraph*.py",
         "docs/guides/bridges-frameworks.md",
         "examples/bridges/*",
     ]

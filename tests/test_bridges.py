@@ -707,7 +707,8 @@ def test_building_a_bridge_without_the_extra_says_which_extra_to_install(
 def test_importing_agui_bridges_loads_no_framework_and_not_ag_ui() -> None:
     code = (
         "import sys, agui, agui.bridges; print(sorted(m for m in sys.modules if m.split('.')[0] "
-        "in ('ag_ui', 'httpx', 'pydantic_ai', 'agents', 'langgraph') or m == 'agui.client'))"
+        "in ('ag_ui', 'httpx', 'pydantic_ai', 'agents', 'langgraph', 'langchain_core') "
+        "or m == 'agui.client'))"
     )
     loaded = subprocess.run(  # noqa: S603 - this interpreter, on a fixed program
         [sys.executable, "-c", code], capture_output=True, text=True, check=True

@@ -59,6 +59,8 @@ OPTIONAL_LAYERS = (
     "anthropic",
     "pydantic_ai",
     "agents",
+    "langgraph",
+    "langchain_core",
 )
 """What `import agui` must not load: the testing kit, the client, the tool loop, the run logs,
 the bridges, and the optional dependencies (httpx for the client, uvicorn for serving, protobuf

@@ -25,12 +25,13 @@ def _public_modules() -> list[ModuleType]:
 
 
 PUBLIC_MODULES = _public_modules()
-# The bridges to pydantic-ai and the Agents SDK import their framework, which the `dev` extra
-# installs from Python 3.11 on: below it, importing them fails, as it does for a user without it.
+# The bridges to pydantic-ai, the Agents SDK and LangGraph import their framework, which the
+# `dev` extra installs from Python 3.11 on: below it, importing them fails, as it does for a
+# user without it.
 FRAMEWORK_NAMES = (
     {}
     if sys.version_info >= (3, 11)
-    else {"agui.bridges": {"openai_agents", "pydantic_ai", "stream_as_subagent"}}
+    else {"agui.bridges": {"langgraph", "openai_agents", "pydantic_ai", "stream_as_subagent"}}
 )
 MODULE_IDS = [module.__name__ for module in PUBLIC_MODULES]
 

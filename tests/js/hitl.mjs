@@ -8,6 +8,7 @@
 //   AGUI_DESK_URL     the OpenAI Agents SDK front desk (tests/test_bridges_clients.py)
 //   AGUI_BRIDGE_URL   an adapter's stream served by from_events, or by remote in front of it
 //                     (tests/test_bridges_clients.py)
+//   AGUI_GRAPH_URL    the LangGraph booking desk (tests/test_bridges_langgraph.py)
 //   AGUI_CLIENT       "current" (@ag-ui/client 1.0.0) or "legacy" (0.0.59, what CopilotKit pins)
 //   AGUI_SCENARIO     one of the names in SCENARIOS below
 //   AGUI_RESULT_FILE  where to write what the client ends with, as JSON
@@ -166,6 +167,13 @@ const SCENARIOS = {
     const agent = new HttpAgent({ url: env.AGUI_BRIDGE_URL, threadId: "bridge" });
     await ask(agent, "delete task 1", "run-ask");
     await run(agent, { runId: "run-answer", resume: answer(agent.pendingInterrupts[0], false) });
+    return agent;
+  },
+  async graph() {
+    const agent = new HttpAgent({ url: env.AGUI_GRAPH_URL, threadId: "graph" });
+    await ask(agent, "hotels in Lisbon", "run-find");
+    await ask(agent, "book Lumen", "run-book");
+    await run(agent, { runId: "run-approve", resume: answer(agent.pendingInterrupts[0], true) });
     return agent;
   },
   async decline() {

@@ -14,6 +14,8 @@ framework's run.
 - `openai_agents(agent, *, runs=None)`: an OpenAI Agents SDK `Agent` (extra `openai-agents`);
   `stream_as_subagent`, the `on_stream` of its agent tools (`Agent.as_tool`), shows each as a
   subagent.
+- `langgraph(graph, *, config=None)`: a compiled LangGraph graph with a checkpointer (extra
+  `langgraph`).
 
 No framework, and not `ag_ui`, is imported by `import agui.bridges`: `from_events` imports the
 official models when a bridge is built, and the others are imported from their modules on first
@@ -25,7 +27,7 @@ Examples:
     >>> import agui.bridges
     >>> agui.bridges.__all__
     ['BridgeMode', 'EventBridge', 'EventFactory', 'RawEvents', 'RemoteAgent', 'foreign_input',
-     'from_events', 'openai_agents', 'pydantic_ai', 'remote', 'stream_as_subagent']
+     'from_events', 'langgraph', 'openai_agents', 'pydantic_ai', 'remote', 'stream_as_subagent']
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from agui.bridges._bridge import (
 )
 
 if TYPE_CHECKING:
+    from agui.bridges._langgraph import langgraph
     from agui.bridges._openai_agents import openai_agents
     from agui.bridges._openai_subagents import stream_as_subagent
     from agui.bridges._pydantic_ai import pydantic_ai
@@ -56,6 +59,7 @@ __all__ = [
     "RemoteAgent",
     "foreign_input",
     "from_events",
+    "langgraph",
     "openai_agents",
     "pydantic_ai",
     "remote",
@@ -65,6 +69,7 @@ __all__ = [
 # name -> the private module that defines it (and imports its framework, or the client).
 _LAZY: dict[str, str] = {
     "RemoteAgent": "agui.bridges._remote",
+    "langgraph": "agui.bridges._langgraph",
     "openai_agents": "agui.bridges._openai_agents",
     "pydantic_ai": "agui.bridges._pydantic_ai",
     "remote": "agui.bridges._remote",
