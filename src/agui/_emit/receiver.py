@@ -8,7 +8,9 @@ queue as it is (`items`, `item_batches`), to write it with the core's writer
 
 `push_record` is an attribute, swapped as the queue's readers come and go: while no reader waits
 it is the queue's own `append`, so the commonest push of a stream runs no Python code; a waiting
-reader swaps in a push that wakes it, and a send waiting on the client one that weighs it.
+reader swaps in a push that wakes it, and a send waiting on the client one that weighs it. A
+writer that sends from the agent's own steps (`agui.asgi._writer`) waits differently: it asks to
+be told of each push (`notify`) while it is idle, to learn of events emitted from another task.
 """
 
 from __future__ import annotations
@@ -43,6 +45,34 @@ class RunReceiver(EventReceiver):
         self._items = cast("deque[Item]", self._queue)  # the same queue, records and all
         self.push_record: Callable[[Record], None] = self._items.append
         """Queue a record: a handle's delta, or a block's plain start or end."""
+        self._on_push: Callable[[], None] | None = None
+
+    def notify(self, on_push: Callable[[], None] | None) -> None:
+        """Call `on_push()` after each push and at the close from now on; `None` stops it.
+
+        Examples:
+            >>> from agui._emit.record import Kind
+            >>> receiver = RunReceiver()
+            >>> receiver.notify(lambda: print("pushed"))
+            >>> receiver.push_record((Kind.TEXT_CONTENT, "m1", "Hi"))
+            pushed
+            >>> receiver.notify(None)
+            >>> receiver.push_record((Kind.TEXT_CONTENT, "m1", "again"))
+        """
+        self._on_push = on_push
+        self._pushing("counting" if self._blocked else "plain")
+
+    def push(self, event: Event) -> None:
+        """Queue one event, and tell the writer waiting to be told (see `notify`)."""
+        super().push(event)
+        if self._on_push is not None:
+            self._on_push()
+
+    def close(self) -> None:
+        """Mark the end of the stream, and tell the writer waiting to be told (see `notify`)."""
+        super().close()
+        if self._on_push is not None:
+            self._on_push()
 
     def drain(self) -> list[Event]:
         """Take every queued event, records built as their events, without waiting."""
@@ -52,6 +82,17 @@ class RunReceiver(EventReceiver):
             build[item[0]](item[1], item[2]) if isinstance(item, tuple) else item
             for item in self.items()
         ]
+
+    @property
+    def waiting(self) -> bool:
+        """Whether anything is queued for the reader to take.
+
+        Examples:
+            >>> receiver = RunReceiver()
+            >>> receiver.waiting
+            False
+        """
+        return bool(self._items)
 
     def items(self) -> list[Item]:
         """Take everything queued as it is: events, and those still held as records."""
@@ -67,8 +108,16 @@ class RunReceiver(EventReceiver):
             self.push_record = self._push_waking
         elif mode == "counting":
             self.push_record = self._push_counting
+        elif self._on_push is not None:
+            self.push_record = self._push_notifying
         else:
             self.push_record = self._items.append
+
+    def _push_notifying(self, record: Record) -> None:
+        self._items.append(record)
+        on_push = self._on_push
+        if on_push is not None:  # pragma: no branch - this push is swapped in only with one
+            on_push()
 
     def _push_waking(self, record: Record) -> None:
         self._items.append(record)
