@@ -15,7 +15,6 @@ be told of each push (`notify`) while it is idle, to learn of events emitted fro
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Literal, cast
 
@@ -42,7 +41,7 @@ class RunReceiver(EventReceiver):
 
     def __init__(self) -> None:
         super().__init__()
-        self._items = cast("deque[Item]", self._queue)  # the same queue, records and all
+        self._items = cast("list[Item]", self._queue)  # the same queue, records and all
         self.push_record: Callable[[Record], None] = self._items.append
         """Queue a record: a handle's delta, or a block's plain start or end."""
         self._on_push: Callable[[], None] | None = None

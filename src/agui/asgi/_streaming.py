@@ -185,10 +185,8 @@ class Streamer(Generic[S]):
         run_input = ctx.input
         encoding = writer.encoding
         pumping = asyncio.create_task(writer.pump())
-        # Each watcher returns once the client is gone: its disconnect, or a ping that failed.
+        # The watcher returns once the client is gone (a ping that failed ends the pump).
         watchers = {asyncio.create_task(wait_disconnect(receive))}
-        if self._keepalive is not None and encoding.pings:
-            watchers.add(asyncio.create_task(writer.ping(self._keepalive)))
         abandoned: Abandoned = None
         try:
             await asyncio.wait({pumping, *watchers}, return_when=asyncio.FIRST_COMPLETED)

@@ -60,8 +60,10 @@ Work = Callable[[], Awaitable[Outcome]]
 class Writer:
     """Moves a run's events from its receiver to the client: from the agent's steps, or the pump.
 
-    `run` wraps the run's coroutine (the direct path); `pump` writes the rest; `ping` runs
-    beside them only when keep-alive is on (and the encoding has pings).
+    `run` wraps the run's coroutine (the direct path); `pump` writes the rest, and sends the
+    keep-alive pings when the encoding has them, from a timer, while the stream is idle.
+    Whatever sends, it is the only one: the agent's step only while the pump is idle, a ping
+    only then too, and a send of either that waits is finished by the pump.
     """
 
     def __init__(
@@ -76,7 +78,8 @@ class Writer:
         self._receiver = run_receiver(receiver)
         self.encoding = encoding
         self._frames = encoding.frames
-        self._lock = asyncio.Lock()
+        self._keepalive = keepalive if encoding.pings else None
+        self._timer: asyncio.TimerHandle | None = None
         self.torn = False
         """Whether the stream may end inside a frame: a slice of one is out, not all of them."""
         self._last = 0.0 if keepalive is None else self._loop.time()
@@ -97,29 +100,26 @@ class Writer:
         """Write what is queued from the step that queued it, unless the pump should.
 
         The pump writes when it is not idle (it takes what is queued itself), in a burst (it
-        gathers), while a ping is being sent, and for a batch that is not one plain send.
+        gathers), at the stream's end, and for a batch that is not one plain send.
         Never raises: a send that fails is the pump's to report.
         """
         idle = self._idle
         receiver = self._receiver
         if idle is None or idle.done() or not (receiver.waiting or receiver.closed):
             return
-        if (
-            receiver.closed
-            or self._lock.locked()
-            or self._loop.time() - self._sent < _GATHER_SECONDS
-        ):
-            self._hand(None)  # the pump takes what is queued: the stream's end, a ping, a burst
+        if receiver.closed or self._loop.time() - self._sent < _GATHER_SECONDS:
+            self._hand(None)  # the pump takes what is queued: the stream's end, a burst
             return
         blobs, outcome = self._encode(receiver.items())
         if outcome == "done" and len(blobs) == 1 and len(blobs[0]) <= MAX_SEND_BYTES:
+            self._sent = self._loop.time()
             self._send_now(blobs[0])
         else:
             self._hand(functools.partial(self._send_blobs, blobs, outcome))
 
     def _send_now(self, data: bytes) -> None:
-        """Send `data` from this step; a send that suspends is left to the pump to finish."""
-        self._last = self._sent = self._loop.time()
+        """Send `data` now, the pump idle; a send that suspends is left to the pump to finish."""
+        self._last = self._loop.time()
         steps = self._send(_body(data)).__await__()
         try:
             waiting = next(steps)
@@ -142,14 +142,30 @@ class Writer:
 
     async def _rest(self, steps: Generator[object, None, None], waiting: object) -> Outcome:
         """Finish a send that suspended in the agent's step."""
-        async with self._lock:
-            try:
-                await _Rest(steps, waiting)
-            except OSError:
-                return "gone"
-            finally:
-                self._receiver.sent(0)
+        try:
+            await _Rest(steps, waiting)
+        except OSError:
+            return "gone"
+        finally:
+            self._receiver.sent(0)
         return "done"
+
+    def _ping_due(self) -> None:
+        """Send a comment frame once the stream has been idle for `keepalive` seconds.
+
+        A timer re-armed when it fires, not a task: a stream costs no task for its pings, and
+        a send costs nothing for them. Only while the pump is idle: busy, its send waits on
+        the client or it has work; and once the run has ended it never idles again, so no
+        comment follows the terminal event.
+        """
+        keepalive = self._keepalive
+        assert keepalive is not None  # noqa: S101 - armed only with one
+        idle = self._idle
+        quiet = self._loop.time() - self._last
+        if quiet >= keepalive and idle is not None and not idle.done():
+            self._send_now(_PING)
+            quiet = 0.0
+        self._timer = self._loop.call_later(max(keepalive - quiet, 0.0), self._ping_due)
 
     def _pushed(self) -> None:
         """Something was queued while the pump waits: from another task, the pump writes it."""
@@ -160,6 +176,8 @@ class Writer:
     async def pump(self) -> Outcome:
         """Stream until the receiver closes (`done`), a send fails, or encoding fails."""
         receiver = self._receiver
+        if self._keepalive is not None:
+            self._timer = self._loop.call_later(self._keepalive, self._ping_due)
         try:
             while True:
                 work, self._work = self._work, None
@@ -183,6 +201,8 @@ class Writer:
                 else:
                     await self._wait()
         finally:
+            if self._timer is not None:
+                self._timer.cancel()
             self._idle = None
             receiver.notify(None)
             receiver.unbind()
@@ -220,43 +240,18 @@ class Writer:
             batch += more
         return batch
 
-    async def ping(self, keepalive: float) -> None:
-        """Send a comment frame after each `keepalive` idle seconds; return once one fails."""
-        loop = asyncio.get_running_loop()
-        while True:
-            idle = loop.time() - self._last
-            if idle < keepalive:
-                await asyncio.sleep(keepalive - idle)
-            elif not await self._send_ping():
-                return
-
-    async def _send_ping(self) -> bool:
-        async with self._lock:
-            if self._receiver.closed or self._work is not None:
-                # A send of the agent's step is going out (the pump finishes it); or the run
-                # has ended: its last frames go out (or went) before this lock, and a
-                # comment must not follow its terminal event. The pump is ending the stream.
-                self._last = asyncio.get_running_loop().time()
-                return True
-            return await self._send_unlocked(_PING)
-
     async def _write(self, batch: list[Item]) -> Outcome:
-        """Encode the batch, then send it in slices, telling the receiver what is still held.
-
-        The lock is held for the whole batch: a slice may end inside a frame, and a ping sent
-        between two slices would land inside that frame and break it.
-        """
+        """Encode the batch, then send it in slices, telling the receiver what is still held."""
         blobs, outcome = self._encode(batch)
         batch.clear()  # the frames stand for it now: what the client has not taken is counted once
         return await self._send_blobs(blobs, outcome)
 
     async def _send_blobs(self, blobs: list[bytes], outcome: Outcome) -> Outcome:
         held = sum(map(len, blobs))
-        async with self._lock:
-            for blob in blobs:
-                held = await self._send_blob(blob, held)
-                if held < 0:
-                    return "gone"
+        for blob in blobs:
+            held = await self._send_blob(blob, held)
+            if held < 0:
+                return "gone"
         return outcome
 
     async def _send_blob(self, blob: bytes, held: int) -> int:
@@ -268,7 +263,7 @@ class Writer:
             receiver.sending(held)
             # A slice stopped midway (the client gone, the task cancelled) may end in a frame.
             self.torn = sliced
-            went = await self._send_unlocked(data)
+            went = await self._send_data(data)
             self.torn = start + len(data) < len(blob)
             held -= len(data)
             receiver.sent(held)
@@ -287,7 +282,7 @@ class Writer:
                 return blobs, "broken"
         return blobs, "done"
 
-    async def _send_unlocked(self, data: bytes) -> bool:
+    async def _send_data(self, data: bytes) -> bool:
         self._last = asyncio.get_running_loop().time()
         return await try_send(self._send, _body(data))
 
