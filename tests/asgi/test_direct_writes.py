@@ -11,7 +11,7 @@ from agui import RunAgentInput, RunContext
 from agui.asgi import asgi_app
 from agui.asgi._admission import Message
 from agui.asgi._writer import MAX_SEND_BYTES, Writer
-from agui.events import CustomEvent, TextMessageContentEvent
+from agui.events import CustomEvent, RunFinishedEvent, TextMessageContentEvent
 from asgi_calls import BODY, App, Ctx, Exchange, call, drive, frame_count
 
 QUIET = 0.01  # seconds between two events: longer than a burst's 2 ms
@@ -227,3 +227,16 @@ def test_closing_the_run_coroutine_closes_the_agents() -> None:
         return log
 
     assert drive(main()) == ["closed"]
+
+
+def test_a_run_that_ends_itself_and_returns_later_ends_its_stream_then() -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.say("hi")
+        await asyncio.sleep(QUIET)
+        ctx.emit(RunFinishedEvent(thread_id="t", run_id="r"))
+        await asyncio.sleep(QUIET)  # the stream ends only once the run does
+
+    exchange = drive(call(asgi_app(agent)))
+
+    assert [frame_count(body) for body in exchange.bodies] == [4, 1, 0]
+    assert exchange.events()[-1].type == "RUN_FINISHED"

@@ -47,7 +47,9 @@ class RunReceiver(EventReceiver):
         self._on_push: Callable[[], None] | None = None
 
     def notify(self, on_push: Callable[[], None] | None) -> None:
-        """Call `on_push()` after each push and at the close from now on; `None` stops it.
+        """Call `on_push()` once, at the next push or the close; `None` forgets it.
+
+        Once: the pushes after it run no code of the writer's, which asks again when it wants.
 
         Examples:
             >>> from agui._emit.record import Kind
@@ -55,7 +57,6 @@ class RunReceiver(EventReceiver):
             >>> receiver.notify(lambda: print("pushed"))
             >>> receiver.push_record((Kind.TEXT_CONTENT, "m1", "Hi"))
             pushed
-            >>> receiver.notify(None)
             >>> receiver.push_record((Kind.TEXT_CONTENT, "m1", "again"))
         """
         self._on_push = on_push
@@ -65,13 +66,19 @@ class RunReceiver(EventReceiver):
         """Queue one event, and tell the writer waiting to be told (see `notify`)."""
         super().push(event)
         if self._on_push is not None:
-            self._on_push()
+            self._notified()
 
     def close(self) -> None:
         """Mark the end of the stream, and tell the writer waiting to be told (see `notify`)."""
         super().close()
         if self._on_push is not None:
-            self._on_push()
+            self._notified()
+
+    def _notified(self) -> None:
+        on_push = self._on_push
+        self.notify(None)
+        if on_push is not None:  # pragma: no branch - called only with one
+            on_push()
 
     def drain(self) -> list[Event]:
         """Take every queued event, records built as their events, without waiting."""
@@ -114,9 +121,7 @@ class RunReceiver(EventReceiver):
 
     def _push_notifying(self, record: Record) -> None:
         self._items.append(record)
-        on_push = self._on_push
-        if on_push is not None:  # pragma: no branch - this push is swapped in only with one
-            on_push()
+        self._notified()
 
     def _push_waking(self, record: Record) -> None:
         self._items.append(record)

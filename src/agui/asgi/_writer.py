@@ -114,6 +114,8 @@ class Writer:
         if outcome == "done" and len(blobs) == 1 and len(blobs[0]) <= MAX_SEND_BYTES:
             self._sent = self._loop.time()
             self._send_now(blobs[0])
+            if not idle.done():  # sent: told again of a push from elsewhere (see `_pushed`)
+                receiver.notify(self._pushed)
         else:
             self._hand(functools.partial(self._send_blobs, blobs, outcome))
 
@@ -168,7 +170,11 @@ class Writer:
         self._timer = self._loop.call_later(max(keepalive - quiet, 0.0), self._ping_due)
 
     def _pushed(self) -> None:
-        """Something was queued while the pump waits: from another task, the pump writes it."""
+        """Something was queued while the pump waits: from another task, the pump writes it.
+
+        Told once (`RunReceiver.notify`): a step that emits a thousand deltas pays one call
+        here, and the flush at its end, or the pump, asks again.
+        """
         idle = self._idle
         if not self.stepping and idle is not None and not idle.done():
             idle.set_result(None)
