@@ -279,8 +279,13 @@ class Writer:
 
     def _encode(self, batch: list[Item]) -> tuple[list[bytes], Outcome]:
         blobs: list[bytes] = []
-        for start in range(0, len(batch), _MAX_EVENTS_PER_SEND):
-            part = batch[start : start + _MAX_EVENTS_PER_SEND]
+        size = _MAX_EVENTS_PER_SEND
+        parts = (
+            [batch]
+            if len(batch) <= size
+            else [batch[at : at + size] for at in range(0, len(batch), size)]
+        )
+        for part in parts:
             try:
                 blobs.append(self._frames(part))
             except (ValueError, AguiError):
