@@ -2,8 +2,8 @@
 
 `agui.asgi` admits a request; a `Streamer` then owns the run (its task, its cancellation when
 the client leaves, the runs detached from theirs), and its `Writer` (`agui.asgi._writer`) moves
-the run's events onto the wire (see "Streaming" and "Disconnects" there), in the stream's
-`Encoding` (`agui.asgi._encoding`).
+the run's events onto the wire, from the agent's own steps where it can (see there), in the
+stream's `Encoding` (`agui.asgi._encoding`).
 
 Backpressure: the writer tells the run's receiver what it holds and when a send waits on the
 client (`agui.sink`), in slices of at most `MAX_SEND_BYTES`. Past the hard limit the run is
