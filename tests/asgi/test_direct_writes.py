@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable
 
 import pytest
 
 from agui import RunAgentInput, RunContext
+from agui._emit.record import Item
 from agui.asgi import asgi_app
 from agui.asgi._admission import Message
+from agui.asgi._encoding import SSE
 from agui.asgi._writer import MAX_SEND_BYTES, Writer
 from agui.events import CustomEvent, RunFinishedEvent, TextMessageContentEvent
+from agui.runner import drive as run_agent
 from asgi_calls import BODY, App, Ctx, Exchange, call, drive, frame_count
 
 QUIET = 0.01  # seconds between two events: longer than a burst's 2 ms
@@ -240,3 +244,36 @@ def test_a_run_that_ends_itself_and_returns_later_ends_its_stream_then() -> None
 
     assert [frame_count(body) for body in exchange.bodies] == [4, 1, 0]
     assert exchange.events()[-1].type == "RUN_FINISHED"
+
+
+def test_a_framing_failure_in_the_agents_step_is_raised_by_the_pump_and_the_run_goes_on() -> None:
+    async def main() -> tuple[list[Message], str]:
+        ctx: Ctx = RunContext(RunAgentInput(thread_id="t", run_id="r"))
+        sent: list[Message] = []
+
+        async def send(message: Message) -> None:
+            sent.append(message)
+
+        def frames(items: list[Item]) -> bytes:
+            if len(sent) == 1:
+                message = "framing broke"
+                raise RuntimeError(message)
+            return SSE.frames(items)
+
+        async def agent(ctx: Ctx) -> None:
+            ctx.say("first")
+            await asyncio.sleep(QUIET)
+            ctx.say("second")
+            await asyncio.sleep(QUIET)
+
+        writer = Writer(send, ctx.receiver, None, dataclasses.replace(SSE, frames=frames))
+        pumping = asyncio.create_task(writer.pump())
+        await writer.run(run_agent(agent, ctx))
+        with pytest.raises(RuntimeError, match="framing broke"):
+            await pumping
+        return sent, ctx.receiver.drain()[-1].type
+
+    sent, last = drive(main())
+
+    assert len(sent) == 1  # the first batch; the rest stayed queued, and the run ended
+    assert last == "RUN_FINISHED"

@@ -103,7 +103,8 @@ class Writer:
 
         The pump writes when it is not idle (it takes what is queued itself), in a burst (it
         gathers), at the stream's end, and for a batch that is not one plain send.
-        Never raises: a send that fails is the pump's to report.
+        Never raises: a frame or a send that fails is the pump's to report. A send that
+        suspends goes on in the pump's task.
         """
         idle = self._idle
         receiver = self._receiver
@@ -112,7 +113,11 @@ class Writer:
         if receiver.closed or self._loop.time() - self._sent < _GATHER_SECONDS:
             self._hand(None)  # the pump takes what is queued: the stream's end, a burst
             return
-        blobs, outcome = self._encode(receiver.items())
+        try:
+            blobs, outcome = self._encode(receiver.items())
+        except Exception as error:  # noqa: BLE001 - the pump raises it, not the agent's step
+            self._hand(functools.partial(_raise, error))
+            return
         if outcome == "done" and len(blobs) == 1 and len(blobs[0]) <= MAX_SEND_BYTES:
             self._sent = self._loop.time()
             self._send_now(blobs[0])
