@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Sequence
-from itertools import count
 from typing import Generic, TypeVar, cast, overload
 
 from pydantic import JsonValue
@@ -102,12 +101,8 @@ class RunContext(ActivityOpener, Generic[S]):
             answered=set(known_calls),
             on_state=self._state_sent,
         )
-        # Numbered past the ids this run id already has in the history (a resumed run may keep
-        # the interrupted run's id), so no handle mints an id the thread already holds.
-        numbered, run = numbered_past(input, known_calls), input.run_id
-        self._message_ids = map(f"{run}-msg-{{}}".format, count(numbered.message + 1))
-        self._call_ids = map(f"{run}-call-{{}}".format, count(numbered.call + 1))
-        self._subagent_ids = map(f"{run}-sub-{{}}".format, count(numbered.subagent + 1))
+        # Minted past what the history holds (a resumed run may keep the interrupted one's id).
+        self._minted = list(numbered_past(input, known_calls)[:3])  # message, call, subagent
         self._published: Event | None = None
 
     @overload
@@ -335,7 +330,7 @@ class RunContext(ActivityOpener, Generic[S]):
             self,
             self._pipeline,
             name,
-            call_id=call_id if call_id is not None else next(self._call_ids),
+            call_id=call_id if call_id is not None else self._mint(1),
             result_message_id=self._new_message_id(),
             parent_message_id=parent_message_id,
         )
@@ -351,7 +346,7 @@ class RunContext(ActivityOpener, Generic[S]):
         return SubagentHandle(self, self._pipeline, name, spawn=self._spawn, **options)
 
     def _spawn(self, task: str | None) -> tuple[RunContext[S], Pipeline[Handle[S]]]:
-        sub = invocation_input(self.input, next(self._subagent_ids), task)
+        sub = invocation_input(self.input, self._mint(2), task)
         child = RunContext(sub, state=self._state_type, token=self.token, started=True)
         child._state, child.usage = self._state, self.usage
         child._pipeline = attributed(self._pipeline, sub.run_id, on_state=child._state_sent)
@@ -400,7 +395,11 @@ class RunContext(ActivityOpener, Generic[S]):
         return self._pipeline.verifier
 
     def _new_message_id(self) -> str:
-        return next(self._message_ids)
+        return self._mint(0)
+
+    def _mint(self, form: int) -> str:
+        self._minted[form] += 1
+        return f"{self.input.run_id}-{('msg', 'call', 'sub')[form]}-{self._minted[form]}"
 
     @property
     def open_handles(self) -> tuple[Handle[S], ...]:

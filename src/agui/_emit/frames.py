@@ -67,6 +67,9 @@ def encode_items(items: Sequence[Item]) -> bytes:
         data: {"type":"TEXT_MESSAGE_END","messageId":"m1"}
         <BLANKLINE>
     """
+    if len(items) == 1:
+        # A token stream's send: one delta. The loop below costs it about 2 us more.
+        return b"data: %b\n\n" % item_json(items[0])
     parts: list[str] = []
     add = parts.append
     run: list[str] = []  # the JSON strings of consecutive deltas of one block

@@ -8,12 +8,13 @@ queue as it is (`items`, `item_batches`), to write it with the core's writer
 
 `push_record` is an attribute, swapped as the queue's readers come and go: while no reader waits
 it is the queue's own `append`, so the commonest push of a stream runs no Python code; a waiting
-reader swaps in a push that wakes it, and a send waiting on the client one that weighs it.
+reader swaps in a push that wakes it, and a send waiting on the client one that weighs it. A
+writer that sends from the agent's own steps (`agui.asgi._writer`) waits differently: it asks to
+be told of each push (`notify`) while it is idle, to learn of events emitted from another task.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Literal, cast
 
@@ -40,9 +41,44 @@ class RunReceiver(EventReceiver):
 
     def __init__(self) -> None:
         super().__init__()
-        self._items = cast("deque[Item]", self._queue)  # the same queue, records and all
+        self._items = cast("list[Item]", self._queue)  # the same queue, records and all
         self.push_record: Callable[[Record], None] = self._items.append
         """Queue a record: a handle's delta, or a block's plain start or end."""
+        self._on_push: Callable[[], None] | None = None
+
+    def notify(self, on_push: Callable[[], None] | None) -> None:
+        """Call `on_push()` once, at the next push or the close; `None` forgets it.
+
+        Once: the pushes after it run no code of the writer's, which asks again when it wants.
+
+        Examples:
+            >>> from agui._emit.record import Kind
+            >>> receiver = RunReceiver()
+            >>> receiver.notify(lambda: print("pushed"))
+            >>> receiver.push_record((Kind.TEXT_CONTENT, "m1", "Hi"))
+            pushed
+            >>> receiver.push_record((Kind.TEXT_CONTENT, "m1", "again"))
+        """
+        self._on_push = on_push
+        self._pushing("counting" if self._blocked else "plain")
+
+    def push(self, event: Event) -> None:
+        """Queue one event, and tell the writer waiting to be told (see `notify`)."""
+        super().push(event)
+        if self._on_push is not None:
+            self._notified()
+
+    def close(self) -> None:
+        """Mark the end of the stream, and tell the writer waiting to be told (see `notify`)."""
+        super().close()
+        if self._on_push is not None:
+            self._notified()
+
+    def _notified(self) -> None:
+        on_push = self._on_push
+        self.notify(None)
+        if on_push is not None:  # pragma: no branch - called only with one
+            on_push()
 
     def drain(self) -> list[Event]:
         """Take every queued event, records built as their events, without waiting."""
@@ -52,6 +88,17 @@ class RunReceiver(EventReceiver):
             build[item[0]](item[1], item[2]) if isinstance(item, tuple) else item
             for item in self.items()
         ]
+
+    @property
+    def waiting(self) -> bool:
+        """Whether anything is queued for the reader to take.
+
+        Examples:
+            >>> receiver = RunReceiver()
+            >>> receiver.waiting
+            False
+        """
+        return bool(self._items)
 
     def items(self) -> list[Item]:
         """Take everything queued as it is: events, and those still held as records."""
@@ -67,8 +114,14 @@ class RunReceiver(EventReceiver):
             self.push_record = self._push_waking
         elif mode == "counting":
             self.push_record = self._push_counting
+        elif self._on_push is not None:
+            self.push_record = self._push_notifying
         else:
             self.push_record = self._items.append
+
+    def _push_notifying(self, record: Record) -> None:
+        self._items.append(record)
+        self._notified()
 
     def _push_waking(self, record: Record) -> None:
         self._items.append(record)

@@ -2,8 +2,8 @@
 
 `agui.asgi` admits a request; a `Streamer` then owns the run (its task, its cancellation when
 the client leaves, the runs detached from theirs), and its `Writer` (`agui.asgi._writer`) moves
-the run's events onto the wire (see "Streaming" and "Disconnects" there), in the stream's
-`Encoding` (`agui.asgi._encoding`).
+the run's events onto the wire, from the agent's own steps where it can (see there), in the
+stream's `Encoding` (`agui.asgi._encoding`).
 
 Backpressure: the writer tells the run's receiver what it holds and when a send waits on the
 client (`agui.sink`), in slices of at most `MAX_SEND_BYTES`. Past the hard limit the run is
@@ -154,8 +154,10 @@ class Streamer(Generic[S]):
         start = {"type": "http.response.start", "status": 200, "headers": headers}
         if not await try_send(send, start):
             return
+        writer = Writer(send, ctx.receiver, self._keepalive, encoding)
         run = asyncio.create_task(
-            drive(self._agent, ctx, debug=self._debug), name=f"agui run {run_input.run_id}"
+            writer.run(drive(self._agent, ctx, debug=self._debug)),
+            name=f"agui run {run_input.run_id}",
         )
         overflow = functools.partial(_overflow, run, token, (run_input.run_id, self._hard_limit))
         shed = functools.partial(_over_budget, run, token)
@@ -164,7 +166,7 @@ class Streamer(Generic[S]):
         ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._live[run] = (token, ended)
         try:
-            await self._relay(run, token, ctx, encoding, (receive, send))
+            await self._relay(run, token, ctx, writer, (receive, send))
         finally:
             del self._live[run]
             self._budget.leave(ctx.receiver)
@@ -175,18 +177,16 @@ class Streamer(Generic[S]):
         run: asyncio.Task[None],
         token: CancellationToken,
         ctx: RunContext[S],
-        encoding: Encoding,
+        writer: Writer,
         channel: tuple[Receive, Send],
     ) -> None:
         """Stream the run's events until the end or the client left; then settle the run."""
         receive, send = channel
         run_input = ctx.input
-        writer = Writer(send, ctx.receiver, self._keepalive, encoding)
+        encoding = writer.encoding
         pumping = asyncio.create_task(writer.pump())
-        # Each watcher returns once the client is gone: its disconnect, or a ping that failed.
+        # The watcher returns once the client is gone (a ping that failed ends the pump).
         watchers = {asyncio.create_task(wait_disconnect(receive))}
-        if self._keepalive is not None and encoding.pings:
-            watchers.add(asyncio.create_task(writer.ping(self._keepalive)))
         abandoned: Abandoned = None
         try:
             await asyncio.wait({pumping, *watchers}, return_when=asyncio.FIRST_COMPLETED)

@@ -1,11 +1,25 @@
-"""Writing a run's events onto the wire: coalescing, slicing, keep-alive pings.
+"""Writing a run's events onto the wire: from the agent's own step, coalescing, pings.
 
 A `Streamer` (`agui.asgi._streaming`) owns the run; its `Writer` moves the run's events from
-the receiver to the client, in the stream's `Encoding` (`agui.asgi._encoding`). What is queued
-when it wakes goes out in one send. In a burst, what the agent adds in the next few turns of the
-loop goes with it, so sends are amortized over the events they carry; a stream that emits now
-and then (a token every few tens of milliseconds) sends each event at once. A lock keeps the
-keep-alive pings apart from the sends.
+the receiver to the client, in the stream's `Encoding` (`agui.asgi._encoding`).
+
+The direct path. The run's task runs the agent through `Writer.run`, which steps the agent's
+coroutine as a task would and, each time the agent suspends, writes what that step queued with
+one `send`, from the step itself, when nothing else is writing: on a server whose `send` does
+not suspend while its transport keeps up (uvicorn's), a token stream's delta costs one task
+step, as a hand-written ASGI app's does. It exists because a writer task woken by the queue
+cost a second task step per delta and a whole iteration of the loop of latency: measured with
+`bench/bench_streams.py` (bench/README.md), sending from the step took the server's CPU per
+delta to 0.75x to 0.93x of the woken writer's, and the median latency at 1,000 and 2,000
+streams from 1 to 16 ms to under 0.5 ms, the peer's. A `send` that does suspend (a paused
+transport, or a server whose `send` always awaits) is handed, half done, to the pump.
+
+The pump (`Writer.pump`, a task of its own) writes everything else: the first batch, what is
+emitted from other tasks (the receiver tells it, `RunReceiver.notify`), a batch too large for
+one send, the stream's end, and a burst. In a burst, what the agent adds in the next few turns
+of the loop goes with it, so sends are amortized over the events they carry; a stream that
+emits now and then (a token every few tens of milliseconds) sends each event from its step.
+Keep-alive pings come from a timer, sent only while the pump is idle: one sender at a time.
 
 Backpressure: the writer tells the run's receiver what it holds and when a send waits on the
 client (`agui.sink`), and sends at most `MAX_SEND_BYTES` at a time, since a server's transport
@@ -15,8 +29,9 @@ buffers all of one send however slow its client.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
-from typing import Literal, cast
+import functools
+from collections.abc import Awaitable, Callable, Coroutine, Generator
+from typing import Literal
 
 from agui._emit.receiver import run_receiver
 from agui._emit.record import Item
@@ -40,13 +55,17 @@ _GATHER_SECONDS = 0.002
 MAX_SEND_BYTES = 256 * 1024
 """The most one send carries: a larger batch's frames go out in slices of this size."""
 
+Work = Callable[[], Awaitable[Outcome]]
+"""What the direct path leaves the pump: the rest of a send, or frames to send."""
+
 
 class Writer:
-    """Moves a run's events from its receiver to the client, coalescing what is queued.
+    """Moves a run's events from its receiver to the client: from the agent's steps, or the pump.
 
-    `pump` waits on the receiver directly, so an event costs no task or timer of its own;
-    `ping` runs beside it only when keep-alive is on (and the encoding has pings). A lock keeps
-    their sends apart.
+    `run` wraps the run's coroutine (the direct path); `pump` writes the rest, and sends the
+    keep-alive pings when the encoding has them, from a timer, while the stream is idle.
+    Whatever sends, it is the only one: the agent's step only while the pump is idle, a ping
+    only then too, and a send of either that waits is finished by the pump.
     """
 
     def __init__(
@@ -56,40 +75,160 @@ class Writer:
         keepalive: float | None,
         encoding: Encoding = SSE,
     ) -> None:
+        self._loop = asyncio.get_running_loop()
         self._send = send
         self._receiver = run_receiver(receiver)
-        self._encoding = encoding
+        self.encoding = encoding
         self._frames = encoding.frames
-        self._lock = asyncio.Lock()
+        self._keepalive = keepalive if encoding.pings else None
+        self._timer: asyncio.TimerHandle | None = None
         self.torn = False
         """Whether the stream may end inside a frame: a slice of one is out, not all of them."""
-        self._last = 0.0 if keepalive is None else asyncio.get_running_loop().time()
+        self._last = 0.0 if keepalive is None else self._loop.time()
+        # When a batch last went out; within `_GATHER_SECONDS` of it, the stream is in a burst.
+        # The first batch (RUN_STARTED and what came with it) goes out at once.
+        self._sent = -_GATHER_SECONDS
+        self._idle: asyncio.Future[None] | None = None
+        """Set while the pump waits for work: only then may the agent's step write."""
+        self._work: Work | None = None
+        self.stepping = False
+        """Whether the run's coroutine is being stepped: what it queues, its step writes."""
+
+    async def run(self, agent: Coroutine[object, object, None]) -> None:
+        """Run the coroutine, writing what each of its steps queued as the step ends."""
+        await _Stepping(agent, self)
+
+    def flush(self) -> None:
+        """Write what is queued from the step that queued it, unless the pump should.
+
+        The pump writes when it is not idle (it takes what is queued itself), in a burst (it
+        gathers), at the stream's end, and for a batch that is not one plain send.
+        Never raises: a frame or a send that fails is the pump's to report. A send that
+        suspends goes on in the pump's task.
+        """
+        idle = self._idle
+        receiver = self._receiver
+        if idle is None or idle.done() or not (receiver.waiting or receiver.closed):
+            return
+        if receiver.closed or self._loop.time() - self._sent < _GATHER_SECONDS:
+            self._hand(None)  # the pump takes what is queued: the stream's end, a burst
+            return
+        try:
+            blobs, outcome = self._encode(receiver.items())
+        except Exception as error:  # noqa: BLE001 - the pump raises it, not the agent's step
+            self._hand(functools.partial(_raise, error))
+            return
+        if outcome == "done" and len(blobs) == 1 and len(blobs[0]) <= MAX_SEND_BYTES:
+            self._sent = self._loop.time()
+            self._send_now(blobs[0])
+            if not idle.done():  # sent: told again of a push from elsewhere (see `_pushed`)
+                receiver.notify(self._pushed)
+        else:
+            self._hand(functools.partial(self._send_blobs, blobs, outcome))
+
+    def _send_now(self, data: bytes) -> None:
+        """Send `data` now, the pump idle; a send that suspends is left to the pump to finish."""
+        self._last = self._loop.time()
+        steps = self._send(_body(data)).__await__()
+        try:
+            waiting = next(steps)
+        except StopIteration:
+            return  # sent: the common case
+        except OSError:
+            self._hand(_gone)
+            return
+        except Exception as error:  # noqa: BLE001 - the pump raises it, where it is logged
+            self._hand(functools.partial(_raise, error))
+            return
+        self._receiver.sending(len(data))  # it waits on the client: weigh what comes meanwhile
+        self._hand(functools.partial(self._rest, steps, waiting))
+
+    def _hand(self, work: Work | None) -> None:
+        """Wake the idle pump, with the work the direct path leaves it (`None`: the queue)."""
+        assert self._idle is not None  # noqa: S101 - only an idle pump is handed work
+        self._work = work
+        self._idle.set_result(None)
+
+    async def _rest(self, steps: Generator[object, None, None], waiting: object) -> Outcome:
+        """Finish a send that suspended in the agent's step."""
+        try:
+            await _Rest(steps, waiting)
+        except OSError:
+            return "gone"
+        finally:
+            self._receiver.sent(0)
+        return "done"
+
+    def _ping_due(self) -> None:
+        """Send a comment frame once the stream has been idle for `keepalive` seconds.
+
+        A timer re-armed when it fires, not a task: a stream costs no task for its pings, and
+        a send costs nothing for them. Only while the pump is idle: busy, its send waits on
+        the client or it has work; and once the run has ended it never idles again, so no
+        comment follows the terminal event.
+        """
+        keepalive = self._keepalive
+        assert keepalive is not None  # noqa: S101 - armed only with one
+        idle = self._idle
+        quiet = self._loop.time() - self._last
+        if quiet >= keepalive and idle is not None and not idle.done():
+            self._send_now(_PING)
+            quiet = 0.0
+        self._timer = self._loop.call_later(max(keepalive - quiet, 0.0), self._ping_due)
+
+    def _pushed(self) -> None:
+        """Something was queued while the pump waits: from another task, the pump writes it.
+
+        Told once (`RunReceiver.notify`): a step that emits a thousand deltas pays one call
+        here, and the flush at its end, or the pump, asks again.
+        """
+        idle = self._idle
+        if not self.stepping and idle is not None and not idle.done():
+            idle.set_result(None)
 
     async def pump(self) -> Outcome:
         """Stream until the receiver closes (`done`), a send fails, or encoding fails."""
-        # `item_batches()` is an async generator (annotated as an iterator); close it when done.
-        batches = cast("AsyncGenerator[list[Item], None]", self._receiver.item_batches())
-        loop = asyncio.get_running_loop()
-        # The first batch (RUN_STARTED and what came with it) goes out at once: on a busy
-        # server, each turn spent gathering delays a client's first event.
-        sent = -_GATHER_SECONDS
+        receiver = self._receiver
+        if self._keepalive is not None:
+            self._timer = self._loop.call_later(self._keepalive, self._ping_due)
         try:
-            async for batch in batches:
-                # Gather only in a burst: when the last send went out under `_GATHER_SECONDS`
-                # ago. A token stream's delta comes alone; gathering it found nothing and cost
-                # a turn of the loop per delta: 2-10% of the server's CPU per delta, and 1.5 to
-                # 3 times the p50 latency on a saturated loop (`bench_streams.py`). Not gathering
-                # at all cost the dense burst (`bench_served.py`) 12%. bench/README.md has both.
-                if loop.time() - sent < _GATHER_SECONDS:
-                    batch = await self._gather(batch)  # noqa: PLW2901 - the batch, grown
-                outcome = await self._write(batch)
+            while True:
+                work, self._work = self._work, None
+                outcome = "done" if work is None else await work()
                 if outcome != "done":
                     return outcome
-                sent = loop.time()
-            return "done"
+                batch = receiver.items()
+                if batch:
+                    # Gather only in a burst: when the last send went out under
+                    # `_GATHER_SECONDS` ago. A token stream's delta comes alone; gathering it
+                    # found nothing and cost a turn of the loop per delta. Not gathering at all
+                    # cost the dense burst (`bench_served.py`) 12%. bench/README.md has both.
+                    if self._loop.time() - self._sent < _GATHER_SECONDS:
+                        batch = await self._gather(batch)
+                    outcome = await self._write(batch)
+                    if outcome != "done":
+                        return outcome
+                    self._sent = self._loop.time()
+                elif receiver.closed:
+                    return "done"
+                else:
+                    await self._wait()
         finally:
-            self._receiver.unbind()
-            await batches.aclose()
+            if self._timer is not None:
+                self._timer.cancel()
+            self._idle = None
+            receiver.notify(None)
+            receiver.unbind()
+
+    async def _wait(self) -> None:
+        """Wait, idle, for the direct path's work or an event it cannot write."""
+        self._idle = self._loop.create_future()
+        self._receiver.notify(self._pushed)
+        try:
+            await self._idle
+        finally:
+            self._idle = None
+            self._receiver.notify(None)
 
     async def _gather(self, batch: list[Item]) -> list[Item]:
         """Add what an agent emitting as it goes produces in the next few turns of the loop.
@@ -114,39 +253,18 @@ class Writer:
             batch += more
         return batch
 
-    async def ping(self, keepalive: float) -> None:
-        """Send a comment frame after each `keepalive` idle seconds; return once one fails."""
-        loop = asyncio.get_running_loop()
-        while True:
-            idle = loop.time() - self._last
-            if idle < keepalive:
-                await asyncio.sleep(keepalive - idle)
-            elif not await self._send_ping():
-                return
-
-    async def _send_ping(self) -> bool:
-        async with self._lock:
-            if self._receiver.closed:
-                # The run has ended: its last frames go out (or went) before this lock, and a
-                # comment must not follow its terminal event. The pump is ending the stream.
-                self._last = asyncio.get_running_loop().time()
-                return True
-            return await self._send_unlocked(_PING)
-
     async def _write(self, batch: list[Item]) -> Outcome:
-        """Encode the batch, then send it in slices, telling the receiver what is still held.
-
-        The lock is held for the whole batch: a slice may end inside a frame, and a ping sent
-        between two slices would land inside that frame and break it.
-        """
+        """Encode the batch, then send it in slices, telling the receiver what is still held."""
         blobs, outcome = self._encode(batch)
         batch.clear()  # the frames stand for it now: what the client has not taken is counted once
+        return await self._send_blobs(blobs, outcome)
+
+    async def _send_blobs(self, blobs: list[bytes], outcome: Outcome) -> Outcome:
         held = sum(map(len, blobs))
-        async with self._lock:
-            for blob in blobs:
-                held = await self._send_blob(blob, held)
-                if held < 0:
-                    return "gone"
+        for blob in blobs:
+            held = await self._send_blob(blob, held)
+            if held < 0:
+                return "gone"
         return outcome
 
     async def _send_blob(self, blob: bytes, held: int) -> int:
@@ -158,7 +276,7 @@ class Writer:
             receiver.sending(held)
             # A slice stopped midway (the client gone, the task cancelled) may end in a frame.
             self.torn = sliced
-            went = await self._send_unlocked(data)
+            went = await self._send_data(data)
             self.torn = start + len(data) < len(blob)
             held -= len(data)
             receiver.sent(held)
@@ -168,18 +286,94 @@ class Writer:
 
     def _encode(self, batch: list[Item]) -> tuple[list[bytes], Outcome]:
         blobs: list[bytes] = []
-        for start in range(0, len(batch), _MAX_EVENTS_PER_SEND):
-            part = batch[start : start + _MAX_EVENTS_PER_SEND]
+        size = _MAX_EVENTS_PER_SEND
+        parts = (
+            [batch]
+            if len(batch) <= size
+            else [batch[at : at + size] for at in range(0, len(batch), size)]
+        )
+        for part in parts:
             try:
                 blobs.append(self._frames(part))
             except (ValueError, AguiError):
-                blobs.append(broken_frames(part, self._encoding))
+                blobs.append(broken_frames(part, self.encoding))
                 return blobs, "broken"
         return blobs, "done"
 
-    async def _send_unlocked(self, data: bytes) -> bool:
+    async def _send_data(self, data: bytes) -> bool:
         self._last = asyncio.get_running_loop().time()
         return await try_send(self._send, _body(data))
+
+
+class _Stepping:
+    """A run's coroutine stepped as its task would, each step's events written as it ends.
+
+    Awaited in the run's task, this passes on to the coroutine what the task sends or throws
+    into it (a future's result, a cancellation), and yields up what it yields, as `await`
+    does; between the two, the writer flushes. The task, its cancellation and
+    `asyncio.current_task()` are the run's as they would be without it.
+    """
+
+    def __init__(self, agent: Coroutine[object, object, None], writer: Writer) -> None:
+        self._agent = agent
+        self._writer = writer
+
+    def __await__(self) -> Generator[object, object, None]:
+        agent, writer = self._agent, self._writer
+        error: BaseException | None = None
+        while True:
+            writer.stepping = True
+            try:
+                waiting = agent.send(None) if error is None else agent.throw(error)
+            except StopIteration:
+                return
+            finally:
+                writer.stepping = False
+                writer.flush()
+            error = yield from _passed_on(waiting, agent)
+
+
+class _Rest:
+    """The rest of a send that suspended on `waiting` when it was first stepped."""
+
+    def __init__(self, steps: Generator[object, None, None], waiting: object) -> None:
+        self._steps = steps
+        self._waiting = waiting
+
+    def __await__(self) -> Generator[object, object, None]:
+        steps, waiting = self._steps, self._waiting
+        while True:
+            error = yield from _passed_on(waiting, steps)
+            try:
+                waiting = next(steps) if error is None else steps.throw(error)
+            except StopIteration:
+                return
+
+
+def _passed_on(
+    waiting: object, inner: Generator[object, None, None] | Coroutine[object, object, None]
+) -> Generator[object, object, BaseException | None]:
+    """Yield what `inner` waits on up to the task; what the task throws back, to pass on.
+
+    A task resumes its coroutine with `None` (what it waited on is done) or throws into it (a
+    cancellation); `await` passes either on to what it awaits, and so do the two above.
+    """
+    try:
+        yield waiting
+    except GeneratorExit:
+        inner.close()
+        raise
+    except BaseException as error:  # noqa: BLE001 - passed on, as `await` does
+        return error
+    return None
+
+
+async def _gone() -> Outcome:
+    return "gone"
+
+
+async def _raise(error: Exception) -> Outcome:
+    raise error
 
 
 def _body(data: bytes) -> Message:
