@@ -114,11 +114,17 @@ def __getattr__(name):
 
 
 @contextmanager
-def agui_serve(*args: str, cwd: Path) -> Generator[str, None, None]:
-    """Run `agui serve ARGS` in a subprocess; yield the URL it prints; stop it on exit."""
+def agui_serve(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> Generator[str, None, None]:
+    """Run `agui serve ARGS` in a subprocess; yield the URL it prints; stop it on exit.
+
+    `env` adds to this process's environment.
+    """
     process = subprocess.Popen(  # noqa: S603 - the project's own console script
         [str(AGUI), "serve", *args, "--port", "0"],
         cwd=cwd,
+        env=None if env is None else {**os.environ, **env},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
