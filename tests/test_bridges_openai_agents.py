@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import openai
 import pytest
@@ -23,21 +23,24 @@ from agents import (
     function_tool,
     set_tracing_disabled,
 )
+from agents.items import TResponseStreamEvent
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
-from agents.testing.model import ModelStepResult
+from agents.testing.model import ModelStepResult, _stream_events_for_step  # pyright: ignore[reportPrivateUsage]
 from examples.bridges import openai_agents_app as desk
 from openai.types.responses import (
     ResponseFunctionWebSearch,
     ResponseOutputItemAddedEvent,
     ResponseOutputItemDoneEvent,
     ResponseReasoningItem,
+    ResponseTextDeltaEvent,
 )
 from openai.types.responses.response_function_web_search import ActionSearch
 from openai.types.responses.response_reasoning_item import Summary
 from pydantic import JsonValue
 
-from agui import Event, RunAgentInput, RunContext, asgi_app, run
+from agui import Event, RunAgentInput, RunContext, RunOutcome, asgi_app, run
 from agui.agents.loop import approval_result_id
+from agui.asgi._writer import MAX_SEND_BYTES
 from agui.bridges import openai_agents, stream_as_subagent
 from agui.bridges._openai_responses import ResponseItems
 from agui.client import AGUIClient
@@ -57,6 +60,7 @@ from agui.messages import (
     UserMessage,
 )
 from agui.runs import MemoryRunLog
+from agui.sink import HIGH_WATER
 from agui.testing import assert_valid, collect, fold
 from agui.testing import serving as serving_app
 from agui.types import ResumeEntry, Tool
@@ -70,7 +74,9 @@ from bridge_runs import (
 )
 from fake_endpoint import FakeEndpoint, Reply, serving
 from redis_server import RedisServer, running_redis
+from test_backpressure import CHUNK, CHUNKS, read_events, wait_for
 from test_durable import Worker, worker_pair
+from uvicorn_server import silent_client
 
 set_tracing_disabled(disabled=True)  # the SDK would send each run's trace to OpenAI's servers
 
@@ -856,3 +862,51 @@ async def test_a_durable_log_replays_the_run_as_its_client_read_it() -> None:
     live, replayed = await live_and_replayed(desk.agent, given)
     assert types(replayed) == types(live)
     assert fold(replayed).messages[-1].content == "Lumen, Aurora"
+
+
+# -- backpressure --------------------------------------------------------------------------------
+
+
+def _talking(pulled: list[int]) -> ModelStep:
+    """A model step that streams `CHUNKS` text deltas of `CHUNK` bytes, noting each one pulled."""
+    scripted = _stream_events_for_step(
+        ModelStep(output=[assistant_message("x")]), preserve_raw_usage=False
+    )
+
+    async def stream(call: ModelCall) -> AsyncIterator[TResponseStreamEvent]:
+        del call
+        for event in scripted:
+            if not isinstance(event, ResponseTextDeltaEvent):
+                yield event
+                continue
+            for number in range(CHUNKS):
+                pulled.append(number)
+                yield event.model_copy(update={"delta": "x" * CHUNK})
+
+    return ModelStep.stream(stream)
+
+
+def test_a_client_that_stops_reading_holds_agui_s_queue_at_its_mark_not_the_sdks() -> None:
+    pulled: list[int] = []
+    model = ScriptedModel([_talking(pulled)])
+    bridge = openai_agents(Agent(name="talker", model=model))
+    contexts: list[RunContext[JsonValue]] = []
+
+    async def agent(ctx: RunContext[JsonValue]) -> RunOutcome | None:
+        contexts.append(ctx)
+        return await bridge(ctx)
+
+    with serving_app(asgi_app(agent)) as url, silent_client(url, _input()) as sock:
+        wait_for(lambda: bool(contexts), "the run to start")
+        receiver = contexts[0].receiver
+        # Past the mark the bridge waits in `ctx.writable()`; the SDK's own task reads the model
+        # to its end meanwhile, into a queue of the SDK's that has no bound.
+        wait_for(lambda: receiver.queued_bytes >= HIGH_WATER, "the queue to reach its mark")
+        wait_for(lambda: len(pulled) == CHUNKS, "the model to end its answer")
+        held = receiver.queued_bytes
+
+        events = read_events(sock)
+
+    assert held <= HIGH_WATER + CHUNK + MAX_SEND_BYTES  # the rest waits in the SDK's queue
+    assert sum(event["type"] == "TEXT_MESSAGE_CONTENT" for event in events) == CHUNKS
+    assert events[-1]["type"] == "RUN_FINISHED"
