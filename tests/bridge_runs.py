@@ -4,19 +4,32 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 
 import httpx
 from pydantic import JsonValue
 from typing_extensions import ParamSpec
 
-from agui import CancellationToken, Event, RunAgentInput, asgi_app, parse_event, run
+from agui import (
+    CancellationToken,
+    Event,
+    RunAgentInput,
+    RunContext,
+    RunOutcome,
+    asgi_app,
+    parse_event,
+    run,
+)
+from agui.asgi._writer import MAX_SEND_BYTES
 from agui.client import AGUIClient
 from agui.client._parser import SSEParser
 from agui.events import RunErrorEvent, RunFinishedEvent
 from agui.runner import AgentLike
 from agui.runs import MemoryRunLog
+from agui.sink import HIGH_WATER
 from agui.testing import assert_valid, serving
+from test_backpressure import CHUNK, CHUNKS, read_events, wait_for
+from uvicorn_server import silent_client
 
 P = ParamSpec("P")
 
@@ -84,3 +97,40 @@ async def live_and_replayed(
         async with httpx.AsyncClient(timeout=30) as http:
             stored = (await http.get(f"{url}runs/{given.run_id}/events")).content
     return live, [parse_event(data) for data in SSEParser().feed(stored)]
+
+
+def stalled_read(
+    bridge: Callable[[RunContext[JsonValue]], Awaitable[RunOutcome | None]],
+    run_input: RunAgentInput,
+    pulled: list[int],
+    *,
+    upstream_ahead: bool = False,
+) -> int:
+    """Serve `bridge` to a client that reads nothing until the run's queue reaches its mark.
+
+    `pulled` is where the upstream (an adapter, a model) notes each of its `CHUNKS` chunks of
+    `CHUNK` bytes as it gives it. With `upstream_ahead`, the client also waits for the upstream
+    to give them all (a framework that reads its model into a queue of its own). Then the client
+    reads the whole stream. Asserts that the queue held at its mark and that every chunk
+    arrived; returns how many chunks the upstream had given when the queue reached its mark.
+    """
+    contexts: list[RunContext[JsonValue]] = []
+
+    async def agent(ctx: RunContext[JsonValue]) -> RunOutcome | None:
+        contexts.append(ctx)
+        return await bridge(ctx)
+
+    with serving(asgi_app(agent)) as url, silent_client(url, run_input) as sock:
+        wait_for(lambda: bool(contexts), "the run to start")
+        receiver = contexts[0].receiver
+        wait_for(lambda: receiver.queued_bytes >= HIGH_WATER, "the queue to reach its mark")
+        read = len(pulled)
+        if upstream_ahead:
+            wait_for(lambda: len(pulled) == CHUNKS, "the upstream to give its last chunk")
+        held = receiver.queued_bytes
+        events = read_events(sock)
+
+    assert held <= HIGH_WATER + CHUNK + MAX_SEND_BYTES
+    assert sum(event["type"] == "TEXT_MESSAGE_CONTENT" for event in events) == CHUNKS
+    assert events[-1]["type"] == "RUN_FINISHED"
+    return read

@@ -38,9 +38,8 @@ from openai.types.responses.response_function_web_search import ActionSearch
 from openai.types.responses.response_reasoning_item import Summary
 from pydantic import JsonValue
 
-from agui import Event, RunAgentInput, RunContext, RunOutcome, asgi_app, run
+from agui import Event, RunAgentInput, RunContext, asgi_app, run
 from agui.agents.loop import approval_result_id
-from agui.asgi._writer import MAX_SEND_BYTES
 from agui.bridges import openai_agents, stream_as_subagent
 from agui.bridges._openai_responses import ResponseItems
 from agui.client import AGUIClient
@@ -60,7 +59,6 @@ from agui.messages import (
     UserMessage,
 )
 from agui.runs import MemoryRunLog
-from agui.sink import HIGH_WATER
 from agui.testing import assert_valid, collect, fold
 from agui.testing import serving as serving_app
 from agui.types import ResumeEntry, Tool
@@ -68,15 +66,15 @@ from bridge_runs import (
     assert_coded_error,
     cancelled_after,
     live_and_replayed,
+    stalled_read,
     synced,
     terminal,
     types,
 )
 from fake_endpoint import FakeEndpoint, Reply, serving
 from redis_server import RedisServer, running_redis
-from test_backpressure import CHUNK, CHUNKS, read_events, wait_for
+from test_backpressure import CHUNK, CHUNKS
 from test_durable import Worker, worker_pair
-from uvicorn_server import silent_client
 
 set_tracing_disabled(disabled=True)  # the SDK would send each run's trace to OpenAI's servers
 
@@ -890,23 +888,7 @@ def test_a_client_that_stops_reading_holds_agui_s_queue_at_its_mark_not_the_sdks
     pulled: list[int] = []
     model = ScriptedModel([_talking(pulled)])
     bridge = openai_agents(Agent(name="talker", model=model))
-    contexts: list[RunContext[JsonValue]] = []
 
-    async def agent(ctx: RunContext[JsonValue]) -> RunOutcome | None:
-        contexts.append(ctx)
-        return await bridge(ctx)
-
-    with serving_app(asgi_app(agent)) as url, silent_client(url, _input()) as sock:
-        wait_for(lambda: bool(contexts), "the run to start")
-        receiver = contexts[0].receiver
-        # Past the mark the bridge waits in `ctx.writable()`; the SDK's own task reads the model
-        # to its end meanwhile, into a queue of the SDK's that has no bound.
-        wait_for(lambda: receiver.queued_bytes >= HIGH_WATER, "the queue to reach its mark")
-        wait_for(lambda: len(pulled) == CHUNKS, "the model to end its answer")
-        held = receiver.queued_bytes
-
-        events = read_events(sock)
-
-    assert held <= HIGH_WATER + CHUNK + MAX_SEND_BYTES  # the rest waits in the SDK's queue
-    assert sum(event["type"] == "TEXT_MESSAGE_CONTENT" for event in events) == CHUNKS
-    assert events[-1]["type"] == "RUN_FINISHED"
+    # Past the mark the bridge waits in `ctx.writable()`; the SDK's own task reads the model to
+    # its end meanwhile, into a queue of the SDK's that has no bound.
+    stalled_read(bridge, _input(), pulled, upstream_ahead=True)

@@ -36,28 +36,25 @@ from pydantic_ai.models.test import TestModel
 from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.ui import StateDeps
 
-from agui import Event, RunAgentInput, RunOutcome, asgi_app, run
-from agui import RunContext as AguiContext
-from agui.asgi._writer import MAX_SEND_BYTES
+from agui import Event, RunAgentInput, run
 from agui.bridges import pydantic_ai
 from agui.client import AGUIClient
 from agui.events import RunErrorEvent, StateDeltaEvent, StateSnapshotEvent
 from agui.messages import Message, ToolMessage, UserMessage
-from agui.sink import HIGH_WATER
 from agui.testing import assert_valid, collect, fold, serving
 from agui.types import ResumeEntry, Tool
 from bridge_runs import (
     assert_coded_error,
     cancelled_after,
     live_and_replayed,
+    stalled_read,
     synced,
     terminal,
     types,
 )
 from fake_endpoint import FakeEndpoint, Reply
 from fake_endpoint import serving as serving_model
-from test_backpressure import CHUNK, CHUNKS, read_events, wait_for
-from uvicorn_server import silent_client
+from test_backpressure import CHUNK, CHUNKS
 
 Piece = str | DeltaToolCalls | DeltaThinkingCalls | BuiltinToolCallsReturns
 Script = AsyncIterator[Piece]
@@ -575,22 +572,6 @@ def test_a_client_that_stops_reading_stops_the_bridge_pulling_the_models_stream(
             yield "x" * CHUNK
 
     bridge = pydantic_ai(Agent(FunctionModel(stream_function=talk)))
-    contexts: list[AguiContext[JsonValue]] = []
 
-    async def agent(ctx: AguiContext[JsonValue]) -> RunOutcome | None:
-        contexts.append(ctx)
-        return await bridge(ctx)
-
-    with serving(asgi_app(agent)) as url, silent_client(url, _input()) as sock:
-        wait_for(lambda: bool(contexts), "the run to start")
-        receiver = contexts[0].receiver
-        # Past the mark the bridge waits in `ctx.writable()`, and pydantic-ai pulls no more.
-        wait_for(lambda: receiver.queued_bytes >= HIGH_WATER, "the queue to reach its mark")
-        held, read = receiver.queued_bytes, len(pulled)
-
-        events = read_events(sock)
-
-    assert held <= HIGH_WATER + CHUNK + MAX_SEND_BYTES
-    assert read < CHUNKS
-    assert sum(event["type"] == "TEXT_MESSAGE_CONTENT" for event in events) == CHUNKS
-    assert events[-1]["type"] == "RUN_FINISHED"
+    # Past the mark the bridge waits in `ctx.writable()`, and pydantic-ai pulls no more.
+    assert stalled_read(bridge, _input(), pulled) < CHUNKS
