@@ -404,12 +404,22 @@ async def test_messages_a_node_returns_whole_are_sent_and_known_ones_are_not() -
 async def test_models_streaming_at_once_in_parallel_nodes_send_whole_interleaved_messages() -> None:
     english_model = GenericFakeChatModel(messages=iter([AIMessage("one two three four")]))
     spanish_model = GenericFakeChatModel(messages=iter([AIMessage("uno dos tres cuatro")]))
+    both_speaking = asyncio.Barrier(2)  # neither goes on past its first word before the other
+
+    async def speak(model: BaseChatModel, state: MessagesState) -> dict[str, list[BaseMessage]]:
+        pieces: list[BaseMessage] = []
+        async for piece in model.astream(state["messages"]):
+            pieces.append(piece)
+            if len(pieces) == 1:
+                await both_speaking.wait()
+        said = "".join(str(piece.content) for piece in pieces)
+        return {"messages": [AIMessage(said, id=pieces[0].id)]}  # the message it streamed
 
     async def english(state: MessagesState) -> dict[str, list[BaseMessage]]:
-        return {"messages": [await english_model.ainvoke(state["messages"])]}
+        return await speak(english_model, state)
 
     async def spanish(state: MessagesState) -> dict[str, list[BaseMessage]]:
-        return {"messages": [await spanish_model.ainvoke(state["messages"])]}
+        return await speak(spanish_model, state)
 
     builder = StateGraph(MessagesState).add_node(english).add_node(spanish)
     builder.add_edge(START, "english").add_edge(START, "spanish")

@@ -18,8 +18,7 @@ a chunk stream is open; while one is, only the full check may decide).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from itertools import count
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from agui._protocol.chunk_lanes import Stream
@@ -61,8 +60,9 @@ class Ledger:
 
     def __init__(self, known_tool_call_ids: Iterable[str]) -> None:
         # Each open entity (and step and subagent, in `Scopes`) maps to the tick it opened at,
-        # so the open blocks of every kind can be put back in their opening order.
-        self.tick: Callable[[], int] = count().__next__
+        # so the open blocks of every kind can be put back in their opening order. A plain
+        # number, not an `itertools.count`, which Python 3.14 no longer copies.
+        self.ticks = 0
         self.open: tuple[dict[str, int], ...] = ({}, {}, {}, {})
         self.open_text, self.open_tools = self.open[TEXT], self.open[TOOL]
         reasoning_owners: dict[str, str | None] = {}
@@ -79,6 +79,11 @@ class Ledger:
         # The current run's calls, started and answered: what its pendingToolCallIds may name.
         self.run_calls: dict[str, None] = {}
         self.run_answered: set[str] = set()
+
+    def tick(self) -> int:
+        """The next tick, one past the last: when something opened, against the rest."""
+        self.ticks += 1
+        return self.ticks
 
     def reset(self) -> None:
         """Forget the previous run's entities and owners (a new run starts afresh)."""
