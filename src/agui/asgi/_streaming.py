@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, Literal, TypeVar
 
 from agui._emit.receiver import run_receiver
-from agui.asgi._admission import Receive, Refusal, Send, send_refusal
+from agui.asgi._admission import Receive, Refusal, Send, send_refusal, uncancel
 from agui.asgi._budget import Budget
 from agui.asgi._encoding import Encoding
 from agui.asgi._hooks import new_chain
@@ -49,6 +49,7 @@ __all__ = [
     "finish_detached",
     "log_failure",
     "wait_disconnect",
+    "watch_client",
 ]
 
 S = TypeVar("S")
@@ -182,14 +183,13 @@ class Streamer(Generic[S]):
     ) -> None:
         """Stream the run's events until the end or the client left; then settle the run."""
         receive, send = channel
-        run_input = ctx.input
         encoding = writer.encoding
         pumping = asyncio.create_task(writer.pump())
-        # The watcher returns once the client is gone (a ping that failed ends the pump).
-        watchers = {asyncio.create_task(wait_disconnect(receive))}
         abandoned: Abandoned = None
         try:
-            await asyncio.wait({pumping, *watchers}, return_when=asyncio.FIRST_COMPLETED)
+            # This task watches the client itself until it leaves or the pump ends (a ping that
+            # failed ends the pump): no watcher task, no `asyncio.wait` over the two.
+            await watch_client(receive, pumping)
         except asyncio.CancelledError:
             # The server cancelled this connection (a shutdown past its graceful timeout): end
             # the run, and give its stream the grace period to carry the terminal event out;
@@ -197,25 +197,34 @@ class Streamer(Generic[S]):
             abandoned = await self._end_at_shutdown(run, token, pumping, (writer, send, encoding))
             raise
         finally:
-            for task in (pumping, *watchers):
-                task.cancel()
-            await asyncio.wait({pumping, *watchers})
-            outcome = ending(pumping)
-            for watcher in watchers:
-                if not watcher.cancelled() and (error := watcher.exception()) is not None:
-                    _log.error("watching the client failed; treating it as gone", exc_info=error)
-            if outcome != "gone" or abandoned == "ended":
-                await try_send(send, {"type": "http.response.body", "body": b""})
-            if abandoned is not None:
-                pass  # cancelled, waited for and logged already; the stream has its end, or none
-            elif outcome == "done":
-                await asyncio.wait({run})
-                log_failure(run)
-            elif outcome == "broken":
-                # An event that cannot be serialized ended the stream: stop the run, tell no hook.
-                await self._cancel(run, token, "an event could not be serialized")
-            else:
-                await self._client_gone(run, token, ctx.receiver, run_input)
+            await self._settle(run, token, ctx, pumping, (send, abandoned))
+
+    async def _settle(
+        self,
+        run: asyncio.Task[None],
+        token: CancellationToken,
+        ctx: RunContext[S],
+        pumping: asyncio.Task[Outcome],
+        ended: tuple[Send, Abandoned],
+    ) -> None:
+        """End the stream, and settle its run as the stream's end says."""
+        send, abandoned = ended
+        if not pumping.done():
+            pumping.cancel()
+            await asyncio.wait({pumping})
+        outcome = ending(pumping)
+        if outcome != "gone" or abandoned == "ended":
+            await try_send(send, {"type": "http.response.body", "body": b""})
+        if abandoned is not None:
+            pass  # cancelled, waited for and logged already; the stream has its end, or none
+        elif outcome == "done":
+            await asyncio.wait({run})
+            log_failure(run)
+        elif outcome == "broken":
+            # An event that cannot be serialized ended the stream: stop the run, tell no hook.
+            await self._cancel(run, token, "an event could not be serialized")
+        else:
+            await self._client_gone(run, token, ctx.receiver, ctx.input)
 
     async def _end_at_shutdown(
         self,
@@ -330,6 +339,36 @@ def log_failure(run: asyncio.Task[None]) -> None:
 async def wait_disconnect(receive: Receive) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
+
+
+async def watch_client(receive: Receive, pumping: asyncio.Task[Outcome]) -> None:
+    """Wait, in the calling task, until the client leaves or `pumping` ends, whichever is first.
+
+    The pump's end cancels the wait, and only the wait: a cancellation from elsewhere (the
+    server's) propagates. A `receive` that fails is logged, and read as the client gone.
+    """
+    task = asyncio.current_task()
+    assert task is not None  # noqa: S101 - an ASGI app runs in a task
+    waiting = True
+    stopped = False
+
+    def stop(_pumping: asyncio.Task[Outcome]) -> None:
+        nonlocal stopped
+        if waiting:
+            stopped = True
+            task.cancel()
+
+    pumping.add_done_callback(stop)
+    try:
+        await wait_disconnect(receive)
+    except asyncio.CancelledError:
+        if not stopped or uncancel(task) > 0:
+            raise
+    except Exception as error:  # noqa: BLE001 - logged; the stream ends as if the client left
+        _log.error("watching the client failed; treating it as gone", exc_info=error)
+    finally:
+        waiting = False
+        pumping.remove_done_callback(stop)
 
 
 async def finish_detached(
