@@ -159,6 +159,43 @@ def test_a_run_task_that_fails_outside_the_agent_is_logged(
     assert "the driver broke" in caplog.text
 
 
+def test_a_stream_starts_two_tasks_the_run_and_its_pump_and_watches_its_client_itself() -> None:
+    async def main() -> list[str]:
+        before = asyncio.all_tasks()
+        started: list[str] = []
+
+        async def agent(ctx: Ctx) -> None:
+            await asyncio.sleep(0)
+            started.extend(sorted(task.get_name() for task in asyncio.all_tasks() - before))
+            ctx.say("hi")
+
+        exchange = await call(asgi_app(agent))
+        assert [e.type for e in exchange.events()][-1] == EventType.RUN_FINISHED
+        return started
+
+    started = drive(main())
+
+    assert len(started) == 2
+    assert "agui run r" in started
+
+
+def test_a_server_cancelling_the_connection_as_its_stream_ends_is_not_swallowed() -> None:
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        request = asyncio.current_task()
+        assert request is not None
+
+        def cancel_at_the_end(message: Message, _exchange: Exchange) -> None:
+            if b"RUN_FINISHED" in message.get("body", b""):
+                # In the turn the pump ends, before its end wakes the request's task.
+                loop.call_soon(request.cancel)
+
+        with pytest.raises(asyncio.CancelledError):
+            await call(asgi_app(hello), on_send=cancel_at_the_end)
+
+    drive(main())
+
+
 def test_a_large_batch_is_split_into_bounded_sends() -> None:
     async def agent(ctx: Ctx) -> None:
         with ctx.message() as message:
