@@ -35,6 +35,9 @@ from asgi_calls import (
     post_slowly,
 )
 
+QUIET = 0.01  # seconds between two events: longer than a burst's 2 ms
+
+
 # -- streaming ---------------------------------------------------------------------------------
 
 
@@ -159,24 +162,25 @@ def test_a_run_task_that_fails_outside_the_agent_is_logged(
     assert "the driver broke" in caplog.text
 
 
-def test_a_stream_starts_two_tasks_the_run_and_its_pump_and_watches_its_client_itself() -> None:
-    async def main() -> list[str]:
+def test_between_its_deltas_a_stream_holds_one_task_the_runs_and_watches_its_client_itself() -> (
+    None
+):
+    async def main() -> list[list[str]]:
         before = asyncio.all_tasks()
-        started: list[str] = []
+        seen: list[list[str]] = []
 
         async def agent(ctx: Ctx) -> None:
-            await asyncio.sleep(0)
-            started.extend(sorted(task.get_name() for task in asyncio.all_tasks() - before))
-            ctx.say("hi")
+            with ctx.message() as message:
+                for _ in range(3):
+                    await asyncio.sleep(QUIET)
+                    seen.append(sorted(task.get_name() for task in asyncio.all_tasks() - before))
+                    message.delta("token")
 
         exchange = await call(asgi_app(agent))
         assert [e.type for e in exchange.events()][-1] == EventType.RUN_FINISHED
-        return started
+        return seen
 
-    started = drive(main())
-
-    assert len(started) == 2
-    assert "agui run r" in started
+    assert drive(main()) == [["agui run r"]] * 3
 
 
 def test_a_server_cancelling_the_connection_as_its_stream_ends_is_not_swallowed() -> None:

@@ -25,7 +25,7 @@ import functools
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from agui._emit.receiver import run_receiver
 from agui.asgi._admission import Receive, Refusal, Send, send_refusal, uncancel
@@ -184,35 +184,33 @@ class Streamer(Generic[S]):
         """Stream the run's events until the end or the client left; then settle the run."""
         receive, send = channel
         encoding = writer.encoding
-        pumping = asyncio.create_task(writer.pump())
+        writer.start()
         abandoned: Abandoned = None
         try:
             # This task watches the client itself until it leaves or the pump ends (a ping that
             # failed ends the pump): no watcher task, no `asyncio.wait` over the two.
-            await watch_client(receive, pumping)
+            await watch_client(receive, writer.ended)
         except asyncio.CancelledError:
             # The server cancelled this connection (a shutdown past its graceful timeout): end
             # the run, and give its stream the grace period to carry the terminal event out;
             # the cancellation then goes on, as the server (or a timeout around it) expects.
-            abandoned = await self._end_at_shutdown(run, token, pumping, (writer, send, encoding))
+            abandoned = await self._end_at_shutdown(run, token, (writer, send, encoding))
             raise
         finally:
-            await self._settle(run, token, ctx, pumping, (send, abandoned))
+            await self._settle(run, token, ctx, writer, (send, abandoned))
 
     async def _settle(
         self,
         run: asyncio.Task[None],
         token: CancellationToken,
         ctx: RunContext[S],
-        pumping: asyncio.Task[Outcome],
+        writer: Writer,
         ended: tuple[Send, Abandoned],
     ) -> None:
         """End the stream, and settle its run as the stream's end says."""
         send, abandoned = ended
-        if not pumping.done():
-            pumping.cancel()
-            await asyncio.wait({pumping})
-        outcome = ending(pumping)
+        await writer.stop()
+        outcome = ending(writer.ended)
         if outcome != "gone" or abandoned == "ended":
             await try_send(send, {"type": "http.response.body", "body": b""})
         if abandoned is not None:
@@ -230,7 +228,6 @@ class Streamer(Generic[S]):
         self,
         run: asyncio.Task[None],
         token: CancellationToken,
-        pumping: asyncio.Task[Outcome],
         channel: tuple[Writer, Send, Encoding],
     ) -> Abandoned:
         """Cancel the run for a shutdown; whether it ignored that, and how its stream ended here.
@@ -240,16 +237,16 @@ class Streamer(Generic[S]):
         lost, rather than reading a stream cut short. A stream stopped inside a frame cannot
         carry another one, and is cut (`cut`): a frame glued to half of one is read as neither.
         """
+        writer, send, encoding = channel
         _shut_down(run, token)
-        await asyncio.wait({pumping, run}, timeout=self._grace)
+        either: list[asyncio.Future[Any]] = [writer.ended, run]  # of two result types
+        await asyncio.wait(either, timeout=self._grace)
         if run.done():
             return None
         _log.error(_IGNORED, run.get_name(), _SHUTDOWN, self._grace)
-        if pumping.done():  # the client is gone, or the stream broke: nobody to tell
+        if writer.ended.done():  # the client is gone, or the stream broke: nobody to tell
             return None
-        pumping.cancel()
-        await asyncio.wait({pumping})
-        writer, send, encoding = channel
+        await writer.stop()
         if writer.torn:
             return "cut"
         frame = encoding.frame(_ABANDONED)
@@ -290,15 +287,15 @@ class Streamer(Generic[S]):
             _log.exception("the on_disconnect hook failed for run %s", run_input.run_id)
 
 
-def ending(pumping: asyncio.Task[Outcome]) -> Outcome:
+def ending(ended: asyncio.Future[Outcome]) -> Outcome:
     """How the stream ended: `gone` when the writer was stopped because the client left."""
-    if pumping.cancelled():
+    if ended.cancelled():
         return "gone"
-    error = pumping.exception()
+    error = ended.exception()
     if error is not None:
         _log.error("streaming failed; treating the client as gone", exc_info=error)
         return "gone"
-    return pumping.result()
+    return ended.result()
 
 
 def _shut_down(run: asyncio.Task[None], token: CancellationToken) -> None:
@@ -341,10 +338,10 @@ async def wait_disconnect(receive: Receive) -> None:
         pass
 
 
-async def watch_client(receive: Receive, pumping: asyncio.Task[Outcome]) -> None:
-    """Wait, in the calling task, until the client leaves or `pumping` ends, whichever is first.
+async def watch_client(receive: Receive, ended: asyncio.Future[Outcome]) -> None:
+    """Wait, in the calling task, until the client leaves or the stream `ended`, whichever first.
 
-    The pump's end cancels the wait, and only the wait: a cancellation from elsewhere (the
+    The stream's end cancels the wait, and only the wait: a cancellation from elsewhere (the
     server's) propagates. A `receive` that fails is logged, and read as the client gone.
     """
     task = asyncio.current_task()
@@ -352,13 +349,13 @@ async def watch_client(receive: Receive, pumping: asyncio.Task[Outcome]) -> None
     waiting = True
     stopped = False
 
-    def stop(_pumping: asyncio.Task[Outcome]) -> None:
+    def stop(_ended: asyncio.Future[Outcome]) -> None:
         nonlocal stopped
         if waiting:
             stopped = True
             task.cancel()
 
-    pumping.add_done_callback(stop)
+    ended.add_done_callback(stop)
     try:
         await wait_disconnect(receive)
     except asyncio.CancelledError:
@@ -368,7 +365,7 @@ async def watch_client(receive: Receive, pumping: asyncio.Task[Outcome]) -> None
         _log.error("watching the client failed; treating it as gone", exc_info=error)
     finally:
         waiting = False
-        pumping.remove_done_callback(stop)
+        ended.remove_done_callback(stop)
 
 
 async def finish_detached(
