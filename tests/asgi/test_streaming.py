@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import sys
 import time
 from typing import cast
 
@@ -194,6 +195,12 @@ def test_a_server_cancelling_the_connection_as_its_stream_ends_is_not_swallowed(
                 # In the turn the pump ends, before its end wakes the request's task.
                 loop.call_soon(request.cancel)
 
+        if sys.version_info < (3, 11):
+            # Python 3.10 cannot count the two: the stream's end, which contains the
+            # cancellation it asked for, contains the server's with it, and the request ends
+            # as its stream did, at once (the trade `agui.asgi._admission` makes too).
+            await call(asgi_app(hello), on_send=cancel_at_the_end)
+            return
         with pytest.raises(asyncio.CancelledError):
             await call(asgi_app(hello), on_send=cancel_at_the_end)
 
