@@ -267,10 +267,10 @@ def test_a_framing_failure_in_the_agents_step_is_raised_by_the_pump_and_the_run_
             await asyncio.sleep(QUIET)
 
         writer = Writer(send, ctx.receiver, None, dataclasses.replace(SSE, frames=frames))
-        pumping = asyncio.create_task(writer.pump())
+        writer.start()
         await writer.run(run_agent(agent, ctx))
         with pytest.raises(RuntimeError, match="framing broke"):
-            await pumping
+            await writer.ended
         return sent, ctx.receiver.drain()[-1].type
 
     sent, last = drive(main())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import sys
 import time
 from typing import cast
 
@@ -34,6 +35,9 @@ from asgi_calls import (
     hello,
     post_slowly,
 )
+
+QUIET = 0.01  # seconds between two events: longer than a burst's 2 ms
+
 
 # -- streaming ---------------------------------------------------------------------------------
 
@@ -157,6 +161,50 @@ def test_a_run_task_that_fails_outside_the_agent_is_logged(
     assert exchange.body == b""
     assert "run task 'agui run r' failed" in caplog.text
     assert "the driver broke" in caplog.text
+
+
+def test_between_its_deltas_a_stream_holds_one_task_the_runs_and_watches_its_client_itself() -> (
+    None
+):
+    async def main() -> list[list[str]]:
+        before = asyncio.all_tasks()
+        seen: list[list[str]] = []
+
+        async def agent(ctx: Ctx) -> None:
+            with ctx.message() as message:
+                for _ in range(3):
+                    await asyncio.sleep(QUIET)
+                    seen.append(sorted(task.get_name() for task in asyncio.all_tasks() - before))
+                    message.delta("token")
+
+        exchange = await call(asgi_app(agent))
+        assert [e.type for e in exchange.events()][-1] == EventType.RUN_FINISHED
+        return seen
+
+    assert drive(main()) == [["agui run r"]] * 3
+
+
+def test_a_server_cancelling_the_connection_as_its_stream_ends_is_not_swallowed() -> None:
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        request = asyncio.current_task()
+        assert request is not None
+
+        def cancel_at_the_end(message: Message, _exchange: Exchange) -> None:
+            if b"RUN_FINISHED" in message.get("body", b""):
+                # In the turn the pump ends, before its end wakes the request's task.
+                loop.call_soon(request.cancel)
+
+        if sys.version_info < (3, 11):
+            # Python 3.10 cannot count the two: the stream's end, which contains the
+            # cancellation it asked for, contains the server's with it, and the request ends
+            # as its stream did, at once (the trade `agui.asgi._admission` makes too).
+            await call(asgi_app(hello), on_send=cancel_at_the_end)
+            return
+        with pytest.raises(asyncio.CancelledError):
+            await call(asgi_app(hello), on_send=cancel_at_the_end)
+
+    drive(main())
 
 
 def test_a_large_batch_is_split_into_bounded_sends() -> None:

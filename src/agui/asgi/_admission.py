@@ -60,6 +60,7 @@ __all__ = [
     "read_body",
     "request_headers",
     "send_refusal",
+    "uncancel",
 ]
 
 Scope = MutableMapping[str, Any]
@@ -80,7 +81,7 @@ MAX_LISTED_PROBLEMS = 20
 _UTF8_NAMES = frozenset({"utf-8", "utf8"})
 _UTF8_BOM = b"\xef\xbb\xbf"
 
-_uncancel: Callable[[asyncio.Task[Any]], int] = getattr(asyncio.Task, "uncancel", lambda _: 0)
+uncancel: Callable[[asyncio.Task[Any]], int] = getattr(asyncio.Task, "uncancel", lambda _: 0)
 """Undo the body timer's cancellation of its task (Python 3.11 counts them; 3.10 does not)."""
 
 
@@ -298,7 +299,7 @@ async def read_body(
     except asyncio.CancelledError:
         if not expired:
             raise
-        _uncancel(task)
+        uncancel(task)
         message = (
             f"the request body did not arrive within {timeout:g} s, this endpoint's "
             "body_timeout: send the whole body at once (a run's input is one JSON document), "

@@ -25,10 +25,10 @@ import functools
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from agui._emit.receiver import run_receiver
-from agui.asgi._admission import Receive, Refusal, Send, send_refusal
+from agui.asgi._admission import Receive, Refusal, Send, send_refusal, uncancel
 from agui.asgi._budget import Budget
 from agui.asgi._encoding import Encoding
 from agui.asgi._hooks import new_chain
@@ -49,6 +49,7 @@ __all__ = [
     "finish_detached",
     "log_failure",
     "wait_disconnect",
+    "watch_client",
 ]
 
 S = TypeVar("S")
@@ -182,46 +183,51 @@ class Streamer(Generic[S]):
     ) -> None:
         """Stream the run's events until the end or the client left; then settle the run."""
         receive, send = channel
-        run_input = ctx.input
         encoding = writer.encoding
-        pumping = asyncio.create_task(writer.pump())
-        # The watcher returns once the client is gone (a ping that failed ends the pump).
-        watchers = {asyncio.create_task(wait_disconnect(receive))}
+        writer.start()
         abandoned: Abandoned = None
         try:
-            await asyncio.wait({pumping, *watchers}, return_when=asyncio.FIRST_COMPLETED)
+            # This task watches the client itself until it leaves or the pump ends (a ping that
+            # failed ends the pump): no watcher task, no `asyncio.wait` over the two.
+            await watch_client(receive, writer.ended)
         except asyncio.CancelledError:
             # The server cancelled this connection (a shutdown past its graceful timeout): end
             # the run, and give its stream the grace period to carry the terminal event out;
             # the cancellation then goes on, as the server (or a timeout around it) expects.
-            abandoned = await self._end_at_shutdown(run, token, pumping, (writer, send, encoding))
+            abandoned = await self._end_at_shutdown(run, token, (writer, send, encoding))
             raise
         finally:
-            for task in (pumping, *watchers):
-                task.cancel()
-            await asyncio.wait({pumping, *watchers})
-            outcome = ending(pumping)
-            for watcher in watchers:
-                if not watcher.cancelled() and (error := watcher.exception()) is not None:
-                    _log.error("watching the client failed; treating it as gone", exc_info=error)
-            if outcome != "gone" or abandoned == "ended":
-                await try_send(send, {"type": "http.response.body", "body": b""})
-            if abandoned is not None:
-                pass  # cancelled, waited for and logged already; the stream has its end, or none
-            elif outcome == "done":
-                await asyncio.wait({run})
-                log_failure(run)
-            elif outcome == "broken":
-                # An event that cannot be serialized ended the stream: stop the run, tell no hook.
-                await self._cancel(run, token, "an event could not be serialized")
-            else:
-                await self._client_gone(run, token, ctx.receiver, run_input)
+            await self._settle(run, token, ctx, writer, (send, abandoned))
+
+    async def _settle(
+        self,
+        run: asyncio.Task[None],
+        token: CancellationToken,
+        ctx: RunContext[S],
+        writer: Writer,
+        ended: tuple[Send, Abandoned],
+    ) -> None:
+        """End the stream, and settle its run as the stream's end says."""
+        send, abandoned = ended
+        await writer.stop()
+        outcome = ending(writer.ended)
+        if outcome != "gone" or abandoned == "ended":
+            await try_send(send, {"type": "http.response.body", "body": b""})
+        if abandoned is not None:
+            pass  # cancelled, waited for and logged already; the stream has its end, or none
+        elif outcome == "done":
+            await asyncio.wait({run})
+            log_failure(run)
+        elif outcome == "broken":
+            # An event that cannot be serialized ended the stream: stop the run, tell no hook.
+            await self._cancel(run, token, "an event could not be serialized")
+        else:
+            await self._client_gone(run, token, ctx.receiver, ctx.input)
 
     async def _end_at_shutdown(
         self,
         run: asyncio.Task[None],
         token: CancellationToken,
-        pumping: asyncio.Task[Outcome],
         channel: tuple[Writer, Send, Encoding],
     ) -> Abandoned:
         """Cancel the run for a shutdown; whether it ignored that, and how its stream ended here.
@@ -231,16 +237,16 @@ class Streamer(Generic[S]):
         lost, rather than reading a stream cut short. A stream stopped inside a frame cannot
         carry another one, and is cut (`cut`): a frame glued to half of one is read as neither.
         """
+        writer, send, encoding = channel
         _shut_down(run, token)
-        await asyncio.wait({pumping, run}, timeout=self._grace)
+        either: list[asyncio.Future[Any]] = [writer.ended, run]  # of two result types
+        await asyncio.wait(either, timeout=self._grace)
         if run.done():
             return None
         _log.error(_IGNORED, run.get_name(), _SHUTDOWN, self._grace)
-        if pumping.done():  # the client is gone, or the stream broke: nobody to tell
+        if writer.ended.done():  # the client is gone, or the stream broke: nobody to tell
             return None
-        pumping.cancel()
-        await asyncio.wait({pumping})
-        writer, send, encoding = channel
+        await writer.stop()
         if writer.torn:
             return "cut"
         frame = encoding.frame(_ABANDONED)
@@ -281,15 +287,15 @@ class Streamer(Generic[S]):
             _log.exception("the on_disconnect hook failed for run %s", run_input.run_id)
 
 
-def ending(pumping: asyncio.Task[Outcome]) -> Outcome:
+def ending(ended: asyncio.Future[Outcome]) -> Outcome:
     """How the stream ended: `gone` when the writer was stopped because the client left."""
-    if pumping.cancelled():
+    if ended.cancelled():
         return "gone"
-    error = pumping.exception()
+    error = ended.exception()
     if error is not None:
         _log.error("streaming failed; treating the client as gone", exc_info=error)
         return "gone"
-    return pumping.result()
+    return ended.result()
 
 
 def _shut_down(run: asyncio.Task[None], token: CancellationToken) -> None:
@@ -330,6 +336,36 @@ def log_failure(run: asyncio.Task[None]) -> None:
 async def wait_disconnect(receive: Receive) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
+
+
+async def watch_client(receive: Receive, ended: asyncio.Future[Outcome]) -> None:
+    """Wait, in the calling task, until the client leaves or the stream `ended`, whichever first.
+
+    The stream's end cancels the wait, and only the wait: a cancellation from elsewhere (the
+    server's) propagates. A `receive` that fails is logged, and read as the client gone.
+    """
+    task = asyncio.current_task()
+    assert task is not None  # noqa: S101 - an ASGI app runs in a task
+    waiting = True
+    stopped = False
+
+    def stop(_ended: asyncio.Future[Outcome]) -> None:
+        nonlocal stopped
+        if waiting:
+            stopped = True
+            task.cancel()
+
+    ended.add_done_callback(stop)
+    try:
+        await wait_disconnect(receive)
+    except asyncio.CancelledError:
+        if not stopped or uncancel(task) > 0:
+            raise
+    except Exception as error:  # noqa: BLE001 - logged; the stream ends as if the client left
+        _log.error("watching the client failed; treating it as gone", exc_info=error)
+    finally:
+        waiting = False
+        ended.remove_done_callback(stop)
 
 
 async def finish_detached(

@@ -14,12 +14,13 @@ delta to 0.75x to 0.93x of the woken writer's, and the median latency at 1,000 a
 streams from 1 to 16 ms to under 0.5 ms, the peer's. A `send` that does suspend (a paused
 transport, or a server whose `send` always awaits) is handed, half done, to the pump.
 
-The pump (`Writer.pump`, a task of its own) writes everything else: the first batch, what is
-emitted from other tasks (the receiver tells it, `RunReceiver.notify`), a batch too large for
-one send, the stream's end, and a burst. In a burst, what the agent adds in the next few turns
+The pump (`Writer._pump`, a task started when there is work for it, which ends once the queue
+is empty) writes everything else: the first batch, what is emitted from other tasks (the
+receiver tells the idle writer, `RunReceiver.notify`), a batch too large for one send, the
+stream's end, and a burst. In a burst, what the agent adds in the next few turns
 of the loop goes with it, so sends are amortized over the events they carry; a stream that
 emits now and then (a token every few tens of milliseconds) sends each event from its step.
-Keep-alive pings come from a timer, sent only while the pump is idle: one sender at a time.
+Keep-alive pings come from a timer, sent only while no pump runs: one sender at a time.
 
 Backpressure: the writer tells the run's receiver what it holds and when a send waits on the
 client (`agui.sink`), and sends at most `MAX_SEND_BYTES` at a time, since a server's transport
@@ -62,10 +63,12 @@ Work = Callable[[], Awaitable[Outcome]]
 class Writer:
     """Moves a run's events from its receiver to the client: from the agent's steps, or the pump.
 
-    `run` wraps the run's coroutine (the direct path); `pump` writes the rest, and sends the
-    keep-alive pings when the encoding has them, from a timer, while the stream is idle.
-    Whatever sends, it is the only one: the agent's step only while the pump is idle, a ping
-    only then too, and a send of either that waits is finished by the pump.
+    `start` begins the stream; `run` wraps the run's coroutine (the direct path); a pump task,
+    started for work and gone once the queue is empty, writes the rest; a timer sends the
+    keep-alive pings when the encoding has them, while the stream is idle; `ended` says how the
+    stream ended, and `stop` ends it where it is. Whatever sends, it is the only one: the
+    agent's step only while no pump runs, a ping only then too, and a send of either that
+    waits is finished by a pump.
     """
 
     def __init__(
@@ -88,9 +91,11 @@ class Writer:
         # When a batch last went out; within `_GATHER_SECONDS` of it, the stream is in a burst.
         # The first batch (RUN_STARTED and what came with it) goes out at once.
         self._sent = -_GATHER_SECONDS
-        self._idle: asyncio.Future[None] | None = None
-        """Set while the pump waits for work: only then may the agent's step write."""
-        self._work: Work | None = None
+        self._idle = False
+        """Whether no pump runs and the stream goes on: only then may the agent's step write."""
+        self._pumping: asyncio.Task[None] | None = None
+        self.ended: asyncio.Future[Outcome] = self._loop.create_future()
+        """How the stream ended, once it has; cancelled when it was stopped (`stop`)."""
         self.stepping = False
         """Whether the run's coroutine is being stepped: what it queues, its step writes."""
 
@@ -101,14 +106,13 @@ class Writer:
     def flush(self) -> None:
         """Write what is queued from the step that queued it, unless the pump should.
 
-        The pump writes when it is not idle (it takes what is queued itself), in a burst (it
-        gathers), at the stream's end, and for a batch that is not one plain send.
+        A pump writes when one runs (it takes what is queued itself), in a burst (it gathers),
+        at the stream's end, and for a batch that is not one plain send.
         Never raises: a frame or a send that fails is the pump's to report. A send that
         suspends goes on in the pump's task.
         """
-        idle = self._idle
         receiver = self._receiver
-        if idle is None or idle.done() or not (receiver.waiting or receiver.closed):
+        if not self._idle or not (receiver.waiting or receiver.closed):
             return
         if receiver.closed or self._loop.time() - self._sent < _GATHER_SECONDS:
             self._hand(None)  # the pump takes what is queued: the stream's end, a burst
@@ -121,7 +125,7 @@ class Writer:
         if outcome == "done" and len(blobs) == 1 and len(blobs[0]) <= MAX_SEND_BYTES:
             self._sent = self._loop.time()
             self._send_now(blobs[0])
-            if not idle.done():  # sent: told again of a push from elsewhere (see `_pushed`)
+            if self._idle:  # sent: told again of a push from elsewhere (see `_pushed`)
                 receiver.notify(self._pushed)
         else:
             self._hand(functools.partial(self._send_blobs, blobs, outcome))
@@ -144,10 +148,11 @@ class Writer:
         self._hand(functools.partial(self._rest, steps, waiting))
 
     def _hand(self, work: Work | None) -> None:
-        """Wake the idle pump, with the work the direct path leaves it (`None`: the queue)."""
-        assert self._idle is not None  # noqa: S101 - only an idle pump is handed work
-        self._work = work
-        self._idle.set_result(None)
+        """Start the pump, with the work the direct path leaves it (`None`: the queue)."""
+        assert self._idle  # noqa: S101 - only an idle stream is handed work
+        self._idle = False
+        self._receiver.notify(None)
+        self._pumping = self._loop.create_task(self._pump(work))
 
     async def _rest(self, steps: Generator[object, None, None], waiting: object) -> Outcome:
         """Finish a send that suspended in the agent's step."""
@@ -163,72 +168,100 @@ class Writer:
         """Send a comment frame once the stream has been idle for `keepalive` seconds.
 
         A timer re-armed when it fires, not a task: a stream costs no task for its pings, and
-        a send costs nothing for them. Only while the pump is idle: busy, its send waits on
-        the client or it has work; and once the run has ended it never idles again, so no
-        comment follows the terminal event.
+        a send costs nothing for them. Only while no pump runs: one that runs has work, or
+        its send waits on the client; and once the stream has ended it is never idle again, so
+        no comment follows the terminal event.
         """
         keepalive = self._keepalive
         assert keepalive is not None  # noqa: S101 - armed only with one
-        idle = self._idle
         quiet = self._loop.time() - self._last
-        if quiet >= keepalive and idle is not None and not idle.done():
+        if quiet >= keepalive and self._idle:
             self._send_now(_PING)
             quiet = 0.0
         self._timer = self._loop.call_later(max(keepalive - quiet, 0.0), self._ping_due)
 
     def _pushed(self) -> None:
-        """Something was queued while the pump waits: from another task, the pump writes it.
+        """Something was queued while the stream is idle: from another task, a pump writes it.
 
         Told once (`RunReceiver.notify`): a step that emits a thousand deltas pays one call
         here, and the flush at its end, or the pump, asks again.
         """
-        idle = self._idle
-        if not self.stepping and idle is not None and not idle.done():
-            idle.set_result(None)
+        if not self.stepping and self._idle:
+            self._hand(None)
 
-    async def pump(self) -> Outcome:
-        """Stream until the receiver closes (`done`), a send fails, or encoding fails."""
-        receiver = self._receiver
+    def start(self) -> None:
+        """Start streaming: the pump writes the first batch, and the keep-alive timer is armed."""
         if self._keepalive is not None:
             self._timer = self._loop.call_later(self._keepalive, self._ping_due)
-        try:
-            while True:
-                work, self._work = self._work, None
-                outcome = "done" if work is None else await work()
-                if outcome != "done":
-                    return outcome
-                batch = receiver.items()
-                if batch:
-                    # Gather only in a burst: when the last send went out under
-                    # `_GATHER_SECONDS` ago. A token stream's delta comes alone; gathering it
-                    # found nothing and cost a turn of the loop per delta. Not gathering at all
-                    # cost the dense burst (`bench_served.py`) 12%. bench/README.md has both.
-                    if self._loop.time() - self._sent < _GATHER_SECONDS:
-                        batch = await self._gather(batch)
-                    outcome = await self._write(batch)
-                    if outcome != "done":
-                        return outcome
-                    self._sent = self._loop.time()
-                elif receiver.closed:
-                    return "done"
-                else:
-                    await self._wait()
-        finally:
-            if self._timer is not None:
-                self._timer.cancel()
-            self._idle = None
-            receiver.notify(None)
-            receiver.unbind()
+        self._idle = True
+        self._hand(None)
 
-    async def _wait(self) -> None:
-        """Wait, idle, for the direct path's work or an event it cannot write."""
-        self._idle = self._loop.create_future()
-        self._receiver.notify(self._pushed)
+    async def stop(self) -> None:
+        """Stop the stream where it is (the client is gone, or the server shuts down)."""
+        pumping = self._pumping
+        if pumping is not None and not pumping.done():
+            pumping.cancel()
+            await asyncio.wait({pumping})
+        self._end(None)
+
+    async def _pump(self, work: Work | None) -> None:
+        """Write until nothing is queued (then idle: the pump's task ends), or the stream ends.
+
+        A task only while there is work: a token stream's pump is gone between its deltas,
+        which its steps write (see `flush`); an idle pump waiting on a future cost a stream
+        about 1 KiB, and 5% to 7% more CPU per delta (bench/README.md).
+        """
         try:
-            await self._idle
+            outcome = await self._drain(work)
+        except asyncio.CancelledError:
+            self._end(None)
+            raise
+        except Exception as error:  # noqa: BLE001 - the stream's end carries it, to be logged
+            self._end(error)
+            return
         finally:
-            self._idle = None
-            self._receiver.notify(None)
+            self._pumping = None  # a finished task held to the next burst cost 0.7 KiB a stream
+        if outcome is None:
+            self._idle = True
+            self._receiver.notify(self._pushed)
+        else:
+            self._end(outcome)
+
+    async def _drain(self, work: Work | None) -> Outcome | None:
+        """Do `work`, then write what is queued until the queue is empty (`None`) or closed."""
+        receiver = self._receiver
+        outcome = "done" if work is None else await work()
+        while outcome == "done":
+            batch = receiver.items()
+            if not batch:
+                return "done" if receiver.closed else None
+            # Gather only in a burst: when the last send went out under `_GATHER_SECONDS`
+            # ago. A token stream's delta comes alone; gathering it found nothing and cost a
+            # turn of the loop per delta. Not gathering at all cost the dense burst
+            # (`bench_served.py`) 12%. bench/README.md has both.
+            if self._loop.time() - self._sent < _GATHER_SECONDS:
+                batch = await self._gather(batch)
+            outcome = await self._write(batch)
+            self._sent = self._loop.time()
+        return outcome
+
+    def _end(self, outcome: Outcome | Exception | None) -> None:
+        """End the stream once: no flush, ping or pump after it; `None` when it was stopped."""
+        ended = self.ended
+        if ended.done():
+            return
+        self._idle = False
+        if self._timer is not None:
+            self._timer.cancel()
+        receiver = self._receiver
+        receiver.notify(None)
+        receiver.unbind()
+        if outcome is None:
+            ended.cancel()
+        elif isinstance(outcome, Exception):
+            ended.set_exception(outcome)
+        else:
+            ended.set_result(outcome)
 
     async def _gather(self, batch: list[Item]) -> list[Item]:
         """Add what an agent emitting as it goes produces in the next few turns of the loop.
