@@ -404,22 +404,26 @@ async def test_messages_a_node_returns_whole_are_sent_and_known_ones_are_not() -
 async def test_models_streaming_at_once_in_parallel_nodes_send_whole_interleaved_messages() -> None:
     english_model = GenericFakeChatModel(messages=iter([AIMessage("one two three four")]))
     spanish_model = GenericFakeChatModel(messages=iter([AIMessage("uno dos tres cuatro")]))
-    both_speaking = asyncio.Barrier(2)  # neither goes on past its first word before the other
+    # Neither goes on past its first word before the other has said its own.
+    spoke = {"english": asyncio.Event(), "spanish": asyncio.Event()}
 
-    async def speak(model: BaseChatModel, state: MessagesState) -> dict[str, list[BaseMessage]]:
+    async def speak(
+        model: BaseChatModel, me: str, other: str, state: MessagesState
+    ) -> dict[str, list[BaseMessage]]:
         pieces: list[BaseMessage] = []
         async for piece in model.astream(state["messages"]):
             pieces.append(piece)
             if len(pieces) == 1:
-                await both_speaking.wait()
+                spoke[me].set()
+                await spoke[other].wait()
         said = "".join(str(piece.content) for piece in pieces)
         return {"messages": [AIMessage(said, id=pieces[0].id)]}  # the message it streamed
 
     async def english(state: MessagesState) -> dict[str, list[BaseMessage]]:
-        return await speak(english_model, state)
+        return await speak(english_model, "english", "spanish", state)
 
     async def spanish(state: MessagesState) -> dict[str, list[BaseMessage]]:
-        return await speak(spanish_model, state)
+        return await speak(spanish_model, "spanish", "english", state)
 
     builder = StateGraph(MessagesState).add_node(english).add_node(spanish)
     builder.add_edge(START, "english").add_edge(START, "spanish")
