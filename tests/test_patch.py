@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from agui import patch
 from agui.errors import PatchError
-from agui.patch import apply, diff, escape_pointer_token, json_equal
+from agui.patch import apply, diff, escape_pointer_token, json_equal, pointer_tokens
 from agui.patch._differ import Differ
 from agui.patch._equality import Mirror, equal_exactly, writes
 
@@ -662,6 +662,12 @@ def test_an_escaped_key_is_a_pointer_token_that_names_the_key() -> None:
         token = escape_pointer_token(key)
         assert "/" not in token
         assert apply({}, [{"op": "add", "path": f"/{token}", "value": key}]) == {key: key}
+
+
+@given(st.lists(st.text(alphabet="ab/~01", max_size=6), max_size=4))
+def test_pointer_tokens_read_back_the_keys_their_escaped_tokens_name(keys: list[str]) -> None:
+    pointer = "".join(f"/{escape_pointer_token(key)}" for key in keys)
+    assert pointer_tokens(pointer) == keys
 
 
 def test_the_test_operation_compares_numbers_by_value_and_other_values_by_type_too() -> None:

@@ -46,7 +46,7 @@ from agui.events import (
     StateDeltaEvent,
     StateSnapshotEvent,
 )
-from agui.patch import apply
+from agui.patch import apply, pointer_tokens
 from agui.types import RunOutcome, SuccessOutcome
 from agui.verify import Rule
 
@@ -266,7 +266,7 @@ def _implied(state: JsonValue, ops: list[dict[str, JsonValue]]) -> JsonValue | N
 def _with_path(state: JsonValue, path: str) -> JsonValue:
     """A copy of `state` with the objects and arrays on `path` up to its last token made."""
     copied = copy.deepcopy(state)
-    tokens = [token.replace("~1", "/").replace("~0", "~") for token in path.split("/")[1:]]
+    tokens = pointer_tokens(path)
     node: JsonValue = copied
     for token, after in itertools.pairwise(tokens):
         if isinstance(node, dict):

@@ -51,7 +51,7 @@ from agui.patch._equality import same
 if TYPE_CHECKING:
     from pydantic import JsonValue
 
-__all__ = ["apply", "diff", "escape_pointer_token", "json_equal"]
+__all__ = ["apply", "diff", "escape_pointer_token", "json_equal", "pointer_tokens"]
 
 _Obj: TypeAlias = "dict[str, JsonValue]"
 _Arr: TypeAlias = "list[JsonValue]"
@@ -76,6 +76,21 @@ def escape_pointer_token(token: str) -> str:
         'a~1b~0c'
     """
     return escape(token)
+
+
+def pointer_tokens(pointer: str) -> list[str]:
+    """The object keys and array indexes a JSON Pointer names, unescaped (`''` names none).
+
+    RFC 6901 order: `~1` first, so `~01` is the key `~1`, not `/`. The pointer is not checked:
+    `apply` refuses a malformed one.
+
+    Examples:
+        >>> pointer_tokens("/tasks/0/a~1b~01")
+        ['tasks', '0', 'a/b~1']
+        >>> pointer_tokens("")
+        []
+    """
+    return [token.replace("~1", "/").replace("~0", "~") for token in pointer.split("/")[1:]]
 
 
 def json_equal(a: JsonValue, b: JsonValue) -> bool:
@@ -225,9 +240,7 @@ def _pointer(op: _Op, member: str) -> _Pointer:
             "and a '~' in a key is written '~0' (and a '/' '~1')"
         )
         raise _OpError(msg)
-    # RFC 6901 order: "~1" first, so "~01" is the key "~1", not "/"
-    tokens = (token.replace("~1", "/").replace("~0", "~") for token in text.split("/")[1:])
-    return _Pointer(member, text, tuple(tokens))
+    return _Pointer(member, text, tuple(pointer_tokens(text)))
 
 
 def _show(value: JsonValue) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pydantic import JsonValue
 
+from agui.patch import pointer_tokens
+
 __all__ = ["missing_member"]
 
 _Object = dict[str, JsonValue]
@@ -26,7 +28,7 @@ def missing_member(schema: _Object, pointer: str) -> str | None:
         "'/' has no member 'title' (its members: document)"
     """
     defs = schema.get("$defs")
-    tokens = [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
+    tokens = pointer_tokens(pointer)
     node = schema
     for depth, token in enumerate(tokens):
         node = _resolved(node, defs if isinstance(defs, dict) else {})
