@@ -209,10 +209,14 @@ def serve(name: str, profile: str | None) -> None:
     signal.signal(signal.SIGTERM, _ignore)
     profiler = cProfile.Profile() if profile == "cpu" else None
 
+    collector = GcClock()
+    gc.callbacks.append(collector.observe)
+
     async def run() -> None:
         task = asyncio.create_task(server.serve())
         while not server.started:  # noqa: ASYNC110 - uvicorn offers no startup event
             await asyncio.sleep(0.01)
+        asyncio.get_running_loop().add_signal_handler(signal.SIGUSR2, collector.report)
         if profile == "memory":
             asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, MemoryReport())
         elif profiler is not None:
@@ -230,6 +234,29 @@ def serve(name: str, profile: str | None) -> None:
 
 def _ignore(_signal: int, _frame: object) -> None:
     pass
+
+
+class GcClock:
+    """The time the server spends in the garbage collector, and its collections per generation.
+
+    Each SIGUSR2 prints the totals so far as one line on stdout, which `measure` reads before
+    and after a configuration.
+    """
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.collections = [0, 0, 0]
+        self._began = 0.0
+
+    def observe(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._began = time.perf_counter()
+            return
+        self.seconds += time.perf_counter() - self._began
+        self.collections[info["generation"]] += 1
+
+    def report(self) -> None:
+        print(self.seconds, *self.collections, flush=True)
 
 
 class MemoryReport:
@@ -253,10 +280,19 @@ class MemoryReport:
         print(f"held since the mark: {total / 1024:.0f} KiB", file=sys.stderr)
         for stat in snapshot.statistics("filename")[:12]:
             print(f"{stat.size / 1024:9.1f} KiB {stat.count:7d}  {stat.traceback}", file=sys.stderr)
-        for stat in snapshot.statistics("lineno")[:40]:
+        for stat in _sites(snapshot)[:70]:
             print(f"{stat.size / 1024:9.1f} KiB {stat.count:7d}  {stat.traceback}", file=sys.stderr)
         grown = _objects() - self.before
         print(grown.most_common(40), file=sys.stderr, flush=True)
+
+
+def _sites(snapshot: tracemalloc.Snapshot) -> list[tracemalloc.Statistic]:
+    """The lines of agui and of asyncio that hold memory: what a stream adds to uvicorn's."""
+    return [
+        stat
+        for stat in snapshot.statistics("lineno")
+        if any(part in str(stat.traceback) for part in ("/agui/", "/asyncio/"))
+    ]
 
 
 def _objects() -> Counter[str]:
@@ -364,10 +400,13 @@ class Figures:
     whole: int
     seconds: float
     client_us: float
+    gc_us: float = math.nan
+    full_collections: int = 0
 
     def __str__(self) -> str:
         return (
-            f"cpu {self.cpu_us:6.1f} us/delta  rss {self.rss_kib:5.1f} KiB/stream "
+            f"cpu {self.cpu_us:6.1f} us/delta (gc {self.gc_us:4.1f}, "
+            f"{self.full_collections} full)  rss {self.rss_kib:5.1f} KiB/stream "
             f"({self.opened} open)  p50 {self.p50_ms:6.2f} p99 {self.p99_ms:7.2f} ms  "
             f"whole {self.whole}  {self.seconds:.1f} s  client {self.client_us:.0f} us/delta  "
             f"load {os.getloadavg()[0]:.1f}"
@@ -459,9 +498,22 @@ async def measure(
     server, port = start_server("agui" if source is not None else name, source)
     try:
         await warm_up(port, args)
-        return await drive(server.pid, port, concurrency, args)
+        before = await _collected(server)
+        figures = await drive(server.pid, port, concurrency, args)
+        after = await _collected(server)
     finally:
         stop_server(server)
+    figures.gc_us = (after[0] - before[0]) * 1e6 / (concurrency * args.deltas)
+    figures.full_collections = int(after[3] - before[3])
+    return figures
+
+
+async def _collected(server: subprocess.Popen[str]) -> list[float]:
+    """The server's time in the collector so far (seconds) and its collections per generation."""
+    assert server.stdout is not None
+    server.send_signal(signal.SIGUSR2)
+    line = await asyncio.to_thread(server.stdout.readline)
+    return [float(field) for field in line.split()]
 
 
 # -- rounds and the report ---------------------------------------------------------------------
@@ -488,6 +540,7 @@ async def run_rounds(args: argparse.Namespace, servers: dict[str, str | None]) -
 
 FIGURES = (
     ("cpu_us", "server CPU per delta, us"),
+    ("gc_us", "of which collecting, us"),
     ("rss_kib", "RSS per open stream, KiB"),
     ("p50_ms", "latency p50, ms"),
     ("p99_ms", "latency p99, ms"),

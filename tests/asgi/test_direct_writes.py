@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 
 import pytest
 
@@ -13,7 +13,7 @@ from agui._emit.record import Item
 from agui.asgi import asgi_app
 from agui.asgi._admission import Message
 from agui.asgi._encoding import SSE
-from agui.asgi._writer import MAX_SEND_BYTES, Writer
+from agui.asgi._writer import MAX_SEND_BYTES, Resumed, Writer
 from agui.events import CustomEvent, RunFinishedEvent, TextMessageContentEvent
 from agui.runner import drive as run_agent
 from asgi_calls import BODY, App, Ctx, Exchange, call, drive, frame_count
@@ -231,6 +231,30 @@ def test_closing_the_run_coroutine_closes_the_agents() -> None:
         return log
 
     assert drive(main()) == ["closed"]
+
+
+def test_the_rest_of_a_send_passes_on_what_its_task_throws_and_closes_the_send_when_closed() -> (
+    None
+):
+    log: list[str] = []
+
+    def send_steps() -> Generator[object, None, None]:
+        try:
+            for waited in ("first", "second", "third"):
+                try:
+                    yield waited
+                except ValueError as error:
+                    log.append(f"thrown {error}")
+        finally:
+            log.append("closed")
+
+    steps = send_steps()
+    rest = Resumed(steps, next(steps)).__await__()
+    assert next(rest) == "first"
+    assert rest.send(None) == "second"
+    assert rest.throw(ValueError("in the task")) == "third"
+    rest.close()
+    assert log == ["thrown in the task", "closed"]
 
 
 def test_a_run_that_ends_itself_and_returns_later_ends_its_stream_then() -> None:

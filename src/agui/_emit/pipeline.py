@@ -104,7 +104,7 @@ class Pipeline(Generic[B]):
         token: CancellationToken,
         *,
         transformers: Sequence[Transformer] = (),
-        answered: set[str],
+        answered: dict[str, None],
         on_state: Callable[[StateSnapshotEvent | StateDeltaEvent], None],
     ) -> None:
         self.receiver = RunReceiver()
@@ -222,7 +222,7 @@ class Pipeline(Generic[B]):
             if start.parent_message_id is not None:
                 self.parents[start.tool_call_id] = start.parent_message_id
         elif kind == "TOOL_CALL_RESULT":
-            self.answered.add(cast("ToolCallResultEvent", event).tool_call_id)
+            self.answered[cast("ToolCallResultEvent", event).tool_call_id] = None
         elif kind in _STATE:
             self._on_state(cast("StateSnapshotEvent | StateDeltaEvent", event))
         else:  # a terminal event

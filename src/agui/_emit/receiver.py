@@ -45,6 +45,11 @@ class RunReceiver(EventReceiver):
         self.push_record: Callable[[Record], None] = self._items.append
         """Queue a record: a handle's delta, or a block's plain start or end."""
         self._on_push: Callable[[], None] | None = None
+        # Bound once: a writer is told of pushes again after each delta it sends, and a bound
+        # method made per delta outlives it (held here until the next push), which kept the
+        # garbage collector's young generation filling with one per stream (bench/README.md).
+        self._notifying = self._push_notifying
+        self._appending = self._items.append
 
     def notify(self, on_push: Callable[[], None] | None) -> None:
         """Call `on_push()` once, at the next push or the close; `None` forgets it.
@@ -115,9 +120,9 @@ class RunReceiver(EventReceiver):
         elif mode == "counting":
             self.push_record = self._push_counting
         elif self._on_push is not None:
-            self.push_record = self._push_notifying
+            self.push_record = self._notifying
         else:
-            self.push_record = self._items.append
+            self.push_record = self._appending
 
     def _push_notifying(self, record: Record) -> None:
         self._items.append(record)
@@ -126,7 +131,7 @@ class RunReceiver(EventReceiver):
     def _push_waking(self, record: Record) -> None:
         self._items.append(record)
         self._wake()
-        self.push_record = self._items.append  # woken once is enough
+        self.push_record = self._appending  # woken once is enough
 
     def _push_counting(self, record: Record) -> None:
         self._items.append(record)

@@ -89,10 +89,10 @@ such an agent does not pay one send per event; an idle agent's event waits one t
 a busy one's at most 2 ms and a turn. A run's first
 batch (its `RUN_STARTED` and what came with it) goes out without that wait: on a server busy
 with other streams every turn is long, and a new client should see its run start at once.
-A `: ping` comment frame is sent after `keepalive` idle seconds (15 by default, `None` for
-none), for proxies that drop quiet connections; clients ignore comments. An event that cannot be
-serialized ends the stream with a `RUN_ERROR` frame (code `SERIALIZATION_ERROR`) and cancels
-the run.
+A `: ping` comment frame is sent after `keepalive` idle seconds, within a quarter of it (15 by
+default, `None` for none), for proxies that drop quiet connections; clients ignore comments. An
+event that cannot be serialized ends the stream with a `RUN_ERROR` frame (code
+`SERIALIZATION_ERROR`) and cancels the run.
 
 **Disconnects.** While streaming, the endpoint listens for `http.disconnect`; a send that fails
 (raises `OSError`) counts too. With `disconnect="cancel"` (the default) the run's cancellation

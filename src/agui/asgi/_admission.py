@@ -58,6 +58,7 @@ __all__ = [
     "is_json_content_type",
     "negotiate",
     "read_body",
+    "refuse_websocket",
     "request_headers",
     "send_refusal",
     "uncancel",
@@ -133,6 +134,14 @@ class Refusal(Exception):
         if exposed:
             self.headers.append(("access-control-expose-headers", exposed))
         return self
+
+
+async def refuse_websocket(receive: Receive, send: Send) -> None:
+    """Refuse a WebSocket connection: the endpoint speaks HTTP only."""
+    message = await receive()
+    if message["type"] == "websocket.connect":
+        # Closing before accepting makes the server answer the handshake with 403.
+        await send({"type": "websocket.close", "code": 1003})
 
 
 async def send_refusal(send: Send, refusal: Refusal, *, head: bool = False) -> None:

@@ -25,6 +25,7 @@ from agui.asgi._admission import (
     check_method,
     decode_input,
     read_body,
+    refuse_websocket,
     request_headers,
     send_refusal,
 )
@@ -44,7 +45,7 @@ from agui.asgi._identity import ThreadAccess, identity_of
 from agui.asgi._options import check_options, encodings_for
 from agui.asgi._origins import OriginPolicy, is_preflight
 from agui.asgi._page import answer_inspector
-from agui.asgi._profile import ProtocolSetting, peer_profile, profiled
+from agui.asgi._profile import PEER, ProtocolSetting, is_legacy, profiled
 from agui.asgi._streaming import DisconnectHook, Streamer, TransformerFactory
 from agui.asgi._writer import try_send
 from agui.capabilities import AgentCapabilities
@@ -190,24 +191,10 @@ class AguiApp(Generic[S]):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Handle one ASGI connection: `http`, `lifespan`, or a refused `websocket`."""
         kind = scope["type"]
-        if kind == "http":
-            await self._http(scope, receive, send)
-        elif kind == "lifespan":
-            await self._lifespan(receive, send)
-        elif kind == "websocket":
-            await _refuse_websocket(receive, send)
-        else:
-            message = f"agui.asgi_app cannot handle an ASGI {kind!r} scope"
-            raise ValueError(message)
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while (await receive())["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        # The only other lifespan message is the shutdown.
-        await self.aclose()
-        await send({"type": "lifespan.shutdown.complete"})
-
-    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if kind != "http":
+            await self._other(kind, receive, send)
+            return
+        # This frame streams the run: each frame under it is held while the stream is open.
         method = scope.get("method", "GET")
         try:
             admitted = await self._answer_or_admit(scope, method, receive, send)
@@ -215,11 +202,29 @@ class AguiApp(Generic[S]):
             _log.info("refused a %s request: %d %s", method, refusal.status, refusal.code)
             await send_refusal(send, refusal, head=method == "HEAD")
             return
-        # Only what the stream needs outlives admission: a held stream costs memory.
-        if admitted is not None:
-            run_input, encoding, cors, owner = admitted
-            with peer_profile(run_input, self._protocol_version):
+        if admitted is None:  # answered; else only what the stream needs outlives admission
+            return
+        run_input, encoding, cors, owner = admitted
+        reset = PEER.set(is_legacy(run_input, self._protocol_version))
+        try:
+            if self._runs.durable:
                 await self._runs.stream(run_input, encoding, cors, receive, send, owner=owner)
+            else:
+                await self._streamer.stream(run_input, encoding, cors, receive, send)
+        finally:
+            PEER.reset(reset)
+
+    async def _other(self, kind: str, receive: Receive, send: Send) -> None:
+        if kind == "websocket":
+            await refuse_websocket(receive, send)
+            return
+        if kind != "lifespan":
+            message = f"agui.asgi_app cannot handle an ASGI {kind!r} scope"
+            raise ValueError(message)
+        while (await receive())["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        await self.aclose()  # the only other lifespan message is the shutdown
+        await send({"type": "lifespan.shutdown.complete"})
 
     # -- admission -------------------------------------------------------------------------
 
@@ -314,13 +319,6 @@ class AguiApp(Generic[S]):
             message = "this endpoint needs credentials: send an Authorization header"
             raise Refusal(401, "UNAUTHORIZED", message, [("www-authenticate", "Bearer")])
         raise Refusal(403, "FORBIDDEN", "the credentials sent do not allow running this agent")
-
-
-async def _refuse_websocket(receive: Receive, send: Send) -> None:
-    message = await receive()
-    if message["type"] == "websocket.connect":
-        # Closing before accepting makes the server answer the handshake with 403.
-        await send({"type": "websocket.close", "code": 1003})
 
 
 async def _answer_preflight(send: Send, headers: list[tuple[bytes, bytes]]) -> None:

@@ -102,6 +102,11 @@ class Durable(Generic[S]):
         self._follower = None if self._log is None else Follower(self._log, keepalive)
         self._owned: dict[str, tuple[asyncio.Task[None], _Stop]] = {}
 
+    @property
+    def durable(self) -> bool:
+        """Whether runs are kept in a run log; without one, `stream` is the streamer's."""
+        return self._log is not None
+
     async def aclose(self) -> None:
         """Cancel the runs still going, wait for their last frames, and close the log."""
         await self._streamer.aclose()
@@ -127,9 +132,10 @@ class Durable(Generic[S]):
     ) -> None:
         """Reserve the thread, start the run, and stream it to this client from the log."""
         log, follower = self._log, self._follower
-        if log is None or follower is None:
-            await self._streamer.stream(run_input, encoding, cors, receive, send)
-            return
+        # Without a log the app streams through the streamer itself (`durable`): one frame
+        # fewer held by every open stream.
+        assert log is not None  # noqa: S101 - see `durable`
+        assert follower is not None  # noqa: S101 - made with the log
         try:
             check_ids(run_input.run_id, run_input.thread_id)
             # Before the thread is reserved: a factory that fails leaves nothing to release.

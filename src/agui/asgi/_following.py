@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from agui.asgi._admission import Receive, Send
 from agui.asgi._encoding import Encoding, broken_frames
-from agui.asgi._streaming import wait_disconnect
+from agui.asgi._streaming import watch_client
 from agui.asgi._writer import try_send
 from agui.errors import AguiError, RunLogError
 from agui.events import RunErrorEvent
@@ -116,13 +116,11 @@ class Follower:
         ):
             return
         pumping = asyncio.create_task(self._pump(run_id, after, first, encoding, send))
-        watching = asyncio.create_task(wait_disconnect(receive))
         try:
-            await asyncio.wait({pumping, watching}, return_when=asyncio.FIRST_COMPLETED)
+            await watch_client(receive, pumping)
         finally:
-            for task in (pumping, watching):
-                task.cancel()
-            await asyncio.wait({pumping, watching})
+            pumping.cancel()
+            await asyncio.wait({pumping})
         if not pumping.cancelled() and pumping.result():
             await try_send(send, {"type": "http.response.body", "body": b""})
 

@@ -33,10 +33,9 @@ What a downgrade does, event by event:
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import logging
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar, Literal, cast
 
 from agui.events import (
@@ -49,7 +48,7 @@ from agui.messages import TextPart
 from agui.transform import Transformer, checked_transformers
 from agui.types import CancelledOutcome, RunAgentInput, SuccessOutcome
 
-__all__ = ["PEER", "LegacyProfile", "ProtocolSetting", "is_legacy", "peer_profile", "profiled"]
+__all__ = ["PEER", "LegacyProfile", "ProtocolSetting", "is_legacy", "profiled"]
 
 _log = logging.getLogger("agui")
 
@@ -80,25 +79,6 @@ def is_legacy(run_input: RunAgentInput, setting: ProtocolSetting) -> bool:
     if setting == "auto":
         return run_input.protocol_version is None
     return setting == "0.x"
-
-
-@contextlib.contextmanager
-def peer_profile(run_input: RunAgentInput, setting: ProtocolSetting) -> Generator[bool, None, None]:
-    """Serve one request under its profile: the run's chain reads it when it is built.
-
-    Examples:
-        >>> with peer_profile(RunAgentInput(thread_id="t", run_id="r"), "auto") as legacy:
-        ...     legacy, PEER.get()
-        (True, True)
-        >>> PEER.get()
-        False
-    """
-    legacy = is_legacy(run_input, setting)
-    reset = PEER.set(legacy)
-    try:
-        yield legacy
-    finally:
-        PEER.reset(reset)
 
 
 def profiled(

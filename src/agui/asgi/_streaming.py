@@ -32,6 +32,7 @@ from agui.asgi._admission import Receive, Refusal, Send, send_refusal, uncancel
 from agui.asgi._budget import Budget
 from agui.asgi._encoding import Encoding
 from agui.asgi._hooks import new_chain
+from agui.asgi._pings import Pings
 from agui.asgi._writer import Outcome, Writer, try_send
 from agui.cancellation import CancellationToken
 from agui.context import RunContext
@@ -48,11 +49,11 @@ __all__ = [
     "ending",
     "finish_detached",
     "log_failure",
-    "wait_disconnect",
     "watch_client",
 ]
 
 S = TypeVar("S")
+T = TypeVar("T")
 
 DisconnectHook = Callable[[RunAgentInput], Awaitable[None] | None]
 """`on_disconnect(input)`, sync or async; told when a client leaves before its stream ended."""
@@ -98,7 +99,7 @@ class Streamer(Generic[S]):
         self._state = state
         self._transformers = transformers
         self._debug = debug
-        self._keepalive = keepalive
+        self._pings = None if keepalive is None else Pings(keepalive)
         self._detach = detach
         self._on_disconnect = on_disconnect
         self._grace = cancel_grace
@@ -141,7 +142,11 @@ class Streamer(Generic[S]):
         receive: Receive,
         send: Send,
     ) -> None:
-        """Run the agent on `run_input` and stream its events until the end or the client left."""
+        """Run the agent on `run_input` and stream its events until the end or the client left.
+
+        This frame watches the client itself, until it leaves or the stream ends: every frame
+        between the request's and the client's `receive` is held while the stream is open.
+        """
         try:
             chain = new_chain(self._transformers)
         except Refusal as refusal:
@@ -155,40 +160,9 @@ class Streamer(Generic[S]):
         start = {"type": "http.response.start", "status": 200, "headers": headers}
         if not await try_send(send, start):
             return
-        writer = Writer(send, ctx.receiver, self._keepalive, encoding)
-        run = asyncio.create_task(
-            writer.run(drive(self._agent, ctx, debug=self._debug)),
-            name=f"agui run {run_input.run_id}",
-        )
-        overflow = functools.partial(_overflow, run, token, (run_input.run_id, self._hard_limit))
-        shed = functools.partial(_over_budget, run, token)
-        ledger = self._budget.enter(ctx.receiver, run_input.run_id, shed)
-        ctx.receiver.bind(self._high_water, self._hard_limit, overflow, ledger=ledger)
-        ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._live[run] = (token, ended)
-        try:
-            await self._relay(run, token, ctx, writer, (receive, send))
-        finally:
-            del self._live[run]
-            self._budget.leave(ctx.receiver)
-            ended.set_result(None)
-
-    async def _relay(
-        self,
-        run: asyncio.Task[None],
-        token: CancellationToken,
-        ctx: RunContext[S],
-        writer: Writer,
-        channel: tuple[Receive, Send],
-    ) -> None:
-        """Stream the run's events until the end or the client left; then settle the run."""
-        receive, send = channel
-        encoding = writer.encoding
-        writer.start()
+        writer, run, ended = self._launch(ctx, token, send, encoding)
         abandoned: Abandoned = None
         try:
-            # This task watches the client itself until it leaves or the pump ends (a ping that
-            # failed ends the pump): no watcher task, no `asyncio.wait` over the two.
             await watch_client(receive, writer.ended)
         except asyncio.CancelledError:
             # The server cancelled this connection (a shutdown past its graceful timeout): end
@@ -197,7 +171,30 @@ class Streamer(Generic[S]):
             abandoned = await self._end_at_shutdown(run, token, (writer, send, encoding))
             raise
         finally:
-            await self._settle(run, token, ctx, writer, (send, abandoned))
+            try:
+                await self._settle(run, token, ctx, writer, (send, abandoned))
+            finally:
+                del self._live[run]
+                self._budget.leave(ctx.receiver)
+                ended.set_result(None)
+
+    def _launch(
+        self, ctx: RunContext[S], token: CancellationToken, send: Send, encoding: Encoding
+    ) -> tuple[Writer, asyncio.Task[None], asyncio.Future[None]]:
+        """Start the run's task and its writer; the future set once its stream has ended."""
+        writer = Writer(send, ctx.receiver, self._pings, encoding)
+        run_id = ctx.input.run_id
+        run = asyncio.create_task(
+            writer.run(drive(self._agent, ctx, debug=self._debug)), name=f"agui run {run_id}"
+        )
+        overflow = functools.partial(_overflow, run, token, (run_id, self._hard_limit))
+        shed = functools.partial(_over_budget, run, token)
+        ledger = self._budget.enter(ctx.receiver, run_id, shed)
+        ctx.receiver.bind(self._high_water, self._hard_limit, overflow, ledger=ledger)
+        ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._live[run] = (token, ended)
+        writer.start()
+        return writer, run, ended
 
     async def _settle(
         self,
@@ -333,23 +330,19 @@ def log_failure(run: asyncio.Task[None]) -> None:
         _log.error("run task %r failed", run.get_name(), exc_info=error)
 
 
-async def wait_disconnect(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
-
-
-async def watch_client(receive: Receive, ended: asyncio.Future[Outcome]) -> None:
+async def watch_client(receive: Receive, ended: asyncio.Future[T]) -> None:
     """Wait, in the calling task, until the client leaves or the stream `ended`, whichever first.
 
     The stream's end cancels the wait, and only the wait: a cancellation from elsewhere (the
-    server's) propagates. A `receive` that fails is logged, and read as the client gone.
+    server's) propagates. A `receive` that fails is logged, and read as the client gone. No
+    watcher task, no `asyncio.wait` over the two: a stream holds one task fewer.
     """
     task = asyncio.current_task()
     assert task is not None  # noqa: S101 - an ASGI app runs in a task
     waiting = True
     stopped = False
 
-    def stop(_ended: asyncio.Future[Outcome]) -> None:
+    def stop(_ended: asyncio.Future[T]) -> None:
         nonlocal stopped
         if waiting:
             stopped = True
@@ -357,7 +350,8 @@ async def watch_client(receive: Receive, ended: asyncio.Future[Outcome]) -> None
 
     ended.add_done_callback(stop)
     try:
-        await wait_disconnect(receive)
+        while (await receive())["type"] != "http.disconnect":
+            pass
     except asyncio.CancelledError:
         if not stopped or uncancel(task) > 0:
             raise

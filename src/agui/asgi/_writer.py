@@ -20,7 +20,8 @@ receiver tells the idle writer, `RunReceiver.notify`), a batch too large for one
 stream's end, and a burst. In a burst, what the agent adds in the next few turns
 of the loop goes with it, so sends are amortized over the events they carry; a stream that
 emits now and then (a token every few tens of milliseconds) sends each event from its step.
-Keep-alive pings come from a timer, sent only while no pump runs: one sender at a time.
+Keep-alive pings come from the endpoint's ticker (`agui.asgi._pings`), sent only while no
+pump runs: one sender at a time.
 
 Backpressure: the writer tells the run's receiver what it holds and when a send waits on the
 client (`agui.sink`), and sends at most `MAX_SEND_BYTES` at a time, since a server's transport
@@ -38,11 +39,12 @@ from agui._emit.receiver import run_receiver
 from agui._emit.record import Item
 from agui.asgi._admission import Message, Send
 from agui.asgi._encoding import SSE, Encoding, broken_frames
+from agui.asgi._pings import Pings
 from agui.errors import AguiError
 from agui.sink import EventReceiver
 from agui.sse import comment_frame
 
-__all__ = ["MAX_SEND_BYTES", "Outcome", "Writer", "try_send"]
+__all__ = ["MAX_SEND_BYTES", "Outcome", "Resumed", "Writer", "try_send"]
 
 Outcome = Literal["done", "gone", "broken"]
 """How a stream ended: the run's events all went out, the client left, or an event was broken."""
@@ -64,8 +66,8 @@ class Writer:
     """Moves a run's events from its receiver to the client: from the agent's steps, or the pump.
 
     `start` begins the stream; `run` wraps the run's coroutine (the direct path); a pump task,
-    started for work and gone once the queue is empty, writes the rest; a timer sends the
-    keep-alive pings when the encoding has them, while the stream is idle; `ended` says how the
+    started for work and gone once the queue is empty, writes the rest; the endpoint's ticker
+    has it send keep-alive pings when the encoding has them, while it is idle; `ended` says how the
     stream ended, and `stop` ends it where it is. Whatever sends, it is the only one: the
     agent's step only while no pump runs, a ping only then too, and a send of either that
     waits is finished by a pump.
@@ -75,7 +77,7 @@ class Writer:
         self,
         send: Send,
         receiver: EventReceiver,
-        keepalive: float | None,
+        pings: Pings | None,
         encoding: Encoding = SSE,
     ) -> None:
         self._loop = asyncio.get_running_loop()
@@ -83,11 +85,10 @@ class Writer:
         self._receiver = run_receiver(receiver)
         self.encoding = encoding
         self._frames = encoding.frames
-        self._keepalive = keepalive if encoding.pings else None
-        self._timer: asyncio.TimerHandle | None = None
+        self._pings = pings if encoding.pings else None
         self.torn = False
         """Whether the stream may end inside a frame: a slice of one is out, not all of them."""
-        self._last = 0.0 if keepalive is None else self._loop.time()
+        self._last = self._loop.time()
         # When a batch last went out; within `_GATHER_SECONDS` of it, the stream is in a burst.
         # The first batch (RUN_STARTED and what came with it) goes out at once.
         self._sent = -_GATHER_SECONDS
@@ -98,6 +99,7 @@ class Writer:
         """How the stream ended, once it has; cancelled when it was stopped (`stop`)."""
         self.stepping = False
         """Whether the run's coroutine is being stepped: what it queues, its step writes."""
+        self._on_push = self._pushed  # bound once: asked for again after every delta sent
 
     async def run(self, agent: Coroutine[object, object, None]) -> None:
         """Run the coroutine, writing what each of its steps queued as the step ends."""
@@ -126,7 +128,7 @@ class Writer:
             self._sent = self._loop.time()
             self._send_now(blobs[0])
             if self._idle:  # sent: told again of a push from elsewhere (see `_pushed`)
-                receiver.notify(self._pushed)
+                receiver.notify(self._on_push)
         else:
             self._hand(functools.partial(self._send_blobs, blobs, outcome))
 
@@ -157,28 +159,22 @@ class Writer:
     async def _rest(self, steps: Generator[object, None, None], waiting: object) -> Outcome:
         """Finish a send that suspended in the agent's step."""
         try:
-            await _Rest(steps, waiting)
+            await Resumed(steps, waiting)
         except OSError:
             return "gone"
         finally:
             self._receiver.sent(0)
         return "done"
 
-    def _ping_due(self) -> None:
-        """Send a comment frame once the stream has been idle for `keepalive` seconds.
+    def ping_if_quiet(self, now: float, keepalive: float) -> None:
+        """Send a comment frame if nothing went out for `keepalive` seconds (`Pings` asks).
 
-        A timer re-armed when it fires, not a task: a stream costs no task for its pings, and
-        a send costs nothing for them. Only while no pump runs: one that runs has work, or
-        its send waits on the client; and once the stream has ended it is never idle again, so
-        no comment follows the terminal event.
+        Only while no pump runs: one that runs has work, or its send waits on the client; and
+        once the stream has ended it is never idle again, so no comment follows the terminal
+        event.
         """
-        keepalive = self._keepalive
-        assert keepalive is not None  # noqa: S101 - armed only with one
-        quiet = self._loop.time() - self._last
-        if quiet >= keepalive and self._idle:
+        if self._idle and now - self._last >= keepalive:
             self._send_now(_PING)
-            quiet = 0.0
-        self._timer = self._loop.call_later(max(keepalive - quiet, 0.0), self._ping_due)
 
     def _pushed(self) -> None:
         """Something was queued while the stream is idle: from another task, a pump writes it.
@@ -190,9 +186,9 @@ class Writer:
             self._hand(None)
 
     def start(self) -> None:
-        """Start streaming: the pump writes the first batch, and the keep-alive timer is armed."""
-        if self._keepalive is not None:
-            self._timer = self._loop.call_later(self._keepalive, self._ping_due)
+        """Start streaming: the pump writes the first batch, and the pings begin."""
+        if self._pings is not None:
+            self._pings.add(self)
         self._idle = True
         self._hand(None)
 
@@ -223,7 +219,7 @@ class Writer:
             self._pumping = None  # a finished task held to the next burst cost 0.7 KiB a stream
         if outcome is None:
             self._idle = True
-            self._receiver.notify(self._pushed)
+            self._receiver.notify(self._on_push)
         else:
             self._end(outcome)
 
@@ -251,8 +247,8 @@ class Writer:
         if ended.done():
             return
         self._idle = False
-        if self._timer is not None:
-            self._timer.cancel()
+        if self._pings is not None:
+            self._pings.discard(self)
         receiver = self._receiver
         receiver.notify(None)
         receiver.unbind()
@@ -363,11 +359,26 @@ class _Stepping:
             finally:
                 writer.stepping = False
                 writer.flush()
-            error = yield from _passed_on(waiting, agent)
+            # Inline, not a helper generator: one made per step would outlive the step (it
+            # waits with the agent), one more young object per stream for the collector.
+            try:
+                yield waiting
+            except GeneratorExit:
+                agent.close()
+                raise
+            except BaseException as thrown:  # noqa: BLE001 - passed on, as `await` does
+                error = thrown
+            else:
+                error = None
 
 
-class _Rest:
-    """The rest of a send that suspended on `waiting` when it was first stepped."""
+class Resumed:
+    """The rest of a send that suspended on `waiting` when it was first stepped.
+
+    Awaited in the pump's task, it passes on what the task sends or throws, as `_Stepping`
+    does for the agent (the same few lines: a helper generator for them would be made on
+    every step of every agent).
+    """
 
     def __init__(self, steps: Generator[object, None, None], waiting: object) -> None:
         self._steps = steps
@@ -376,29 +387,19 @@ class _Rest:
     def __await__(self) -> Generator[object, object, None]:
         steps, waiting = self._steps, self._waiting
         while True:
-            error = yield from _passed_on(waiting, steps)
+            try:
+                yield waiting
+            except GeneratorExit:
+                steps.close()
+                raise
+            except BaseException as thrown:  # noqa: BLE001 - passed on, as `await` does
+                error: BaseException | None = thrown
+            else:
+                error = None
             try:
                 waiting = next(steps) if error is None else steps.throw(error)
             except StopIteration:
                 return
-
-
-def _passed_on(
-    waiting: object, inner: Generator[object, None, None] | Coroutine[object, object, None]
-) -> Generator[object, object, BaseException | None]:
-    """Yield what `inner` waits on up to the task; what the task throws back, to pass on.
-
-    A task resumes its coroutine with `None` (what it waited on is done) or throws into it (a
-    cancellation); `await` passes either on to what it awaits, and so do the two above.
-    """
-    try:
-        yield waiting
-    except GeneratorExit:
-        inner.close()
-        raise
-    except BaseException as error:  # noqa: BLE001 - passed on, as `await` does
-        return error
-    return None
 
 
 async def _gone() -> Outcome:

@@ -133,7 +133,7 @@ class Verifier:
         self._stream_thread: str | None = None
         self._thread_id: str | None = None
         self._run_id: str | None = None
-        self._run_ids: set[str] = set()  # every run the stream has started
+        self._run_ids: dict[str, None] = {}  # every run the stream has started
         self._ledger = ledger = Ledger(known_tool_call_ids)
         self._scopes = scopes = Scopes(ledger)
         # The parts each event type is checked on (`_checks.check_of`), by index; the verifier
@@ -342,7 +342,7 @@ class Verifier:
 
     def _begin(self, thread_id: str, run_id: str) -> None:
         self._thread_id, self._run_id = thread_id, run_id
-        self._run_ids.add(run_id)
+        self._run_ids[run_id] = None
         if self._stream_thread is None:
             self._stream_thread = thread_id
 

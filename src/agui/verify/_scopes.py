@@ -34,7 +34,7 @@ class Scopes:
         # Each open step and active subagent maps to the ledger's tick at its start.
         self.steps: dict[tuple[str | None, str], int] = {}
         self.active: dict[str, int] = {}
-        self.ended: set[str] = set()
+        self.ended: dict[str, None] = {}
         self._ledger = ledger
 
     def reset(self) -> None:
@@ -109,7 +109,7 @@ class Scopes:
         elif run in self.ended:
             rule, problem = Rule.SUBAGENT_ID_REUSED, f"subagent '{run}' has already finished in "
             problem += "this run. Subagent IDs are per-invocation and cannot be reused."
-        elif parent is not None and parent not in self.ended | self.active.keys():
+        elif parent is not None and parent not in self.ended.keys() | self.active.keys():
             rule = Rule.SUBAGENT_PARENT_NOT_STARTED
             problem = f"parentSubagentRunId '{parent}' has not been started in this run."
         else:
@@ -130,4 +130,4 @@ class Scopes:
         if closing is not None:
             ledger.close(run)
         del self.active[run]
-        self.ended.add(run)
+        self.ended[run] = None
