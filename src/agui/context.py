@@ -98,7 +98,7 @@ class RunContext(ActivityOpener, Generic[S]):
             RunVerifier(started=ids, known_tool_call_ids=known_calls),
             self.token,
             transformers=transformers,
-            answered=dict.fromkeys(known_calls),
+            answered={call: None for call in known_calls},  # noqa: C420 - see Ledger.known_calls
             on_state=self._state_sent,
         )
         # Minted past what the history holds (a resumed run may keep the interrupted one's id).

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import warnings
 from collections.abc import Awaitable, Callable
 
 import pytest
@@ -101,6 +103,35 @@ def test_a_failed_send_counts_as_a_disconnect() -> None:
     assert drive(main()) == ["finally ran, cancelled=True", "told"]
 
 
+def test_a_failed_send_of_events_from_another_task_counts_as_a_disconnect() -> None:
+    async def main() -> list[str]:
+        log: list[str] = []
+        started = asyncio.Event()
+
+        def fail_after_start(message: Message) -> bool:
+            return started.is_set() and message["type"] == "http.response.body"
+
+        async def agent(ctx: Ctx) -> None:
+            ctx.say("the first batch goes out")
+            await asyncio.sleep(0)
+            started.set()
+
+            async def helper() -> None:
+                ctx.say("nobody hears this")  # from another task: the pump sends it
+
+            try:
+                await asyncio.gather(helper(), asyncio.Event().wait())
+            finally:
+                log.append(f"finally ran, cancelled={ctx.cancelled}")
+
+        app = asgi_app(agent, on_disconnect=lambda _input: log.append("told"))
+        exchange = await call(app, send_error=fail_after_start)
+        log.append(f"{len(exchange.sent)} sent")  # the response's start and the first batch
+        return log
+
+    assert drive(main()) == ["finally ran, cancelled=True", "told", "2 sent"]
+
+
 def test_a_send_that_fails_unexpectedly_is_logged_and_ends_the_run(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -166,6 +197,28 @@ def test_a_client_gone_before_the_response_starts_runs_nothing() -> None:
 
     assert exchange.sent == []
     assert ran == []
+
+
+def test_a_client_gone_before_the_run_steps_runs_nothing_and_leaves_nothing_unawaited() -> None:
+    ran: list[bool] = []
+    told: list[str] = []
+
+    async def agent(_ctx: Ctx) -> None:
+        ran.append(True)
+
+    def on_disconnect(run_input: RunAgentInput) -> None:
+        told.append(run_input.run_id)
+
+    app = asgi_app(agent, on_disconnect=on_disconnect)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exchange = drive(call(app, extra=[{"type": "http.disconnect"}]))
+        gc.collect()  # a coroutine never awaited is reported when it is collected
+
+    assert exchange.status == 200
+    assert ran == []
+    assert told == ["r"]
+    assert [str(warning.message) for warning in caught] == []
 
 
 def test_a_keepalive_that_cannot_be_sent_counts_as_a_disconnect() -> None:

@@ -53,19 +53,20 @@ class Budget:
         self.total = 0
         """About how many bytes all the streams hold that their clients have not read."""
         self._holders: dict[EventReceiver, tuple[str, Callable[[int], None]]] = {}
+        self._grow = self.grow  # bound once: every stream's ledger is this same method
+
+    def grow(self, change: int) -> None:
+        """Count a change of what one stream holds; past the limit, shed the largest holder."""
+        self.total += change
+        if change > 0 and self.limit is not None and self.total > self.limit:
+            self._shed(self.limit)
 
     def enter(
         self, receiver: EventReceiver, run_id: str, shed: Callable[[int], None]
     ) -> Callable[[int], None]:
         """Count a stream: the ledger its receiver is bound with; `shed(bytes)` cancels its run."""
         self._holders[receiver] = (run_id, shed)
-
-        def grow(change: int) -> None:
-            self.total += change
-            if change > 0 and self.limit is not None and self.total > self.limit:
-                self._shed(self.limit)
-
-        return grow
+        return self._grow
 
     def leave(self, receiver: EventReceiver) -> None:
         """The stream has ended: its run is no longer one to cancel (its bytes are back to 0)."""

@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Generic, Literal, TypeVar
 
 from agui._emit.receiver import run_receiver
-from agui.asgi._admission import Receive, Refusal, Send, send_refusal, uncancel
+from agui.asgi._admission import Message, Receive, Refusal, Send, send_refusal, uncancel
 from agui.asgi._budget import Budget
 from agui.asgi._encoding import Encoding
 from agui.asgi._hooks import new_chain
@@ -156,9 +156,7 @@ class Streamer(Generic[S]):
         ctx: RunContext[S] = RunContext(
             run_input, state=self._state, transformers=chain, token=token
         )
-        headers = [*encoding.headers, *cors] if cors else encoding.headers
-        start = {"type": "http.response.start", "status": 200, "headers": headers}
-        if not await try_send(send, start):
+        if not await try_send(send, _response_start(encoding, cors)):
             return
         writer, run, ended = self._launch(ctx, token, send, encoding)
         abandoned: Abandoned = None
@@ -185,7 +183,8 @@ class Streamer(Generic[S]):
         writer = Writer(send, ctx.receiver, self._pings, encoding)
         run_id = ctx.input.run_id
         run = asyncio.create_task(
-            writer.run(drive(self._agent, ctx, debug=self._debug)), name=f"agui run {run_id}"
+            writer.run(functools.partial(drive, self._agent, ctx, debug=self._debug)),
+            name=f"agui run {run_id}",
         )
         overflow = functools.partial(_overflow, run, token, (run_id, self._hard_limit))
         shed = functools.partial(_over_budget, run, token)
@@ -300,6 +299,12 @@ def _shut_down(run: asyncio.Task[None], token: CancellationToken) -> None:
     run.cancel()
 
 
+def _response_start(encoding: Encoding, cors: list[tuple[bytes, bytes]]) -> Message:
+    """The 200 that starts a stream (not a local of the stream's frame, which would hold it)."""
+    headers = [*encoding.headers, *cors] if cors else encoding.headers
+    return {"type": "http.response.start", "status": 200, "headers": headers}
+
+
 def _overflow(
     run: asyncio.Task[None], token: CancellationToken, limit: tuple[str, int], queued: int
 ) -> None:
@@ -339,27 +344,38 @@ async def watch_client(receive: Receive, ended: asyncio.Future[T]) -> None:
     """
     task = asyncio.current_task()
     assert task is not None  # noqa: S101 - an ASGI app runs in a task
-    waiting = True
-    stopped = False
-
-    def stop(_ended: asyncio.Future[T]) -> None:
-        nonlocal stopped
-        if waiting:
-            stopped = True
-            task.cancel()
-
-    ended.add_done_callback(stop)
+    watch = _Watch(task)
+    ended.add_done_callback(watch.stop)
     try:
         while (await receive())["type"] != "http.disconnect":
             pass
     except asyncio.CancelledError:
-        if not stopped or uncancel(task) > 0:
+        if not watch.stopped or uncancel(task) > 0:
             raise
     except Exception as error:  # noqa: BLE001 - logged; the stream ends as if the client left
         _log.error("watching the client failed; treating it as gone", exc_info=error)
     finally:
-        waiting = False
-        ended.remove_done_callback(stop)
+        watch.waiting = False
+        ended.remove_done_callback(watch.stop)
+
+
+class _Watch:
+    """What `watch_client` shares with the callback that stops its wait.
+
+    Every open stream holds one: an object of three slots, not a closure over three cells.
+    """
+
+    __slots__ = ("stopped", "task", "waiting")
+
+    def __init__(self, task: asyncio.Task[object]) -> None:
+        self.task = task
+        self.waiting = True
+        self.stopped = False
+
+    def stop(self, _ended: asyncio.Future[T]) -> None:
+        if self.waiting:
+            self.stopped = True
+            self.task.cancel()
 
 
 async def finish_detached(

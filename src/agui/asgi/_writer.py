@@ -14,10 +14,10 @@ delta to 0.75x to 0.93x of the woken writer's, and the median latency at 1,000 a
 streams from 1 to 16 ms to under 0.5 ms, the peer's. A `send` that does suspend (a paused
 transport, or a server whose `send` always awaits) is handed, half done, to the pump.
 
-The pump (`Writer._pump`, a task started when there is work for it, which ends once the queue
-is empty) writes everything else: the first batch, what is emitted from other tasks (the
-receiver tells the idle writer, `RunReceiver.notify`), a batch too large for one send, the
-stream's end, and a burst. In a burst, what the agent adds in the next few turns
+The run's first batch and its end go out from its steps too. The pump (`Writer._pump`, a task
+started when there is work for it, which ends once the queue is empty) writes everything else:
+what is emitted from other tasks (the receiver tells the idle writer, `RunReceiver.notify`), a
+batch too large for one send, and a burst. In a burst, what the agent adds in the next few turns
 of the loop goes with it, so sends are amortized over the events they carry; a stream that
 emits now and then (a token every few tens of milliseconds) sends each event from its step.
 Keep-alive pings come from the endpoint's ticker (`agui.asgi._pings`), sent only while no
@@ -101,36 +101,52 @@ class Writer:
         """Whether the run's coroutine is being stepped: what it queues, its step writes."""
         self._on_push = self._pushed  # bound once: asked for again after every delta sent
 
-    async def run(self, agent: Coroutine[object, object, None]) -> None:
-        """Run the coroutine, writing what each of its steps queued as the step ends."""
+    async def run(self, start: Callable[[], Coroutine[object, object, None]]) -> None:
+        """Run the coroutine `start()` makes, writing what each of its steps queued as it ends.
+
+        It is made in the run's first step: a run cancelled before that (its client left at
+        once) leaves no coroutine that was never awaited, and its agent never starts.
+        """
+        agent = start()
+        del start  # held by this frame for the whole run, a partial cost each stream 0.4 KiB
         await _Stepping(agent, self)
 
     def flush(self) -> None:
         """Write what is queued from the step that queued it, unless the pump should.
 
         A pump writes when one runs (it takes what is queued itself), in a burst (it gathers),
-        at the stream's end, and for a batch that is not one plain send.
-        Never raises: a frame or a send that fails is the pump's to report. A send that
-        suspends goes on in the pump's task.
+        and for a batch that is not one plain send. The stream's end goes out from the step
+        that ended it too: handed to a pump, a token stream's last delta, which comes in that
+        step, waited a turn of the loop (bench/README.md, run 8). Never raises: a frame or a
+        send that fails is the pump's to report. A send that suspends goes on in the pump's
+        task.
         """
         receiver = self._receiver
         if not self._idle or not (receiver.waiting or receiver.closed):
             return
-        if receiver.closed or self._loop.time() - self._sent < _GATHER_SECONDS:
-            self._hand(None)  # the pump takes what is queued: the stream's end, a burst
+        if not receiver.closed and self._loop.time() - self._sent < _GATHER_SECONDS:
+            self._hand(None)  # a burst: the pump gathers what comes next
             return
+        if receiver.waiting and not self._write_now(receiver.items()):
+            return  # the pump took the batch over
+        if receiver.closed:
+            self._end("done")
+        else:  # told again of a push from elsewhere (see `_pushed`)
+            receiver.notify(self._on_push)
+
+    def _write_now(self, batch: list[Item]) -> bool:
+        """Send `batch` from the step; `False` once it is the pump's, to send or to report."""
         try:
-            blobs, outcome = self._encode(receiver.items())
+            blobs, outcome = self._encode(batch)
         except Exception as error:  # noqa: BLE001 - the pump raises it, not the agent's step
             self._hand(functools.partial(_raise, error))
-            return
+            return False
         if outcome == "done" and len(blobs) == 1 and len(blobs[0]) <= MAX_SEND_BYTES:
             self._sent = self._loop.time()
             self._send_now(blobs[0])
-            if self._idle:  # sent: told again of a push from elsewhere (see `_pushed`)
-                receiver.notify(self._on_push)
-        else:
-            self._hand(functools.partial(self._send_blobs, blobs, outcome))
+            return self._idle
+        self._hand(functools.partial(self._send_blobs, blobs, outcome))
+        return False
 
     def _send_now(self, data: bytes) -> None:
         """Send `data` now, the pump idle; a send that suspends is left to the pump to finish."""
@@ -186,11 +202,11 @@ class Writer:
             self._hand(None)
 
     def start(self) -> None:
-        """Start streaming: the pump writes the first batch, and the pings begin."""
+        """Start streaming: the run's first step writes its first batch; the pings begin."""
         if self._pings is not None:
             self._pings.add(self)
         self._idle = True
-        self._hand(None)
+        self._receiver.notify(self._on_push)  # what another task emits first, a pump writes
 
     async def stop(self) -> None:
         """Stop the stream where it is (the client is gone, or the server shuts down)."""
