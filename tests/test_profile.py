@@ -20,7 +20,7 @@ from agui import RunAgentInput, RunContext
 from agui._emit.receiver import run_receiver
 from agui._emit.record import Kind, Record, materialize
 from agui.asgi import asgi_app
-from agui.asgi._profile import PEER, LegacyProfile, is_legacy, profiled
+from agui.asgi._profile import LegacyProfile, is_legacy, profiled
 from agui.events import (
     CustomEvent,
     Event,
@@ -244,12 +244,8 @@ def test_a_request_without_a_protocol_version_is_a_legacy_peers_unless_forced() 
 def test_the_chain_ends_with_the_profile_only_under_a_legacy_request() -> None:
     chain = profiled(lambda: [FilterToolCalls({"secret"})])
 
-    assert [type(t).__name__ for t in chain()] == ["FilterToolCalls"]
-    reset = PEER.set(True)
-    try:
-        assert [type(t).__name__ for t in chain()] == ["FilterToolCalls", "LegacyProfile"]
-    finally:
-        PEER.reset(reset)
+    assert [type(t).__name__ for t in chain(legacy=False)] == ["FilterToolCalls"]
+    assert [type(t).__name__ for t in chain(legacy=True)] == ["FilterToolCalls", "LegacyProfile"]
 
 
 # -- through the endpoint ----------------------------------------------------------------------

@@ -45,7 +45,7 @@ from agui.asgi._identity import ThreadAccess, identity_of
 from agui.asgi._options import check_options, encodings_for
 from agui.asgi._origins import OriginPolicy, is_preflight
 from agui.asgi._page import answer_inspector
-from agui.asgi._profile import PEER, ProtocolSetting, is_legacy, profiled
+from agui.asgi._profile import ProtocolSetting, is_legacy, profiled
 from agui.asgi._streaming import DisconnectHook, Streamer, TransformerFactory
 from agui.asgi._writer import try_send
 from agui.capabilities import AgentCapabilities
@@ -205,14 +205,13 @@ class AguiApp(Generic[S]):
         if admitted is None:  # answered; else only what the stream needs outlives admission
             return
         run_input, encoding, cors, owner = admitted
-        reset = PEER.set(is_legacy(run_input, self._protocol_version))
-        try:
-            if self._runs.durable:
-                await self._runs.stream(run_input, encoding, cors, receive, send, owner=owner)
-            else:
-                await self._streamer.stream(run_input, encoding, cors, receive, send)
-        finally:
-            PEER.reset(reset)
+        legacy = is_legacy(run_input, self._protocol_version)
+        if self._runs.durable:
+            await self._runs.stream(
+                run_input, encoding, cors, receive, send, owner=owner, legacy=legacy
+            )
+        else:
+            await self._streamer.stream(run_input, encoding, cors, receive, send, legacy=legacy)
 
     async def _other(self, kind: str, receive: Receive, send: Send) -> None:
         if kind == "websocket":

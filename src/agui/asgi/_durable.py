@@ -39,8 +39,9 @@ from agui.asgi._following import Follower
 from agui.asgi._hooks import new_chain
 from agui.asgi._identity import Access, Action, ThreadAccess, run_not_found, thread_not_found
 from agui.asgi._origins import OriginPolicy
+from agui.asgi._profile import Chain
 from agui.asgi._routes import Route, check_ids, parse_route, resume_after, thread_of
-from agui.asgi._streaming import Streamer, TransformerFactory, log_failure
+from agui.asgi._streaming import Streamer, log_failure
 from agui.asgi._writer import try_send
 from agui.cancellation import CancellationToken
 from agui.context import RunContext
@@ -59,9 +60,7 @@ __all__ = ["Admission", "Durable", "RunLog", "RunOptions", "batch_frames", "reco
 
 S = TypeVar("S")
 _T = TypeVar("_T")
-RunOptions = tuple[
-    AgentLike[S], type[S] | None, TransformerFactory | None, bool, float | None, float
-]
+RunOptions = tuple[AgentLike[S], type[S] | None, Chain | None, bool, float | None, float]
 """What a run needs of the endpoint: agent, state type, transformers, debug, keepalive, grace."""
 Admission = tuple[
     Mapping[str, Encoding], OriginPolicy, Callable[[Mapping[str, str]], Awaitable[str]]
@@ -129,6 +128,7 @@ class Durable(Generic[S]):
         send: Send,
         *,
         owner: str = SHARED,
+        legacy: bool = False,
     ) -> None:
         """Reserve the thread, start the run, and stream it to this client from the log."""
         log, follower = self._log, self._follower
@@ -139,7 +139,7 @@ class Durable(Generic[S]):
         try:
             check_ids(run_input.run_id, run_input.thread_id)
             # Before the thread is reserved: a factory that fails leaves nothing to release.
-            chain = new_chain(self._transformers)
+            chain = new_chain(self._transformers, legacy=legacy)
             key, space = await self._begin(log, run_input, owner)
             self._launch(log, run_input, chain, space)
             first = await self._log_call(log.read(key, 0, 0))

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
 
 from agui._util.tasks import cancelling
 from agui.asgi._admission import Refusal
+from agui.asgi._profile import Chain
 from agui.transform import Transformer
 
 __all__ = ["hook_failed", "lets_through", "new_chain"]
@@ -59,11 +59,12 @@ def hook_failed(error: BaseException, hook: str) -> Refusal:
     return Refusal(500, "HOOK_FAILED", message)
 
 
-def new_chain(factory: Callable[[], Sequence[Transformer]] | None) -> tuple[Transformer, ...]:
+def new_chain(factory: Chain | None, *, legacy: bool = False) -> tuple[Transformer, ...]:
     """A fresh transformer chain from the endpoint's factory; a `HOOK_FAILED` if it fails.
 
     The endpoint's factory is the application's wrapped in `agui.asgi._profile.profiled`,
-    which checks what the application's returns.
+    which checks what the application's returns, and is told whether the request is a legacy
+    peer's (`legacy`).
 
     Raises:
         Refusal: the factory raised, or returned what is not a list of transformers.
@@ -71,7 +72,7 @@ def new_chain(factory: Callable[[], Sequence[Transformer]] | None) -> tuple[Tran
     Examples:
         >>> new_chain(None)
         ()
-        >>> new_chain(lambda: 1 / 0)
+        >>> new_chain(lambda *, legacy: 1 / 0)
         Traceback (most recent call last):
         ...
         agui.asgi._admission.Refusal: the endpoint's transformers hook raised ZeroDivisionError; ...
@@ -79,7 +80,7 @@ def new_chain(factory: Callable[[], Sequence[Transformer]] | None) -> tuple[Tran
     if factory is None:
         return ()
     try:
-        return tuple(factory())
+        return tuple(factory(legacy=legacy))
     except BaseException as error:  # its SystemExit too: see the module docstring
         # A plain call, never suspended: no cancellation of the request can be inside it.
         raise hook_failed(error, "transformers") from error

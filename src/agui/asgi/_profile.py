@@ -33,10 +33,9 @@ What a downgrade does, event by event:
 
 from __future__ import annotations
 
-import contextvars
 import logging
 from collections.abc import Callable, Sequence
-from typing import ClassVar, Literal, cast
+from typing import ClassVar, Literal, Protocol, cast
 
 from agui.events import (
     Event,
@@ -48,15 +47,21 @@ from agui.messages import TextPart
 from agui.transform import Transformer, checked_transformers
 from agui.types import CancelledOutcome, RunAgentInput, SuccessOutcome
 
-__all__ = ["PEER", "LegacyProfile", "ProtocolSetting", "is_legacy", "profiled"]
+__all__ = ["Chain", "LegacyProfile", "ProtocolSetting", "is_legacy", "profiled"]
 
 _log = logging.getLogger("agui")
 
 ProtocolSetting = Literal["auto", "1.0", "0.x"]
 """`asgi_app(protocol_version=...)`: `auto` reads each request, the others force a profile."""
 
-PEER: contextvars.ContextVar[bool] = contextvars.ContextVar("agui_legacy_peer", default=False)
-"""Whether the request being served is a legacy peer's (set by the endpoint per request)."""
+
+class Chain(Protocol):
+    """The endpoint's transformer factory, told whether the request is a legacy peer's."""
+
+    def __call__(self, *, legacy: bool) -> Sequence[Transformer]:
+        """A fresh chain for one request."""
+        ...
+
 
 _SUBAGENT_TYPES = frozenset(
     kind.value
@@ -81,24 +86,23 @@ def is_legacy(run_input: RunAgentInput, setting: ProtocolSetting) -> bool:
     return setting == "0.x"
 
 
-def profiled(
-    factory: Callable[[], Sequence[Transformer]] | None,
-) -> Callable[[], Sequence[Transformer]]:
+def profiled(factory: Callable[[], Sequence[Transformer]] | None) -> Chain:
     """A transformer factory that ends the chain with `LegacyProfile` for a legacy request.
+
+    Told the profile, not reading it from a context variable: a variable set for a request
+    was held, with its token and a context of its own, by every open stream.
 
     Examples:
         >>> chain = profiled(None)
-        >>> chain()
+        >>> chain(legacy=False)
         []
-        >>> reset = PEER.set(True)
-        >>> [type(t).__name__ for t in chain()]
+        >>> [type(t).__name__ for t in chain(legacy=True)]
         ['LegacyProfile']
-        >>> PEER.reset(reset)
     """
 
-    def chain() -> Sequence[Transformer]:
+    def chain(*, legacy: bool) -> Sequence[Transformer]:
         transformers = [] if factory is None else list(checked_transformers(factory()))
-        if PEER.get():
+        if legacy:
             transformers.append(LegacyProfile())
         return transformers
 

@@ -33,6 +33,7 @@ from agui.asgi._budget import Budget
 from agui.asgi._encoding import Encoding
 from agui.asgi._hooks import new_chain
 from agui.asgi._pings import Pings
+from agui.asgi._profile import Chain
 from agui.asgi._writer import Outcome, Writer, try_send
 from agui.cancellation import CancellationToken
 from agui.context import RunContext
@@ -85,7 +86,7 @@ class Streamer(Generic[S]):
         agent: AgentLike[S],
         *,
         state: type[S] | None,
-        transformers: TransformerFactory | None,
+        transformers: Chain | None,
         debug: bool,
         keepalive: float | None,
         detach: bool,
@@ -141,6 +142,8 @@ class Streamer(Generic[S]):
         cors: list[tuple[bytes, bytes]],
         receive: Receive,
         send: Send,
+        *,
+        legacy: bool = False,
     ) -> None:
         """Run the agent on `run_input` and stream its events until the end or the client left.
 
@@ -148,7 +151,7 @@ class Streamer(Generic[S]):
         between the request's and the client's `receive` is held while the stream is open.
         """
         try:
-            chain = new_chain(self._transformers)
+            chain = new_chain(self._transformers, legacy=legacy)
         except Refusal as refusal:
             await send_refusal(send, refusal.with_cors(cors))
             return

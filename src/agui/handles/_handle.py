@@ -325,7 +325,9 @@ def _caller() -> tuple[CodeType, int]:
         ValueError
     ):  # pragma: no cover - only from a program's outermost frame (a subprocess test)
         frame = _frame_at(2)
-    while frame.f_back is not None and _opens_for_caller(frame.f_globals.get("__name__")):
+    # The name first: reading `f_back` makes an object of the frame behind, which the agent's
+    # coroutine then holds to its end (about 0.25 KiB a stream).
+    while _opens_for_caller(frame.f_globals.get("__name__")) and frame.f_back is not None:
         frame = frame.f_back
     return frame.f_code, frame.f_lasti
 

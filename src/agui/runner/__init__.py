@@ -156,7 +156,10 @@ async def drive(agent: AgentLike[S], ctx: RunContext[S], *, debug: bool = False)
             # RUN_ERROR (which AG-UI allows as a first event).
             ctx.emit(_run_started(ctx.input), forced=True)
             ctx.init_state()
-            outcome = await _call(agent, ctx, left_open)
+            try:
+                outcome = await _call(agent, ctx)
+            finally:
+                _note_left_open(ctx, left_open)
         except asyncio.CancelledError:
             _end_cancelled(ctx)
             # Cancellation of this task goes on; a CancelledError of the agent's own (it awaited
@@ -184,29 +187,33 @@ async def drive(agent: AgentLike[S], ctx: RunContext[S], *, debug: bool = False)
         _warn_unclosed(left_open)
 
 
-async def _call(
-    agent: AgentLike[S], ctx: RunContext[S], left_open: list[Handle[S]]
-) -> RunOutcome | None:
-    """Run the agent; whatever it leaves open, by any way out, is noted in `left_open`."""
-    try:
-        # What has a `run` is run by it, as `agent_problem` judged it. Not `isinstance(agent,
-        # Agent)`: a runtime Protocol's check walks the protocol's members, 10 us on every run.
-        run = cast(
-            "Callable[[RunContext[S]], Awaitable[RunOutcome | None]] | None",
-            getattr(agent, "run", None),
-        )
-        if run is not None:
-            return await run(ctx)
-        return await cast("AgentFunction[S]", agent)(ctx)
-    finally:
-        # Only what the agent's own code opened and nothing tried to end (a block whose end
-        # failed is the error's business; agui's tool loop leaves its blocks to the driver on
-        # the way out), and nothing after a terminal event: the driver closes nothing then.
-        if not ctx.terminated:
-            left_open.extend(h for h in ctx.open_handles if h.abandoned and _foreign(h))
-        for handle in left_open:
-            filename, line = handle.opened_at
-            _log.warning("%s (opened at %s:%d)", _unclosed(handle), filename, line)
+def _call(agent: AgentLike[S], ctx: RunContext[S]) -> Awaitable[RunOutcome | None]:
+    """The agent's run, for `drive` to await: no frame of its own between the two.
+
+    Every frame between the run's task and the agent is resumed on every step of the agent and
+    held for the whole run (about 0.3 KiB).
+    """
+    # What has a `run` is run by it, as `agent_problem` judged it. Not `isinstance(agent,
+    # Agent)`: a runtime Protocol's check walks the protocol's members, 10 us on every run.
+    run = cast(
+        "Callable[[RunContext[S]], Awaitable[RunOutcome | None]] | None",
+        getattr(agent, "run", None),
+    )
+    return run(ctx) if run is not None else cast("AgentFunction[S]", agent)(ctx)
+
+
+def _note_left_open(ctx: RunContext[S], left_open: list[Handle[S]]) -> None:
+    """Note and log what the agent left open, by any way out (`drive` warns of it at the end).
+
+    Only what the agent's own code opened and nothing tried to end (a block whose end failed is
+    the error's business; agui's tool loop leaves its blocks to the driver on the way out), and
+    nothing after a terminal event: the driver closes nothing then.
+    """
+    if not ctx.terminated:
+        left_open.extend(h for h in ctx.open_handles if h.abandoned and _foreign(h))
+    for handle in left_open:
+        filename, line = handle.opened_at
+        _log.warning("%s (opened at %s:%d)", _unclosed(handle), filename, line)
 
 
 _PACKAGE = str(Path(__file__).parents[1]) + os.sep
