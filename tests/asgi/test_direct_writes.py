@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Awaitable, Callable, Generator
+import gc
+import warnings
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 
 import pytest
 
@@ -43,10 +45,11 @@ def test_an_event_after_a_quiet_spell_is_sent_from_the_step_that_emitted_it() ->
 
     exchange, log = drive(main())
 
-    # Every batch goes out from the run's step that queued it, before the agent resumes: the
-    # first, each tick, and the run's end.
-    assert log == [
-        "4 frames, sent by agui run r",
+    # The first batch goes out from the pump; each tick from the run's step, before it resumes;
+    # the run's end from the step that ended it.
+    assert log[0].startswith("4 frames, sent by ")
+    assert log[0] != "4 frames, sent by agui run r"
+    assert log[1:] == [
         "5 frames, sent by agui run r",
         "resumed after 0",
         "6 frames, sent by agui run r",
@@ -257,6 +260,36 @@ def test_the_rest_of_a_send_passes_on_what_its_task_throws_and_closes_the_send_w
     assert rest.throw(ValueError("in the task")) == "third"
     rest.close()
     assert log == ["thrown in the task", "closed"]
+
+
+def test_a_run_cancelled_before_its_first_step_never_makes_its_agents_coroutine() -> None:
+    made: list[str] = []
+
+    async def main() -> bool:
+        ctx: Ctx = RunContext(RunAgentInput(thread_id="t", run_id="r"))
+
+        async def send(_message: Message) -> None:
+            pass
+
+        async def agent() -> None:
+            made.append("ran")
+
+        def start() -> Coroutine[object, object, None]:
+            made.append("made")
+            return agent()
+
+        run = asyncio.create_task(Writer(send, ctx.receiver, None).run(start))
+        run.cancel()  # before the loop ever steps it: its client left at once
+        await asyncio.wait({run})
+        return run.cancelled()
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert drive(main()) is True
+        gc.collect()  # a coroutine never awaited is reported when it is collected
+
+    assert made == []
+    assert [str(warning.message) for warning in caught] == []
 
 
 def test_a_run_that_ends_itself_and_returns_later_ends_its_stream_then() -> None:

@@ -14,12 +14,13 @@ delta to 0.75x to 0.93x of the woken writer's, and the median latency at 1,000 a
 streams from 1 to 16 ms to under 0.5 ms, the peer's. A `send` that does suspend (a paused
 transport, or a server whose `send` always awaits) is handed, half done, to the pump.
 
-The run's first batch and its end go out from its steps too. The pump (`Writer._pump`, a task
-started when there is work for it, which ends once the queue is empty) writes everything else:
-what is emitted from other tasks (the receiver tells the idle writer, `RunReceiver.notify`), a
-batch too large for one send, and a burst. In a burst, what the agent adds in the next few turns
-of the loop goes with it, so sends are amortized over the events they carry; a stream that
-emits now and then (a token every few tens of milliseconds) sends each event from its step.
+The run's end goes out from its last step too. The pump (`Writer._pump`, a task started when
+there is work for it, which ends once the queue is empty) writes everything else: the first
+batch, what is emitted from other tasks (the receiver tells the idle writer,
+`RunReceiver.notify`), a batch too large for one send, and a burst. In a burst, what the agent
+adds in the next few turns of the loop goes with it, so sends are amortized over the events they
+carry; a stream that emits now and then (a token every few tens of milliseconds) sends each
+event from its step.
 Keep-alive pings come from the endpoint's ticker (`agui.asgi._pings`), sent only while no
 pump runs: one sender at a time.
 
@@ -202,11 +203,11 @@ class Writer:
             self._hand(None)
 
     def start(self) -> None:
-        """Start streaming: the run's first step writes its first batch; the pings begin."""
+        """Start streaming: the pump writes (and weighs) the first batch; the pings begin."""
         if self._pings is not None:
             self._pings.add(self)
         self._idle = True
-        self._receiver.notify(self._on_push)  # what another task emits first, a pump writes
+        self._hand(None)  # sent from the step unweighed, stalled streams overran the budget
 
     async def stop(self) -> None:
         """Stop the stream where it is (the client is gone, or the server shuts down)."""
@@ -392,8 +393,7 @@ class Resumed:
     """The rest of a send that suspended on `waiting` when it was first stepped.
 
     Awaited in the pump's task, it passes on what the task sends or throws, as `_Stepping`
-    does for the agent (the same few lines: a helper generator for them would be made on
-    every step of every agent).
+    does (the same lines: a helper generator would be made on every step of every agent).
     """
 
     def __init__(self, steps: Generator[object, None, None], waiting: object) -> None:
