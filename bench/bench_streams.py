@@ -246,17 +246,22 @@ class GcClock:
     def __init__(self) -> None:
         self.seconds = 0.0
         self.collections = [0, 0, 0]
+        self.longest = 0.0
         self._began = 0.0
 
     def observe(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
             self._began = time.perf_counter()
             return
-        self.seconds += time.perf_counter() - self._began
+        pause = time.perf_counter() - self._began
+        self.seconds += pause
+        self.longest = max(self.longest, pause)
         self.collections[info["generation"]] += 1
 
     def report(self) -> None:
-        print(self.seconds, *self.collections, flush=True)
+        """Print the totals, and the longest pause since the last report."""
+        print(self.seconds, *self.collections, self.longest, flush=True)
+        self.longest = 0.0
 
 
 class MemoryReport:
@@ -402,12 +407,14 @@ class Figures:
     client_us: float
     gc_us: float = math.nan
     full_collections: int = 0
+    gc_pause_ms: float = math.nan
 
     def __str__(self) -> str:
         return (
             f"cpu {self.cpu_us:6.1f} us/delta (gc {self.gc_us:4.1f}, "
-            f"{self.full_collections} full)  rss {self.rss_kib:5.1f} KiB/stream "
-            f"({self.opened} open)  p50 {self.p50_ms:6.2f} p99 {self.p99_ms:7.2f} ms  "
+            f"{self.full_collections} full, longest {self.gc_pause_ms:.0f} ms)  "
+            f"rss {self.rss_kib:5.1f} KiB/stream ({self.opened} open)  "
+            f"p50 {self.p50_ms:6.2f} p99 {self.p99_ms:7.2f} ms  "
             f"whole {self.whole}  {self.seconds:.1f} s  client {self.client_us:.0f} us/delta  "
             f"load {os.getloadavg()[0]:.1f}"
         )
@@ -505,6 +512,7 @@ async def measure(
         stop_server(server)
     figures.gc_us = (after[0] - before[0]) * 1e6 / (concurrency * args.deltas)
     figures.full_collections = int(after[3] - before[3])
+    figures.gc_pause_ms = after[4] * 1e3
     return figures
 
 

@@ -6,7 +6,7 @@ import asyncio
 import dataclasses
 import gc
 import warnings
-from collections.abc import Awaitable, Callable, Coroutine, Generator
+from collections.abc import Awaitable, Callable, Coroutine
 
 import pytest
 
@@ -15,7 +15,7 @@ from agui._emit.record import Item
 from agui.asgi import asgi_app
 from agui.asgi._admission import Message
 from agui.asgi._encoding import SSE
-from agui.asgi._writer import MAX_SEND_BYTES, Resumed, Writer
+from agui.asgi._writer import MAX_SEND_BYTES, Writer
 from agui.events import CustomEvent, RunFinishedEvent, TextMessageContentEvent
 from agui.runner import drive as run_agent
 from asgi_calls import BODY, App, Ctx, Exchange, call, drive, frame_count
@@ -236,30 +236,6 @@ def test_closing_the_run_coroutine_closes_the_agents() -> None:
         return log
 
     assert drive(main()) == ["closed"]
-
-
-def test_the_rest_of_a_send_passes_on_what_its_task_throws_and_closes_the_send_when_closed() -> (
-    None
-):
-    log: list[str] = []
-
-    def send_steps() -> Generator[object, None, None]:
-        try:
-            for waited in ("first", "second", "third"):
-                try:
-                    yield waited
-                except ValueError as error:
-                    log.append(f"thrown {error}")
-        finally:
-            log.append("closed")
-
-    steps = send_steps()
-    rest = Resumed(steps, next(steps)).__await__()
-    assert next(rest) == "first"
-    assert rest.send(None) == "second"
-    assert rest.throw(ValueError("in the task")) == "third"
-    rest.close()
-    assert log == ["thrown in the task", "closed"]
 
 
 def test_a_run_cancelled_before_its_first_step_never_makes_its_agents_coroutine() -> None:

@@ -44,17 +44,18 @@ class RunReceiver(EventReceiver):
         self._items = cast("list[Item]", self._queue)  # the same queue, records and all
         self.push_record: Callable[[Record], None] = self._items.append
         """Queue a record: a handle's delta, or a block's plain start or end."""
-        self._on_push: Callable[[], None] | None = None
-        # Bound once: a writer is told of pushes again after each delta it sends, and a bound
-        # method made per delta outlives it (held here until the next push), which kept the
-        # garbage collector's young generation filling with one per stream (bench/README.md).
+        self._on_push: Callable[[], None] = _unheard
+        # Bound once: a bound method made each time the push is swapped would outlive the swap
+        # (held here until the next), one more young object per stream for the collector.
         self._notifying = self._push_notifying
         self._appending = self._items.append
 
     def notify(self, on_push: Callable[[], None] | None) -> None:
-        """Call `on_push()` once, at the next push or the close; `None` forgets it.
+        """Call `on_push()` at every push and at the close, until `notify(None)`.
 
-        Once: the pushes after it run no code of the writer's, which asks again when it wants.
+        Standing, not once: a writer idle between the agent's steps is told of each delta its
+        step queues (one call, which returns at once) rather than asking again after every
+        send, which cost a token stream seven calls a delta (bench/README.md, run 12).
 
         Examples:
             >>> from agui._emit.record import Kind
@@ -62,28 +63,21 @@ class RunReceiver(EventReceiver):
             >>> receiver.notify(lambda: print("pushed"))
             >>> receiver.push_record((Kind.TEXT_CONTENT, "m1", "Hi"))
             pushed
+            >>> receiver.notify(None)
             >>> receiver.push_record((Kind.TEXT_CONTENT, "m1", "again"))
         """
-        self._on_push = on_push
+        self._on_push = _unheard if on_push is None else on_push
         self._pushing("counting" if self._blocked else "plain")
 
     def push(self, event: Event) -> None:
         """Queue one event, and tell the writer waiting to be told (see `notify`)."""
         super().push(event)
-        if self._on_push is not None:
-            self._notified()
+        self._on_push()
 
     def close(self) -> None:
         """Mark the end of the stream, and tell the writer waiting to be told (see `notify`)."""
         super().close()
-        if self._on_push is not None:
-            self._notified()
-
-    def _notified(self) -> None:
-        on_push = self._on_push
-        self.notify(None)
-        if on_push is not None:  # pragma: no branch - called only with one
-            on_push()
+        self._on_push()
 
     def drain(self) -> list[Event]:
         """Take every queued event, records built as their events, without waiting."""
@@ -119,14 +113,14 @@ class RunReceiver(EventReceiver):
             self.push_record = self._push_waking
         elif mode == "counting":
             self.push_record = self._push_counting
-        elif self._on_push is not None:
+        elif self._on_push is not _unheard:
             self.push_record = self._notifying
         else:
             self.push_record = self._appending
 
     def _push_notifying(self, record: Record) -> None:
         self._items.append(record)
-        self._notified()
+        self._on_push()
 
     def _push_waking(self, record: Record) -> None:
         self._items.append(record)
@@ -136,6 +130,10 @@ class RunReceiver(EventReceiver):
     def _push_counting(self, record: Record) -> None:
         self._items.append(record)
         self._count(len(record[1]) + len(record[2]) + _RECORD_WEIGHT)
+
+
+def _unheard() -> None:
+    """No writer asked to be told of pushes."""
 
 
 def run_receiver(receiver: EventReceiver) -> RunReceiver:

@@ -205,6 +205,7 @@ class AguiApp(Generic[S]):
         if admitted is None:  # answered; else only what the stream needs outlives admission
             return
         run_input, encoding, cors, owner = admitted
+        del admitted  # a local of this frame is held while the stream is open
         legacy = is_legacy(run_input, self._protocol_version)
         if self._runs.durable:
             await self._runs.stream(

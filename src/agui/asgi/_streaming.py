@@ -106,7 +106,7 @@ class Streamer(Generic[S]):
         self._grace = cancel_grace
         self._high_water, self._hard_limit = buffering
         self._detached: set[asyncio.Task[None]] = set()
-        self._live: dict[asyncio.Task[None], tuple[CancellationToken, asyncio.Future[None]]] = {}
+        self._live: dict[asyncio.Task[None], _Live] = {}
 
     @property
     def detached_runs(self) -> int:
@@ -125,13 +125,13 @@ class Streamer(Generic[S]):
         wait lasts at most the grace period, and a moment more for the stream of a run that
         ignored its cancellation to write the `RUN_ERROR` that ends it.
         """
-        live = list(self._live.items())
-        for run, (token, _) in live:
-            _shut_down(run, token)
+        live = list(self._live.values())
+        for stream in live:
+            _shut_down(stream.run, stream.token)
         tasks = list(self._detached)
         for task in tasks:
             task.cancel()
-        waits: list[asyncio.Future[None]] = [*tasks, *(ended for _, (_, ended) in live)]
+        waits: list[asyncio.Future[None]] = [*tasks, *(stream.ended for stream in live)]
         if waits:
             await asyncio.wait(waits, timeout=self._grace + _END_MARGIN)
 
@@ -189,14 +189,12 @@ class Streamer(Generic[S]):
             writer.run(functools.partial(drive, self._agent, ctx, debug=self._debug)),
             name=f"agui run {run_id}",
         )
-        overflow = functools.partial(_overflow, run, token, (run_id, self._hard_limit))
-        shed = functools.partial(_over_budget, run, token)
-        ledger = self._budget.enter(ctx.receiver, run_id, shed)
-        ctx.receiver.bind(self._high_water, self._hard_limit, overflow, ledger=ledger)
-        ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._live[run] = (token, ended)
+        live = _Live(run, token, run_id, self._hard_limit)
+        ledger = self._budget.enter(ctx.receiver, run_id, live.shed)
+        ctx.receiver.bind(self._high_water, self._hard_limit, live.overflow, ledger=ledger)
+        self._live[run] = live
         writer.start()
-        return writer, run, ended
+        return writer, run, live.ended
 
     async def _settle(
         self,
@@ -308,28 +306,44 @@ def _response_start(encoding: Encoding, cors: list[tuple[bytes, bytes]]) -> Mess
     return {"type": "http.response.start", "status": 200, "headers": headers}
 
 
-def _overflow(
-    run: asyncio.Task[None], token: CancellationToken, limit: tuple[str, int], queued: int
-) -> None:
-    """The client left about `queued` bytes unread, past the hard limit: cancel the run."""
-    if token.cancelled:  # by the budget already, which said why
-        return
-    run_id, hard_limit = limit
-    _log.error(
-        "run %s: its client has not read about %d bytes of its stream, past the limit of %d "
-        "(buffer_hard_limit); cancelling the run",
-        run_id,
-        queued,
-        hard_limit,
-    )
-    token.cancel("its client stopped reading the stream")
-    run.cancel()
+class _Live:
+    """A stream's run, as a shutdown and the buffer limits reach it while the stream is open.
 
+    One slotted object a stream, with the callbacks as its methods: partials over the run,
+    its token and its limit, and the tuples of their arguments, were six objects more a stream
+    for the garbage collector to walk.
+    """
 
-def _over_budget(run: asyncio.Task[None], token: CancellationToken, _queued: int) -> None:
-    """The server's streams hold more than its budget, this one the most: cancel its run."""
-    token.cancel("the server holds too much of its clients' streams unread")
-    run.cancel()
+    __slots__ = ("ended", "hard_limit", "run", "run_id", "token")
+
+    def __init__(
+        self, run: asyncio.Task[None], token: CancellationToken, run_id: str, hard_limit: int
+    ) -> None:
+        self.run = run
+        self.token = token
+        self.run_id = run_id
+        self.hard_limit = hard_limit
+        self.ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        """Set once the stream has ended: what a shutdown waits for."""
+
+    def overflow(self, queued: int) -> None:
+        """The client left about `queued` bytes unread, past the hard limit: cancel the run."""
+        if self.token.cancelled:  # by the budget already, which said why
+            return
+        _log.error(
+            "run %s: its client has not read about %d bytes of its stream, past the limit of %d "
+            "(buffer_hard_limit); cancelling the run",
+            self.run_id,
+            queued,
+            self.hard_limit,
+        )
+        self.token.cancel("its client stopped reading the stream")
+        self.run.cancel()
+
+    def shed(self, _queued: int) -> None:
+        """The server's streams hold more than its budget, this one the most: cancel its run."""
+        self.token.cancel("the server holds too much of its clients' streams unread")
+        self.run.cancel()
 
 
 def log_failure(run: asyncio.Task[None]) -> None:

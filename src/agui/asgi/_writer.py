@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable, Callable, Coroutine, Generator
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Literal
 
 from agui._emit.receiver import run_receiver
@@ -41,11 +41,12 @@ from agui._emit.record import Item
 from agui.asgi._admission import Message, Send
 from agui.asgi._encoding import SSE, Encoding, broken_frames
 from agui.asgi._pings import Pings
+from agui.asgi._stepping import Resumed, Stepping, Steps
 from agui.errors import AguiError
 from agui.sink import EventReceiver
 from agui.sse import comment_frame
 
-__all__ = ["MAX_SEND_BYTES", "Outcome", "Resumed", "Writer", "try_send"]
+__all__ = ["MAX_SEND_BYTES", "Outcome", "Writer", "try_send"]
 
 Outcome = Literal["done", "gone", "broken"]
 """How a stream ended: the run's events all went out, the client left, or an event was broken."""
@@ -100,17 +101,17 @@ class Writer:
         """How the stream ended, once it has; cancelled when it was stopped (`stop`)."""
         self.stepping = False
         """Whether the run's coroutine is being stepped: what it queues, its step writes."""
-        self._on_push = self._pushed  # bound once: asked for again after every delta sent
+        self._on_push = self._pushed  # bound once: asked for again each time the pump ends
 
-    async def run(self, start: Callable[[], Coroutine[object, object, None]]) -> None:
-        """Run the coroutine `start()` makes, writing what each of its steps queued as it ends.
+    def run(
+        self, start: Callable[[], Coroutine[object, object, None]]
+    ) -> Coroutine[object, object, None]:
+        """The coroutine for the run's task: `start()`'s, each step's events written as it ends.
 
-        It is made in the run's first step: a run cancelled before that (its client left at
-        once) leaves no coroutine that was never awaited, and its agent never starts.
+        `start()` is called in the run's first step: a run cancelled before that (its client
+        left at once) leaves no coroutine that was never awaited, and its agent never starts.
         """
-        agent = start()
-        del start  # held by this frame for the whole run, a partial cost each stream 0.4 KiB
-        await _Stepping(agent, self)
+        return Stepping(start, self)
 
     def flush(self) -> None:
         """Write what is queued from the step that queued it, unless the pump should.
@@ -132,8 +133,6 @@ class Writer:
             return  # the pump took the batch over
         if receiver.closed:
             self._end("done")
-        else:  # told again of a push from elsewhere (see `_pushed`)
-            receiver.notify(self._on_push)
 
     def _write_now(self, batch: list[Item]) -> bool:
         """Send `batch` from the step; `False` once it is the pump's, to send or to report."""
@@ -173,7 +172,7 @@ class Writer:
         self._receiver.notify(None)
         self._pumping = self._loop.create_task(self._pump(work))
 
-    async def _rest(self, steps: Generator[object, None, None], waiting: object) -> Outcome:
+    async def _rest(self, steps: Steps, waiting: object) -> Outcome:
         """Finish a send that suspended in the agent's step."""
         try:
             await Resumed(steps, waiting)
@@ -196,10 +195,10 @@ class Writer:
     def _pushed(self) -> None:
         """Something was queued while the stream is idle: from another task, a pump writes it.
 
-        Told once (`RunReceiver.notify`): a step that emits a thousand deltas pays one call
-        here, and the flush at its end, or the pump, asks again.
+        Told of every push while idle (`RunReceiver.notify`, asked when the pump ends): what
+        the agent's own step queues, that step's flush writes.
         """
-        if not self.stepping and self._idle:
+        if not self.stepping:
             self._hand(None)
 
     def start(self) -> None:
@@ -349,73 +348,6 @@ class Writer:
     async def _send_data(self, data: bytes) -> bool:
         self._last = asyncio.get_running_loop().time()
         return await try_send(self._send, _body(data))
-
-
-class _Stepping:
-    """A run's coroutine stepped as its task would, each step's events written as it ends.
-
-    Awaited in the run's task, this passes on to the coroutine what the task sends or throws
-    into it (a future's result, a cancellation), and yields up what it yields, as `await`
-    does; between the two, the writer flushes. The task, its cancellation and
-    `asyncio.current_task()` are the run's as they would be without it.
-    """
-
-    def __init__(self, agent: Coroutine[object, object, None], writer: Writer) -> None:
-        self._agent = agent
-        self._writer = writer
-
-    def __await__(self) -> Generator[object, object, None]:
-        agent, writer = self._agent, self._writer
-        error: BaseException | None = None
-        while True:
-            writer.stepping = True
-            try:
-                waiting = agent.send(None) if error is None else agent.throw(error)
-            except StopIteration:
-                return
-            finally:
-                writer.stepping = False
-                writer.flush()
-            # Inline, not a helper generator: one made per step would outlive the step (it
-            # waits with the agent), one more young object per stream for the collector.
-            try:
-                yield waiting
-            except GeneratorExit:
-                agent.close()
-                raise
-            except BaseException as thrown:  # noqa: BLE001 - passed on, as `await` does
-                error = thrown
-            else:
-                error = None
-
-
-class Resumed:
-    """The rest of a send that suspended on `waiting` when it was first stepped.
-
-    Awaited in the pump's task, it passes on what the task sends or throws, as `_Stepping`
-    does (the same lines: a helper generator would be made on every step of every agent).
-    """
-
-    def __init__(self, steps: Generator[object, None, None], waiting: object) -> None:
-        self._steps = steps
-        self._waiting = waiting
-
-    def __await__(self) -> Generator[object, object, None]:
-        steps, waiting = self._steps, self._waiting
-        while True:
-            try:
-                yield waiting
-            except GeneratorExit:
-                steps.close()
-                raise
-            except BaseException as thrown:  # noqa: BLE001 - passed on, as `await` does
-                error: BaseException | None = thrown
-            else:
-                error = None
-            try:
-                waiting = next(steps) if error is None else steps.throw(error)
-            except StopIteration:
-                return
 
 
 async def _gone() -> Outcome:

@@ -148,7 +148,7 @@ async def drive(agent: AgentLike[S], ctx: RunContext[S], *, debug: bool = False)
         >>> [(event.type, getattr(event, "message", "")) for event in ctx.receiver.drain()]
         [('RUN_STARTED', ''), ('RUN_ERROR', 'the agent failed with an unexpected error')]
     """
-    left_open: list[Handle[S]] = []
+    left_open: Sequence[Handle[S]] = ()  # a list made only when the run is over
     try:
         check_agent(agent)
         try:
@@ -159,7 +159,7 @@ async def drive(agent: AgentLike[S], ctx: RunContext[S], *, debug: bool = False)
             try:
                 outcome = await _call(agent, ctx)
             finally:
-                _note_left_open(ctx, left_open)
+                left_open = _note_left_open(ctx)
         except asyncio.CancelledError:
             _end_cancelled(ctx)
             # Cancellation of this task goes on; a CancelledError of the agent's own (it awaited
@@ -202,18 +202,20 @@ def _call(agent: AgentLike[S], ctx: RunContext[S]) -> Awaitable[RunOutcome | Non
     return run(ctx) if run is not None else cast("AgentFunction[S]", agent)(ctx)
 
 
-def _note_left_open(ctx: RunContext[S], left_open: list[Handle[S]]) -> None:
+def _note_left_open(ctx: RunContext[S]) -> list[Handle[S]]:
     """Note and log what the agent left open, by any way out (`drive` warns of it at the end).
 
     Only what the agent's own code opened and nothing tried to end (a block whose end failed is
     the error's business; agui's tool loop leaves its blocks to the driver on the way out), and
     nothing after a terminal event: the driver closes nothing then.
     """
+    left_open: list[Handle[S]] = []
     if not ctx.terminated:
         left_open.extend(h for h in ctx.open_handles if h.abandoned and _foreign(h))
     for handle in left_open:
         filename, line = handle.opened_at
         _log.warning("%s (opened at %s:%d)", _unclosed(handle), filename, line)
+    return left_open
 
 
 _PACKAGE = str(Path(__file__).parents[1]) + os.sep
@@ -231,7 +233,7 @@ def _unclosed(handle: Handle[S]) -> str:
     )
 
 
-def _warn_unclosed(left_open: list[Handle[S]]) -> None:
+def _warn_unclosed(left_open: Sequence[Handle[S]]) -> None:
     """Warn of each handle the run had to close, at the line that opened it, once it ended."""
     for handle in left_open:
         filename, line = handle.opened_at
