@@ -216,6 +216,20 @@ def test_a_large_or_broken_batch_after_a_quiet_spell_goes_out_as_the_pump_writes
     assert [e.type for e in events][-2:] == ["CUSTOM", "RUN_ERROR"]
 
 
+def test_a_step_queueing_more_events_than_one_send_carries_goes_out_in_the_pumps_sends() -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.say("first")
+        await asyncio.sleep(QUIET)
+        for index in range(1100):
+            ctx.emit(CustomEvent(name="tick", value=index))
+        await asyncio.sleep(QUIET)
+
+    exchange = drive(call(asgi_app(agent)))
+
+    assert [frame_count(body) for body in exchange.bodies] == [4, 1024, 76, 1, 0]
+    assert [e.value for e in exchange.events() if isinstance(e, CustomEvent)] == list(range(1100))
+
+
 def test_closing_the_run_coroutine_closes_the_agents() -> None:
     async def main() -> list[str]:
         log: list[str] = []

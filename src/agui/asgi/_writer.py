@@ -124,29 +124,43 @@ class Writer:
         task.
         """
         receiver = self._receiver
-        if not self._idle or not (receiver.waiting or receiver.closed):
+        waiting, closed = receiver.waiting, receiver.closed
+        if not self._idle or not (waiting or closed):
             return
-        if not receiver.closed and self._loop.time() - self._sent < _GATHER_SECONDS:
+        if not closed and self._loop.time() - self._sent < _GATHER_SECONDS:
             self._hand(None)  # a burst: the pump gathers what comes next
             return
-        if receiver.waiting and not self._write_now(receiver.items()):
+        if waiting and not self._write_now(receiver.items()):
             return  # the pump took the batch over
-        if receiver.closed:
+        if closed:
             self._end("done")
 
     def _write_now(self, batch: list[Item]) -> bool:
-        """Send `batch` from the step; `False` once it is the pump's, to send or to report."""
-        try:
-            blobs, outcome = self._encode(batch)
-        except Exception as error:  # noqa: BLE001 - the pump raises it, not the agent's step
-            self._hand(functools.partial(_raise, error))
+        """Send `batch` from the step; `False` once it is the pump's, to send or to report.
+
+        Framed as one send straight away, without `_encode`'s lists and tuple, three objects a
+        delta more. Anything else (a batch of more than one send, a frame that fails) the pump
+        frames again, sends and reports.
+        """
+        data = self._framed(batch)
+        if data is None:
+            self._hand(functools.partial(self._write, batch))
             return False
-        if outcome == "done" and len(blobs) == 1 and len(blobs[0]) <= MAX_SEND_BYTES:
-            self._sent = self._loop.time()
-            self._send_now(blobs[0])
-            return self._idle
-        self._hand(functools.partial(self._send_blobs, blobs, outcome))
-        return False
+        if len(data) > MAX_SEND_BYTES:
+            self._hand(functools.partial(self._send_blobs, [data], "done"))
+            return False
+        self._sent = self._loop.time()
+        self._send_now(data)
+        return self._idle
+
+    def _framed(self, batch: list[Item]) -> bytes | None:
+        """The batch's frames for one send; `None` for the pump to frame (and report) instead."""
+        if len(batch) > _MAX_EVENTS_PER_SEND:
+            return None
+        try:
+            return self._frames(batch)
+        except Exception:  # noqa: BLE001 - the pump frames it again, and reports it
+            return None
 
     def _send_now(self, data: bytes) -> None:
         """Send `data` now, the pump idle; a send that suspends is left to the pump to finish."""
