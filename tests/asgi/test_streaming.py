@@ -169,6 +169,29 @@ def test_a_run_task_that_fails_outside_the_agent_is_logged(
     assert "the driver broke" in caplog.text
 
 
+def test_a_stream_ended_before_its_run_waits_for_the_run_which_logs_how_it_failed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def agent(ctx: Ctx) -> None:
+        ctx.say("hi")
+        ctx.receiver.close()  # the stream ends here; the run goes on
+        await asyncio.sleep(QUIET)
+        ctx.say("too late")
+
+    exchange = drive(call(asgi_app(agent)))
+
+    types = [json.loads(frame)["type"] for frame in data_frames(exchange.body)]
+    assert types == [
+        "RUN_STARTED",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+    ]
+    # Logged by the run once it ended, after the stream: the request waited for it.
+    assert "run r failed after its terminal event" in caplog.text
+    assert "this run's stream has ended" in caplog.text
+
+
 def test_between_its_deltas_a_stream_holds_one_task_the_runs_and_watches_its_client_itself() -> (
     None
 ):

@@ -213,7 +213,8 @@ class Streamer(Generic[S]):
         if abandoned is not None:
             pass  # cancelled, waited for and logged already; the stream has its end, or none
         elif outcome == "done":
-            await asyncio.wait({run})
+            if not run.done():  # it ended in the step that sent its end, nearly always
+                await asyncio.wait({run})
             log_failure(run)
         elif outcome == "broken":
             # An event that cannot be serialized ended the stream: stop the run, tell no hook.
