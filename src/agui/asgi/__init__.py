@@ -9,8 +9,9 @@ given, so the mount decides where it lives.
 The package is laid out as a request flows: `_origins` and `_admission` decide whether it is
 admitted, `_app` holds their order and the options, `_hooks` answers for the application's
 hooks failing, `_streaming` runs the agent and streams the run in its `_encoding` through a
-`_writer`, `_page` answers the inspector's GET with the page of `inspector`, and `_server` binds
-the sockets of `agui serve` and `agui.testing.serving`.
+`_writer` (which the run's task reaches through `_stepping` and the endpoint's keep-alive ticker
+through `_pings`), `_page` answers the inspector's GET with the page of `inspector`, and
+`_server` binds the sockets of `agui serve` and `agui.testing.serving`.
 
 **Refusals.** Everything that can be wrong with a request is refused before the first byte of
 stream, as a JSON body `{"code": ..., "message": ...}` (`Content-Type: application/json`,
