@@ -141,7 +141,8 @@ from agui.asgi._admission import MAX_HEADER_BYTES, Receive, Scope, Send
 from agui.asgi._app import BODY_TIMEOUT, KEEPALIVE, MAX_BODY_BYTES, AguiApp, Authorize, asgi_app
 from agui.asgi._identity import MAX_IDENTITY_LENGTH, Action, ThreadAccess
 from agui.asgi._origins import LOOPBACK_HOSTS
-from agui.asgi._streaming import DisconnectHook, TransformerFactory
+from agui.asgi._profile import TransformerFactory
+from agui.asgi._streaming import DisconnectHook
 
 __all__ = [
     "BODY_TIMEOUT",

@@ -45,8 +45,8 @@ from agui.asgi._identity import ThreadAccess, identity_of
 from agui.asgi._options import check_options, encodings_for
 from agui.asgi._origins import OriginPolicy, is_preflight
 from agui.asgi._page import answer_inspector
-from agui.asgi._profile import ProtocolSetting, is_legacy, profiled
-from agui.asgi._streaming import DisconnectHook, Streamer, TransformerFactory
+from agui.asgi._profile import ProtocolSetting, TransformerFactory, is_legacy, profiled
+from agui.asgi._streaming import DisconnectHook, Streamer
 from agui.asgi._writer import try_send
 from agui.capabilities import AgentCapabilities
 from agui.errors import Refused, UsageError

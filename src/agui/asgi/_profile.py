@@ -47,12 +47,22 @@ from agui.messages import TextPart
 from agui.transform import Transformer, checked_transformers
 from agui.types import CancelledOutcome, RunAgentInput, SuccessOutcome
 
-__all__ = ["Chain", "LegacyProfile", "ProtocolSetting", "is_legacy", "profiled"]
+__all__ = [
+    "Chain",
+    "LegacyProfile",
+    "ProtocolSetting",
+    "TransformerFactory",
+    "is_legacy",
+    "profiled",
+]
 
 _log = logging.getLogger("agui")
 
 ProtocolSetting = Literal["auto", "1.0", "0.x"]
 """`asgi_app(protocol_version=...)`: `auto` reads each request, the others force a profile."""
+
+TransformerFactory = Callable[[], Sequence[Transformer]]
+"""Builds a fresh transformer chain for each request (transformers keep per-run state)."""
 
 
 class Chain(Protocol):
@@ -86,7 +96,7 @@ def is_legacy(run_input: RunAgentInput, setting: ProtocolSetting) -> bool:
     return setting == "0.x"
 
 
-def profiled(factory: Callable[[], Sequence[Transformer]] | None) -> Chain:
+def profiled(factory: TransformerFactory | None) -> Chain:
     """A transformer factory that ends the chain with `LegacyProfile` for a legacy request.
 
     Told the profile, not reading it from a context variable: a variable set for a request

@@ -24,7 +24,7 @@ import asyncio
 import functools
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any, Generic, Literal, TypeVar
 
 from agui._emit.receiver import run_receiver
@@ -40,13 +40,11 @@ from agui.context import RunContext
 from agui.events import RunErrorEvent
 from agui.runner import AgentLike, drive
 from agui.sink import HARD_LIMIT, HIGH_WATER, EventReceiver
-from agui.transform import Transformer
 from agui.types import RunAgentInput
 
 __all__ = [
     "DisconnectHook",
     "Streamer",
-    "TransformerFactory",
     "ending",
     "finish_detached",
     "log_failure",
@@ -58,8 +56,6 @@ T = TypeVar("T")
 
 DisconnectHook = Callable[[RunAgentInput], Awaitable[None] | None]
 """`on_disconnect(input)`, sync or async; told when a client leaves before its stream ended."""
-TransformerFactory = Callable[[], Sequence[Transformer]]
-"""Builds a fresh transformer chain for each request (transformers keep per-run state)."""
 
 Abandoned = Literal["ended", "cut"] | None
 """How a stream whose run ignored the shutdown ended: a frame of the endpoint's, or cut."""
